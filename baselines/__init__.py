@@ -1,0 +1,1 @@
+"""Reference models. Each registers as an entry point of the `structbench.models` group."""

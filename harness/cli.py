@@ -1,0 +1,243 @@
+"""The `structbench` command line: suites, models, build, run, report, quickstart.
+
+Scripts rely on these commands and on the JSON they print (DESIGN.md, "Command line").
+Errors a user can cause end in one sentence on stderr and exit status 2; a data
+verification failure exits with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness import freeze, registry
+from harness.errors import UserError
+from harness.runner import Runner, default_store_path
+from harness.specs import ModelSpec
+from harness.store import Store
+
+QUICKSTART_MODELS = ("oracle", "copy", "random", "majority")
+
+
+def parse_seeds(text: str) -> list[int]:
+    try:
+        seeds = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UserError(f"--seeds {text!r} is not a comma-separated list of integers, e.g. --seeds 0,1,2.") from None
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise UserError(f"--seeds {text!r} must list at least one seed, each once.")
+    return seeds
+
+
+def parse_settings(pairs: Sequence[str]) -> dict[str, Any]:
+    settings: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise UserError(f"--set {pair!r} is not key=value, e.g. --set hidden_size=256.")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        if isinstance(value, list | dict):
+            value = raw
+        settings[key] = value
+    return settings
+
+
+def _suite_row(name: str) -> dict[str, Any]:
+    suite = registry.suite(name)
+    spec = suite.spec
+    manifest = freeze.expected_manifest(suite)
+    return {
+        "id": spec.id,
+        "version": spec.version,
+        "family": spec.family,
+        "protocol": spec.protocol,
+        "n_draws": spec.n_draws,
+        "splits": {s.name: {"role": s.role, "size": s.size} for s in spec.splits},
+        "suite_hash": manifest.suite_hash if manifest else None,
+        "released": suite.released_manifest() is not None,
+        "built": freeze.is_built(suite),
+        "citation": spec.citation,
+    }
+
+
+def cmd_suites(args: argparse.Namespace) -> int:
+    rows = [_suite_row(name) for name in registry.suite_names()]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    from tabulate import tabulate
+
+    table = [
+        [
+            f"{r['id']}@{r['version']}",
+            r["family"],
+            r["protocol"],
+            r["n_draws"],
+            " ".join(f"{name}={s['size']}" for name, s in r["splits"].items()),
+            (r["suite_hash"] or "-")[:12],
+        ]
+        for r in rows
+    ]
+    print(tabulate(table, headers=["suite", "family", "protocol", "draws", "splits (per draw)", "hash"]))
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    rows = []
+    for name in registry.model_names():
+        factory = registry.model_factory(name)
+        doc = (factory.__doc__ or "").strip().splitlines()
+        rows.append({"name": name, "protocols": list(getattr(factory, "protocols", ())), "summary": doc[0] if doc else ""})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    from tabulate import tabulate
+
+    print(tabulate([[r["name"], ", ".join(r["protocols"]), r["summary"]] for r in rows], headers=["model", "protocols", ""]))
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    names = args.suites or registry.suite_names()
+    failed = False
+    for name in names:
+        suite = registry.suite(name)
+        if args.verify:
+            problems = freeze.verify(suite)
+            for problem in problems:
+                print(f"MISMATCH {problem}", file=sys.stderr)
+            failed |= bool(problems)
+            if not problems:
+                print(f"ok {suite.spec.key}")
+        else:
+            manifest = freeze.build(suite, args.source_dir)
+            print(f"built {suite.spec.key} {manifest.suite_hash[:12]} -> {freeze.suite_dir(suite)}")
+    return 1 if failed else 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    model = ModelSpec(name=args.model, params=parse_settings(args.set))
+    seeds = parse_seeds(args.seeds)
+    with Store(args.store) as store:
+        runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
+        record = runner.evaluate(args.suite, model, seeds)
+    if args.json:
+        print(record.model_dump_json(indent=2))
+    else:
+        _print_record(record)
+    return 0 if all(v != "failed" for v in record.status.values()) else 1
+
+
+def _print_record(record: Any) -> None:
+    from tabulate import tabulate
+
+    rows = []
+    for split, metrics in record.scores.items():
+        for metric, stats in metrics.items():
+            if "[" in metric:
+                continue
+            rows.append([split, metric, f"{stats.mean:.4f}", f"[{stats.ci_low:.4f}, {stats.ci_high:.4f}]", stats.n_seeds])
+    print(f"{record.suite}@{record.version} ({record.suite_hash[:12]}) x {record.model}")
+    print(tabulate(rows, headers=["split", "metric", "mean", "95% CI", "seeds"], disable_numparse=True))
+    for seed, error in record.errors.items():
+        print(f"seed {seed} failed: {error}")
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from reports.render import write_report
+
+    if not Path(args.store).is_file():
+        raise UserError(f"no results store at {args.store}; run `structbench run` first or pass --store.")
+    with Store(args.store) as store:
+        index = write_report(store, args.out)
+    print(index)
+    return 0
+
+
+def cmd_quickstart(args: argparse.Namespace) -> int:
+    from reports.render import write_report
+
+    seeds = parse_seeds(args.seeds)
+    with Store(args.store) as store:
+        runner = Runner(store, source_dir=args.source_dir)
+        for name in registry.suite_names():
+            suite = registry.suite(name)
+            manifest = freeze.ensure_built(suite, args.source_dir)
+            print(f"suite {suite.spec.key} {manifest.suite_hash[:12]}", file=sys.stderr)
+            for model in QUICKSTART_MODELS:
+                record = runner.evaluate(name, ModelSpec(name=model), seeds)
+                primary = suite.spec.primary_metric
+                means = [m[primary].mean for m in record.scores.values() if primary in m]
+                shown = f"mean {primary} over test splits {sum(means) / len(means):.3f}" if means else "n/a"
+                print(f"  {model:<10} {shown}", file=sys.stderr)
+        index = write_report(store, args.out)
+    print(f"leaderboard written to {index}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="structbench", description=__doc__.splitlines()[0] if __doc__ else None)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    suites = commands.add_parser("suites", help="list suites: id, version, family, protocol, split sizes, hash")
+    suites.add_argument("--json", action="store_true")
+    suites.set_defaults(handler=cmd_suites)
+
+    models = commands.add_parser("models", help="list registered models and their protocols")
+    models.add_argument("--json", action="store_true")
+    models.set_defaults(handler=cmd_models)
+
+    source_help = "folder laid out like the published reference data (overrides STRUCTBENCH_SOURCE_DIR)"
+    build = commands.add_parser("build", help="build or verify frozen suite data")
+    build.add_argument("suites", nargs="*", metavar="SUITE")
+    build.add_argument("--verify", action="store_true", help="recompute hashes of built data; non-zero exit on mismatch")
+    build.add_argument("--source-dir", type=Path, help=source_help)
+    build.set_defaults(handler=cmd_build)
+
+    store_help = f"results database (default {default_store_path()})"
+    run = commands.add_parser("run", help="evaluate a model on a suite over seeds")
+    run.add_argument("--suite", required=True, metavar="ID[@VERSION]")
+    run.add_argument("--model", required=True, metavar="NAME")
+    run.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
+    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="model setting; repeatable")
+    run.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
+    run.add_argument("--json", action="store_true", help="print the result record as JSON")
+    run.add_argument("--source-dir", type=Path, help=source_help)
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.set_defaults(handler=cmd_run)
+
+    report = commands.add_parser("report", help="render the leaderboard from the store")
+    report.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
+    report.add_argument("--out", type=Path, required=True, metavar="DIR")
+    report.set_defaults(handler=cmd_report)
+
+    quick = commands.add_parser("quickstart", help="build every suite, evaluate the fast baselines, render the report")
+    quick.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
+    quick.add_argument("--out", type=Path, default=Path("structbench-report"), metavar="DIR")
+    quick.add_argument("--seeds", default="0,1,2,3,4")
+    quick.add_argument("--source-dir", type=Path, help=source_help)
+    quick.set_defaults(handler=cmd_quickstart)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except UserError as error:
+        print(f"structbench: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("structbench: interrupted; finished runs are stored and the rest will be redone.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

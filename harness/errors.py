@@ -1,0 +1,18 @@
+"""Exceptions with a meaning to the harness.
+
+`UserError` carries one sentence for the person at the terminal: the CLI prints it without
+a traceback. `NotApplicable` marks a (suite, model) pair that cannot be evaluated by design
+and is recorded as `n/a` rather than as a failure.
+"""
+
+
+class UserError(Exception):
+    """A problem the user can fix; the message names the thing and the fix."""
+
+
+class NotApplicable(Exception):
+    """The model cannot be evaluated on this suite (e.g. an unsupported protocol)."""
+
+
+class DataIntegrityError(UserError):
+    """Frozen data on disk does not match its manifest."""

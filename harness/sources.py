@@ -1,0 +1,100 @@
+"""Finding the published files a suite is built from, and proving they are the right ones.
+
+A suite names each external file by a path relative to a source folder laid out like the
+project's reference data (e.g. `lookup_tables/sample1/train.tsv`), a pinned URL and the
+file's SHA-256. Lookup order (DESIGN.md): an explicit `--source-dir`, the environment
+variable `STRUCTBENCH_SOURCE_DIR`, the cache under `STRUCTBENCH_HOME`, and last a download
+from the pinned URL into the cache. Whatever is found must match the pinned hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from harness.errors import UserError
+from harness.specs import Frozen
+
+SOURCE_DIR_VARIABLE = "STRUCTBENCH_SOURCE_DIR"
+HOME_VARIABLE = "STRUCTBENCH_HOME"
+
+
+class SourceFile(Frozen):
+    """One published file a suite needs."""
+
+    path: str
+    """Path relative to a source folder, e.g. `lookup_tables/sample1/train.tsv`."""
+    url: str
+    """Pinned download address (a fixed commit, never a branch)."""
+    sha256: str
+    """SHA-256 of the file's bytes."""
+
+
+def structbench_home() -> Path:
+    """The data directory: `STRUCTBENCH_HOME`, default `~/.cache/structbench`."""
+    configured = os.environ.get(HOME_VARIABLE)
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "structbench"
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _check(path: Path, source: SourceFile, origin: str) -> Path:
+    actual = sha256_file(path)
+    if actual != source.sha256:
+        raise UserError(
+            f"{path} (from {origin}) has SHA-256 {actual[:12]}… but {source.path} is pinned to "
+            f"{source.sha256[:12]}…; point {origin} at an unmodified copy of the published data."
+        )
+    return path
+
+
+def resolve(source: SourceFile, source_dir: Path | None = None) -> Path:
+    """Return a local, hash-checked path of `source`, downloading it into the cache if needed."""
+    candidates: list[tuple[Path, str]] = []
+    if source_dir is not None:
+        candidates.append((Path(source_dir), "--source-dir"))
+    if env_dir := os.environ.get(SOURCE_DIR_VARIABLE):
+        candidates.append((Path(env_dir), SOURCE_DIR_VARIABLE))
+    cache_dir = structbench_home() / "sources"
+    candidates.append((cache_dir, "the cache"))
+    for folder, origin in candidates:
+        path = folder / source.path
+        if path.is_file():
+            return _check(path, source, origin)
+    return _download(source, cache_dir / source.path)
+
+
+def _download(source: SourceFile, destination: Path) -> Path:
+    try:
+        with urllib.request.urlopen(source.url, timeout=60) as response:
+            data = response.read()
+    except (urllib.error.URLError, TimeoutError, OSError) as error:
+        raise UserError(
+            f"{source.path} was not found locally and could not be downloaded from {source.url} "
+            f"({error}); download it yourself or set {SOURCE_DIR_VARIABLE} to a folder that contains it."
+        ) from None
+    actual = sha256_bytes(data)
+    if actual != source.sha256:
+        raise UserError(
+            f"the download of {source.url} has SHA-256 {actual[:12]}… instead of the pinned "
+            f"{source.sha256[:12]}…; the upstream file changed, so set {SOURCE_DIR_VARIABLE} to a copy "
+            "of the pinned version."
+        )
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    partial = destination.with_suffix(destination.suffix + ".part")
+    partial.write_bytes(data)
+    partial.replace(destination)
+    return destination

@@ -1,0 +1,181 @@
+"""Frozen records that every other part of the harness passes around.
+
+Suites describe themselves with a `SuiteSpec`; their data is a list of `Example`s per
+`Split`; runs, scores and aggregated results travel as the records below. All are pydantic
+v2 frozen models so that a spec cannot drift after it was hashed or stored.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Protocol = Literal["transduction", "minimal-pair", "forced-choice", "classification", "tag-induction"]
+PROTOCOLS: tuple[Protocol, ...] = (
+    "transduction",
+    "minimal-pair",
+    "forced-choice",
+    "classification",
+    "tag-induction",
+)
+SplitRole = Literal["train", "dev", "test"]
+MetaValue = str | int | float | bool
+
+
+class Frozen(BaseModel):
+    """Base of every record: immutable, no unknown fields, field docstrings as descriptions."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class Example(Frozen):
+    """One item of a split. Which optional fields are set depends on the suite's protocol."""
+
+    id: str
+    """Stable identifier, unique within its split; predictions are stored under it."""
+    input: list[str]
+    """Whitespace tokens the model is given (the prefix, for classification of a verb's number)."""
+    target: list[str] | None = None
+    """Gold output tokens (transduction)."""
+    candidates: list[list[str]] | None = None
+    """Whole token sequences to compare (minimal-pair: [good, bad]; forced-choice: K options)."""
+    answer: int | None = None
+    """Index of the correct candidate (forced-choice; 0 for minimal-pair)."""
+    label: str | None = None
+    """Gold label (classification)."""
+    tags: list[str] | None = None
+    """Gold tag per input token (tag-induction); never shown to the model."""
+    attention: list[int] | None = None
+    """One input index per output step, end-of-sequence included (for attentive guidance)."""
+    meta: dict[str, MetaValue] = Field(default_factory=dict)
+    """Breakdown columns, e.g. composition length or number of attractors."""
+
+
+class SplitSpec(Frozen):
+    """A split as the suite declares it, before any data exists."""
+
+    name: str
+    """Split name, e.g. `train`, `validation`, `heldout_tables`."""
+    role: SplitRole
+    """`train` is fitted on, `dev` is for model selection only, every `test` split is scored."""
+    size: int
+    """Number of examples in each draw of this split."""
+    description: str = ""
+    """What the split tests, in one sentence."""
+
+
+class SuiteSpec(Frozen):
+    """Everything that identifies a suite and how it is run, independent of its data."""
+
+    id: str
+    """Registry name, e.g. `lookup-tables`."""
+    version: str
+    """Semantic version; any change to the data is a new version."""
+    family: str
+    """Research question: systematicity, agreement, lookup, completion, pos-induction."""
+    protocol: Protocol
+    """How models are asked; the runner matches it to a model's protocols."""
+    description: str
+    """One paragraph: what the suite tests."""
+    citation: str
+    """The paper(s) the suite reproduces."""
+    splits: list[SplitSpec]
+    """Declared splits in display order."""
+    n_draws: int = 1
+    """Independent data draws (e.g. random table sets); seed s is evaluated on draw s mod n_draws."""
+    primary_metric: str = "sequence_accuracy"
+    """Metric shown on the leaderboard."""
+    labels: list[str] | None = None
+    """Label set for classification suites."""
+    n_clusters: int | None = None
+    """Number of clusters asked of tag-induction models (K)."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.id}@{self.version}"
+
+    def split(self, name: str) -> SplitSpec:
+        for split in self.splits:
+            if split.name == name:
+                return split
+        raise KeyError(name)
+
+    def splits_with_role(self, role: SplitRole) -> list[SplitSpec]:
+        return [s for s in self.splits if s.role == role]
+
+
+class Split(Frozen):
+    """The examples of one split of one draw, as handed to models."""
+
+    suite: str
+    """`id@version` of the suite this split belongs to."""
+    name: str
+    """Split name."""
+    role: SplitRole
+    """Role of the split (see `SplitSpec.role`)."""
+    draw: int
+    """Which data draw the examples come from."""
+    examples: list[Example]
+    """The examples, in frozen order."""
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+
+class ModelSpec(Frozen):
+    """A model as the user asked for it: registry name and settings from `--set`."""
+
+    name: str
+    """Registry name or `module:Class` path."""
+    params: dict[str, str | int | float | bool | None] = Field(default_factory=dict)
+    """Keyword settings passed to the model's constructor."""
+
+    @property
+    def label(self) -> str:
+        if not self.params:
+            return self.name
+        settings = ",".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return f"{self.name}[{settings}]"
+
+
+class SeedStats(Frozen):
+    """One metric of one split aggregated over seeds."""
+
+    mean: float
+    """Mean over seeds."""
+    std: float | None
+    """Sample standard deviation (ddof = 1); None with a single seed."""
+    min: float
+    """Smallest per-seed value."""
+    max: float
+    """Largest per-seed value."""
+    ci_low: float
+    """Lower end of the 95% bootstrap confidence interval of the mean."""
+    ci_high: float
+    """Upper end of the 95% bootstrap confidence interval of the mean."""
+    n_seeds: int
+    """Number of seeds that finished."""
+    per_seed: list[float]
+    """Per-seed values, in seed order."""
+
+
+class ResultRecord(Frozen):
+    """What `structbench run --json` prints: one suite x one model over seeds."""
+
+    suite: str
+    """Suite id."""
+    version: str
+    """Suite version."""
+    suite_hash: str
+    """SHA-256 over the suite's frozen splits; numbers with different hashes never mix."""
+    model: str
+    """Model label (name plus non-default settings)."""
+    seeds: list[int]
+    """Seeds asked for."""
+    status: dict[str, str]
+    """Per seed: `done`, `failed` or `n/a` (the model does not speak the suite's protocol)."""
+    errors: dict[str, str] = Field(default_factory=dict)
+    """Per failed seed: the error message."""
+    scores: dict[str, dict[str, SeedStats]]
+    """split -> metric -> statistics over the seeds that finished."""

@@ -1,0 +1,1 @@
+"""Leaderboard rendering from the results store (HTML, Markdown, CSV, JSON)."""

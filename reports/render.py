@@ -1,0 +1,141 @@
+"""Rendering the leaderboard from the results store alone.
+
+Per (suite, version, data hash): a model x test-split matrix of the suite's primary metric,
+mean over seeds with its 95% bootstrap CI and the number of seeds. Cells of different data
+hashes are never merged. Outputs: `index.html` (Jinja2, autoescaped), `leaderboard.md`
+(tabulate), `results.csv` and `results.json` (every metric, every split).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+import pandas as pd
+from tabulate import tabulate
+
+from harness import __version__
+from harness.scoring import seed_stats
+from harness.specs import SeedStats, SuiteSpec
+from harness.store import Store
+
+RESULT_COLUMNS = [
+    "suite", "version", "suite_hash", "model", "split", "metric",
+    "mean", "std", "min", "max", "ci_low", "ci_high", "n_seeds", "per_seed",
+]  # fmt: skip
+
+
+@dataclass
+class SuiteBoard:
+    """One suite version's leaderboard matrix."""
+
+    spec: SuiteSpec
+    suite_hash: str
+    splits: list[str]
+    rows: list[tuple[str, dict[str, SeedStats | None]]] = field(default_factory=list)
+    status: dict[str, str] = field(default_factory=dict)
+    """model -> human summary of run statuses, e.g. `3 done, 1 failed`."""
+
+
+def aggregate(store: Store) -> pd.DataFrame:
+    """Every (suite, version, hash, model, split, metric) aggregated over its seeds."""
+    scores = store.scores()
+    records = []
+    keys = ["suite", "version", "suite_hash", "model", "split", "metric"]
+    for key, group in scores.groupby(keys, sort=True):
+        values = group.sort_values("seed")["value"].dropna().tolist()
+        if not values:
+            continue
+        stats = seed_stats(values)
+        records.append({**dict(zip(keys, key, strict=True)), **stats.model_dump()})
+    return pd.DataFrame.from_records(records, columns=RESULT_COLUMNS)
+
+
+def _status_summary(store: Store) -> dict[tuple[str, str, str, str], str]:
+    runs = store.runs()
+    out = {}
+    for (suite, version, suite_hash, model), group in runs.groupby(["suite", "version", "suite_hash", "model"]):
+        counts = group["status"].value_counts()
+        out[(suite, version, suite_hash, model)] = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    return out
+
+
+def boards(store: Store, results: pd.DataFrame) -> list[SuiteBoard]:
+    specs = store.suite_specs()
+    statuses = _status_summary(store)
+    out = []
+    for (suite, version, suite_hash), spec in sorted(specs.items()):
+        board = SuiteBoard(spec=spec, suite_hash=suite_hash, splits=[s.name for s in spec.splits_with_role("test")])
+        mine = results[
+            (results.suite == suite)
+            & (results.version == version)
+            & (results.suite_hash == suite_hash)
+            & (results.metric == spec.primary_metric)
+        ]
+        models = sorted({m for (s, v, h, m) in statuses if (s, v, h) == (suite, version, suite_hash)})
+        for model in models:
+            cells: dict[str, SeedStats | None] = {}
+            for split in board.splits:
+                row = mine[(mine.model == model) & (mine.split == split)]
+                cells[split] = SeedStats(**{k: row.iloc[0][k] for k in SeedStats.model_fields}) if len(row) else None
+            board.rows.append((model, cells))
+            board.status[model] = statuses[(suite, version, suite_hash, model)]
+
+        def rank(item: tuple[str, dict[str, SeedStats | None]]) -> tuple[float, str]:
+            means = [c.mean for c in item[1].values() if c is not None]
+            return (-(sum(means) / len(means)) if means else math.inf, item[0])
+
+        board.rows.sort(key=rank)
+        out.append(board)
+    return out
+
+
+def percent(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def _markdown(board_list: list[SuiteBoard]) -> str:
+    parts = ["# structbench leaderboard", ""]
+    for board in board_list:
+        parts += [
+            f"## {board.spec.key} ({board.spec.primary_metric}, %; data {board.suite_hash[:12]})",
+            "",
+            "Cells: mean over seeds [95% bootstrap CI] (seeds).",
+            "",
+        ]
+        table = []
+        for model, cells in board.rows:
+            row = [model]
+            for split in board.splits:
+                c = cells[split]
+                row.append(
+                    f"{percent(c.mean)} [{percent(c.ci_low)}, {percent(c.ci_high)}] ({c.n_seeds})" if c else "n/a"
+                )
+            table.append(row)
+        parts += [tabulate(table, headers=["model", *board.splits], tablefmt="github"), ""]
+    return "\n".join(parts)
+
+
+def write_report(store: Store, out_dir: Path) -> Path:
+    """Write the four report files into `out_dir` and return the path of `index.html`."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = aggregate(store)
+    board_list = boards(store, results)
+    results.to_csv(out_dir / "results.csv", index=False)
+    results.to_json(out_dir / "results.json", orient="records", indent=1)
+    (out_dir / "leaderboard.md").write_text(_markdown(board_list), encoding="utf-8")
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("reports", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters["percent"] = percent
+    html = environment.get_template("index.html.j2").render(boards=board_list, version=__version__)
+    index = out_dir / "index.html"
+    index.write_text(html, encoding="utf-8")
+    return index

@@ -1,0 +1,307 @@
+"""Lookup-table compositions (Liška et al. 2018; Hupkes et al. 2018; Korrel 2018).
+
+Reproduces the lookup-table task of Korrel (2018, §4.1; `../shared/specs/korrel-2018.md`
+§1.1): eight random bijective tables t1…t8 over the 3-bit strings (each string one token);
+an input `x t_a t_b .` asks for the copy step and every intermediate result,
+`x t_a(x) t_b(t_a(x))`, tables applied left to right; `.` is the input's end-of-sequence
+token. Attention targets (output step i attends to input token i, the output end aligned
+to the input `.`) are stored on every example for attentively guided models.
+
+Two suites:
+
+- `lookup-tables` generates the data. Per draw: train = the 64 atomic applications plus
+  the 28 of the 36 {t1..t6} pairs not held out, each with 6 of its 8 inputs (232);
+  the 2 held-out inputs of those 28 pairs (56) are shuffled into validation (16) and
+  heldout_inputs (40); heldout_compositions = 8 random {t1..t6} pairs never seen in train,
+  all inputs (64); heldout_tables = the 24 pairs with exactly one of t7, t8 (192);
+  new_compositions = t7/t8-only pairs (32). Longer compositions: for each length 3, 4 and 5,
+  32 compositions drawn uniformly without replacement from the sequences over t1..t6 (the
+  tables seen in compositions, so that only length is new), all 8 inputs each (256). Five
+  fixed draws, each with its own tables and held-out choices; seed s is evaluated on draw
+  s mod 5, so averaging over seeds 0..4 averages over table draws.
+- `lookup-tables-mt` loads the five published samples of the `machine-tasks` repository
+  (commit 467a283, the data of Hupkes et al. 2018 and Korrel 2018) with their own splits,
+  including the three length-3 test sets published with them, one sample per draw.
+
+How it was checked: the split sizes equal the thesis's stated and derived sizes (232 / 16 /
+40 / 64 / 192 / 32), which are also the sizes of every published sample; every target of
+all five published samples is reproduced by applying the tables read off the sample's own
+atomic training examples (tests/test_lookup_tables.py), which is also what the `oracle`
+baseline does; the generated splits are disjoint, as the thesis requires.
+
+Deviations: the thesis does not say how its longer compositions were drawn; ours are
+described above and are reported per length. The published samples hold length-3 sets
+whose selection rule is not documented (4 inputs per composition); they are loaded as
+published. Targets carry no end-of-sequence token, as in the published files.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from harness.scoring import SplitScores
+from harness.sources import SourceFile
+from harness.specs import Example, Split, SplitSpec, SuiteSpec
+from harness.suite import SourceFiles, Suite
+
+BITS = tuple(f"{i:03b}" for i in range(8))
+TABLES = tuple(f"t{i}" for i in range(1, 9))
+SEEN, UNSEEN = TABLES[:6], TABLES[6:]
+EOS = "."
+GENERATOR_SEED = 20180614
+LONGER_LENGTHS = (3, 4, 5)
+LONGER_COMPOSITIONS = 32
+
+CITATION = (
+    "Liška, Kruszewski & Baroni 2018, Memorize or generalize? Searching for a compositional RNN in a haystack; "
+    "Hupkes, Singh, Korrel, Kruszewski & Bruni 2018, Learning compositionally through attentive guidance; "
+    "Korrel 2018, From Sequence to Attention (MSc thesis, §4.1)"
+)
+
+MAIN_SPLITS = [
+    SplitSpec(name="train", role="train", size=232, description="all atomic applications and 28 seen pairs, 6 inputs each"),
+    SplitSpec(name="validation", role="dev", size=16, description="held-out inputs of training pairs (model selection)"),
+    SplitSpec(name="heldout_inputs", role="test", size=40, description="training pairs on their 2 held-out inputs"),
+    SplitSpec(name="heldout_compositions", role="test", size=64, description="pairs of t1..t6 never composed in train"),
+    SplitSpec(name="heldout_tables", role="test", size=192, description="pairs with exactly one of t7, t8 (seen only atomically)"),
+    SplitSpec(name="new_compositions", role="test", size=32, description="pairs of t7 and t8 only"),
+]
+
+
+def apply_tables(tables: Mapping[str, Mapping[str, str]], tokens: Sequence[str]) -> list[str]:
+    """The copy step and every intermediate result of `x t_a t_b ... .`, tables left to right."""
+    value = tokens[0]
+    out = [value]
+    for name in tokens[1:]:
+        if name == EOS:
+            break
+        value = tables[name][value]
+        out.append(value)
+    return out
+
+
+def make_example(tables: Mapping[str, Mapping[str, str]], bits: str, composition: Sequence[str]) -> Example:
+    tokens = [bits, *composition, EOS]
+    target = apply_tables(tables, tokens)
+    return Example(
+        id=" ".join(tokens[:-1]),
+        input=tokens,
+        target=target,
+        attention=list(range(len(target) + 1)),
+        meta={"n_tables": len(composition), "composition": " ".join(composition)},
+    )
+
+
+class LookupSolver:
+    """Solves lookup-table inputs from the atomic applications seen in a training split."""
+
+    name = "lookup-oracle"
+    protocols = ("transduction",)
+
+    def __init__(self, train: Split) -> None:
+        self.tables: dict[str, dict[str, str]] = {}
+        for example in train.examples:
+            if len(example.input) == 3 and example.target is not None:
+                self.tables.setdefault(example.input[1], {})[example.input[0]] = example.target[1]
+
+    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
+        return [apply_tables(self.tables, tokens) for tokens in inputs]
+
+
+class LookupScoring(Suite):
+    """Scorers shared by both lookup suites: sequence, token and final-target accuracy."""
+
+    breakdown_keys: ClassVar[tuple[str, ...]] = ("n_tables",)
+
+    def score(self, split: Split, predictions: Sequence[Any]) -> SplitScores:
+        scores = super().score(split, predictions)
+        final = [
+            len(p) >= len(e.target or []) > 0 and p[len(e.target or []) - 1] == (e.target or [])[-1]
+            for e, p in zip(split.examples, predictions, strict=True)
+        ]
+        n = len(final)
+        metrics = dict(scores.metrics)
+        metrics["final_target_accuracy"] = (sum(final) / n if n else float("nan"), n)
+        return SplitScores(metrics=metrics, correct=scores.correct)
+
+    def oracle(self, train: Split) -> LookupSolver:
+        return LookupSolver(train)
+
+
+class LookupTables(LookupScoring):
+    """Generated lookup-table compositions, five fixed table draws."""
+
+    spec = SuiteSpec(
+        id="lookup-tables",
+        version="1.0.0",
+        family="lookup",
+        protocol="transduction",
+        description=(
+            "Compose random bijective lookup tables over 3-bit strings, emitting every intermediate result; "
+            "held-out inputs, compositions and tables, and compositions of length 3 to 5."
+        ),
+        citation=CITATION,
+        splits=[
+            *MAIN_SPLITS,
+            *(
+                SplitSpec(
+                    name=f"longer_{n}",
+                    role="test",
+                    size=LONGER_COMPOSITIONS * len(BITS),
+                    description=f"{LONGER_COMPOSITIONS} random compositions of {n} tables from t1..t6",
+                )
+                for n in LONGER_LENGTHS
+            ),
+        ],
+        n_draws=5,
+    )
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        rng = np.random.default_rng([GENERATOR_SEED, draw])
+        tables = {name: dict(zip(BITS, (BITS[i] for i in rng.permutation(8)), strict=True)) for name in TABLES}
+
+        def every_input(compositions: Sequence[Sequence[str]]) -> list[Example]:
+            return [make_example(tables, bits, c) for c in compositions for bits in BITS]
+
+        seen_pairs = list(itertools.product(SEEN, repeat=2))
+        held_out = {seen_pairs[i] for i in rng.choice(len(seen_pairs), size=8, replace=False)}
+        train = every_input([(t,) for t in TABLES])
+        held_inputs: list[Example] = []
+        for pair in seen_pairs:
+            if pair in held_out:
+                continue
+            hidden = set(rng.choice(len(BITS), size=2, replace=False).tolist())
+            for i, bits in enumerate(BITS):
+                (held_inputs if i in hidden else train).append(make_example(tables, bits, pair))
+        order = rng.permutation(len(held_inputs))
+        held_inputs = [held_inputs[i] for i in order]
+        splits = {
+            "train": train,
+            "validation": held_inputs[:16],
+            "heldout_inputs": held_inputs[16:],
+            "heldout_compositions": every_input([p for p in seen_pairs if p in held_out]),
+            "heldout_tables": every_input(
+                [p for p in itertools.product(TABLES, repeat=2) if sum(t in UNSEEN for t in p) == 1]
+            ),
+            "new_compositions": every_input(list(itertools.product(UNSEEN, repeat=2))),
+        }
+        for n in LONGER_LENGTHS:
+            candidates = list(itertools.product(SEEN, repeat=n))
+            chosen = sorted(rng.choice(len(candidates), size=LONGER_COMPOSITIONS, replace=False).tolist())
+            splits[f"longer_{n}"] = every_input([candidates[i] for i in chosen])
+        return splits
+
+
+MT_COMMIT = "467a283a970fa74d34b581988f7fd7519da168f0"
+MT_URL = f"https://raw.githubusercontent.com/i-machine-think/machine-tasks/{MT_COMMIT}/LookupTables/data"
+MT_SPLITS = [
+    *MAIN_SPLITS,
+    SplitSpec(name="longer_compositions_seen", role="test", size=544, description="published length-3 set (seen)"),
+    SplitSpec(
+        name="longer_compositions_incremental", role="test", size=1084, description="published length-3 set (incremental)"
+    ),
+    SplitSpec(name="longer_compositions_new", role="test", size=32, description="published length-3 set of t7, t8 only"),
+]
+MT_SHA256 = {
+    "lookup_tables/sample1/train.tsv": "9e27673af207ff46822bba8121c5a52739aabdc129dc0d3fdf885c993c698aee",
+    "lookup_tables/sample1/validation.tsv": "eec5f36b4c91fd3be4e1afd0e83880cbd87343ca9afb0a6acbf0271466db59b4",
+    "lookup_tables/sample1/heldout_inputs.tsv": "98b60a86e424c1f09c002618ecb79213a537afbab71c7759982a32789eb7ff04",
+    "lookup_tables/sample1/heldout_compositions.tsv": "747947cf13e4fa8cff4a9bc7761f2040a105b49f19b5c6243bbe6b7861e29a09",
+    "lookup_tables/sample1/heldout_tables.tsv": "6686119dad70088c74735c172e7768fdf2cad3e8d1e4e6a2438a67707f75c142",
+    "lookup_tables/sample1/new_compositions.tsv": "c3626dc590158f33b12b465690255cfc42f6b674c3bb1d4bb46a22577bea279e",
+    "lookup_tables/sample1/longer_compositions_seen.tsv": "b6357d69af867f957b2bddca2fc37ecd02c33e0f738b346def5ea2cd758125e9",
+    "lookup_tables/sample1/longer_compositions_incremental.tsv": "ecb5fe77b9d4ca12a6cf9e708336410c85fc841aae0251297f849f44988a4a8b",
+    "lookup_tables/sample1/longer_compositions_new.tsv": "16ca79ce4d36b8bbeee162fbdae282292057cf58cfb60fad058598ea5a5ee184",
+    "lookup_tables/sample2/train.tsv": "6c03dcfee36a6a1ee271ee9b33d977f86558a3cdf6c93f9c41b724d35e00c13f",
+    "lookup_tables/sample2/validation.tsv": "b5f2f3f5823feb5156ef1aad580f8d8f8315107a1cb17722405b5a3dc462250a",
+    "lookup_tables/sample2/heldout_inputs.tsv": "ca9adfd9a33e8365a983dec2fca68c7b54359a7d63b0c3da41ede552a04cbc44",
+    "lookup_tables/sample2/heldout_compositions.tsv": "2a1219f0b40daae6278d3e42ae2727c99719064a9805f9aa372a98f2848f5171",
+    "lookup_tables/sample2/heldout_tables.tsv": "a48dc25c5a5117ee038ba584480088e3d7d271c5a84addfeb2cf069c8e4f57b1",
+    "lookup_tables/sample2/new_compositions.tsv": "72a83b63108ec55eaea47b308c84bf2682a8d1e205b1aa84e24fcf9b89effde9",
+    "lookup_tables/sample2/longer_compositions_seen.tsv": "40952e4267ef89e0185c037113d1cd18916c3118916b9d9630fe67ca85e2ae1d",
+    "lookup_tables/sample2/longer_compositions_incremental.tsv": "bfb41e6d2e08f5670e52aa0f653c4f3fb504b67425dc240110b17c876bc14716",
+    "lookup_tables/sample2/longer_compositions_new.tsv": "8cfc6efa4a8b2efa5386af590a912cf8b03612385624a6f64f2f6dd81c908205",
+    "lookup_tables/sample3/train.tsv": "92d98143854d13c7b4958a901495d07e5c7041e502693bc3be919b75b1b5e597",
+    "lookup_tables/sample3/validation.tsv": "f17042a168776374e5e75a41ae988ede76aa82facdc3b47ebe0b4b0c46e0d917",
+    "lookup_tables/sample3/heldout_inputs.tsv": "702cd948a26443f12f8663286e2548d98ae789f8139f54c5d4ba8002713ee2af",
+    "lookup_tables/sample3/heldout_compositions.tsv": "94213210f7b7e33007852690f41c80f2188c7ea488a12231f4fdedec37fe2703",
+    "lookup_tables/sample3/heldout_tables.tsv": "cf70b12445dcfd64d9f4cfe5a8e36e4d617363f0036b0ee8369a91ba5730d9a1",
+    "lookup_tables/sample3/new_compositions.tsv": "f1e364b396f13f4075b165833161f4933aab3f463c20a433f47d83d966736a5b",
+    "lookup_tables/sample3/longer_compositions_seen.tsv": "4a5b1a66881d00227de279a8a61e106322fbd682a75f39b85e6051609ecb42b5",
+    "lookup_tables/sample3/longer_compositions_incremental.tsv": "b35656a67c66a9b355c584e7beb4e34fb2bc1fa04abaee204641d03a8996e35a",
+    "lookup_tables/sample3/longer_compositions_new.tsv": "4193e6c12a15d2fcadaa78fb86c006536d25f62500fba31ae93ce21c2b271802",
+    "lookup_tables/sample4/train.tsv": "dd58388e32eca9680fb8286022966ab043f6cef9a50b321c267c0760173b7469",
+    "lookup_tables/sample4/validation.tsv": "6247b8df174ece9445858f9aa5dd2499f1cd3117e14d5ec462ff09d34d918328",
+    "lookup_tables/sample4/heldout_inputs.tsv": "b4c2f95ebdf4bcd628968be6115b2f0144975b89449209922d1c0de1a5994357",
+    "lookup_tables/sample4/heldout_compositions.tsv": "cad6e8d0e2e5d82f91e1024cb0060999df8f46b1b31fa02a693e6bb1ab4202bd",
+    "lookup_tables/sample4/heldout_tables.tsv": "49edbbeb28b16e29a966e3d08ec97d36f939ae5b7c99e97f897f73cd01b0cea1",
+    "lookup_tables/sample4/new_compositions.tsv": "9447f1b5131d62abc617ab84fab4c54ececc3b467f8eb33fa95303a9bf7d2b62",
+    "lookup_tables/sample4/longer_compositions_seen.tsv": "bff44d31d1d6b0ebec1671ed5946c17476a27cc9772dbe4251e7d5e6a819580b",
+    "lookup_tables/sample4/longer_compositions_incremental.tsv": "306c87911a4f631abf6b5d2c1a5ee9838ecbc209af43919b82c0fa9325173f2e",
+    "lookup_tables/sample4/longer_compositions_new.tsv": "59cb5a769d9ef3c4e6e458900b0fafe20e05b3c64e45567f5eafe5a12b1f408b",
+    "lookup_tables/sample5/train.tsv": "6a2e64e04eb4ece80446042efb03edb4a6658efbb5d0ed457b9cca93a13c2134",
+    "lookup_tables/sample5/validation.tsv": "509ba28d6c884255b452f97d389b6ed0416975073bb36b447fbb18298d53b897",
+    "lookup_tables/sample5/heldout_inputs.tsv": "956daa3846f0627816a15caeaa0ba7d7b97ad2b6f3ebbd4ffed9c8db007ef338",
+    "lookup_tables/sample5/heldout_compositions.tsv": "99a055e51d9b96f5f15931897c30f8d0f5d731cadf945315ec67e6e76108f775",
+    "lookup_tables/sample5/heldout_tables.tsv": "476362f742b2da547ca68d5134404d635b41e32a8c579d787af43b7ce05ba0d4",
+    "lookup_tables/sample5/new_compositions.tsv": "f6a1f76781e32cc5fb267445b8e687eba844bc11739ab92763e3cf7b57aea93e",
+    "lookup_tables/sample5/longer_compositions_seen.tsv": "a09f94c50e2def4d776448cef57d349470af65bf4d7f7311b72353d3570a0256",
+    "lookup_tables/sample5/longer_compositions_incremental.tsv": "82f9dff738799f329a81377b73d168497f9123ee85f1a6050891b744a5db36a3",
+    "lookup_tables/sample5/longer_compositions_new.tsv": "7a6cb9de1ea18e046297a1c6de11acf5541815ab87b4016ce7b0facb11b301f2",
+}
+
+
+def _mt_path(sample: int, split: str) -> str:
+    return f"lookup_tables/sample{sample}/{split}.tsv"
+
+
+def parse_machine_tasks(text: str, source: str) -> list[Example]:
+    """Rows `input<TAB>output<TAB>attention` of a machine-tasks lookup file as examples."""
+    examples = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        columns = line.split("\t")
+        if len(columns) != 3:
+            raise ValueError(f"{source}:{number}: expected 3 tab-separated columns, found {len(columns)}")
+        tokens, target, attention = (c.split() for c in columns)
+        examples.append(
+            Example(
+                id=" ".join(t for t in tokens if t != EOS),
+                input=tokens,
+                target=target,
+                attention=[int(a) for a in attention],
+                meta={"n_tables": len(tokens) - 2, "composition": " ".join(tokens[1:-1])},
+            )
+        )
+    return examples
+
+
+class LookupTablesMachineTasks(LookupScoring):
+    """The five published lookup-table samples, loaded with their own splits."""
+
+    spec = SuiteSpec(
+        id="lookup-tables-mt",
+        version="1.0.0",
+        family="lookup",
+        protocol="transduction",
+        description=(
+            "The five published lookup-table samples of Hupkes et al. 2018 / Korrel 2018 (machine-tasks), "
+            "one sample per draw, for comparison with the papers on the same data."
+        ),
+        citation=CITATION,
+        splits=MT_SPLITS,
+        n_draws=5,
+    )
+    sources = tuple(SourceFile(path=p, url=f"{MT_URL}/{p.split('/', 1)[1]}", sha256=h) for p, h in MT_SHA256.items())
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        sample = draw + 1
+        return {
+            split.name: parse_machine_tasks(files.read_text(_mt_path(sample, split.name)), _mt_path(sample, split.name))
+            for split in self.spec.splits
+        }
