@@ -94,13 +94,19 @@ def cmd_models(args: argparse.Namespace) -> int:
     for name in registry.model_names():
         factory = registry.model_factory(name)
         doc = (factory.__doc__ or "").strip().splitlines()
-        rows.append({"name": name, "protocols": list(getattr(factory, "protocols", ())), "summary": doc[0] if doc else ""})
+        rows.append(
+            {"name": name, "protocols": list(getattr(factory, "protocols", ())), "summary": doc[0] if doc else ""}
+        )
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     from tabulate import tabulate
 
-    print(tabulate([[r["name"], ", ".join(r["protocols"]), r["summary"]] for r in rows], headers=["model", "protocols", ""]))
+    print(
+        tabulate(
+            [[r["name"], ", ".join(r["protocols"]), r["summary"]] for r in rows], headers=["model", "protocols", ""]
+        )
+    )
     return 0
 
 
@@ -143,7 +149,9 @@ def _print_record(record: Any) -> None:
         for metric, stats in metrics.items():
             if "[" in metric:
                 continue
-            rows.append([split, metric, f"{stats.mean:.4f}", f"[{stats.ci_low:.4f}, {stats.ci_high:.4f}]", stats.n_seeds])
+            rows.append(
+                [split, metric, f"{stats.mean:.4f}", f"[{stats.ci_low:.4f}, {stats.ci_high:.4f}]", stats.n_seeds]
+            )
     print(f"{record.suite}@{record.version} ({record.suite_hash[:12]}) x {record.model}")
     print(tabulate(rows, headers=["split", "metric", "mean", "95% CI", "seeds"], disable_numparse=True))
     for seed, error in record.errors.items():
@@ -197,7 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
     source_help = "folder laid out like the published reference data (overrides STRUCTBENCH_SOURCE_DIR)"
     build = commands.add_parser("build", help="build or verify frozen suite data")
     build.add_argument("suites", nargs="*", metavar="SUITE")
-    build.add_argument("--verify", action="store_true", help="recompute hashes of built data; non-zero exit on mismatch")
+    build.add_argument(
+        "--verify", action="store_true", help="recompute hashes of built data; non-zero exit on mismatch"
+    )
     build.add_argument("--source-dir", type=Path, help=source_help)
     build.set_defaults(handler=cmd_build)
 

@@ -72,11 +72,15 @@ def _generate(suite: Suite, source_dir: Path | None) -> dict[str, bytes]:
         generated = suite.generate(draw, files)
         declared = {s.name for s in spec.splits}
         if set(generated) != declared:
-            raise ValueError(f"{spec.key} draw {draw} generated splits {sorted(generated)}, declared {sorted(declared)}")
+            raise ValueError(
+                f"{spec.key} draw {draw} generated splits {sorted(generated)}, declared {sorted(declared)}"
+            )
         for split in spec.splits:
             examples = generated[split.name]
             if len(examples) != split.size:
-                raise ValueError(f"{spec.key} draw {draw} split {split.name}: {len(examples)} examples, declared {split.size}")
+                raise ValueError(
+                    f"{spec.key} draw {draw} split {split.name}: {len(examples)} examples, declared {split.size}"
+                )
             if len({e.id for e in examples}) != len(examples):
                 raise ValueError(f"{spec.key} draw {draw} split {split.name}: example ids are not unique")
             blobs[split_key(draw, split.name)] = serialise(examples)
@@ -171,4 +175,3 @@ def load_split(suite: Suite, manifest: Manifest, draw: int, name: str) -> Split:
     examples = [Example.model_validate_json(line) for line in blob.splitlines()]
     role = suite.spec.split(name).role
     return Split(suite=suite.spec.key, name=name, role=role, draw=draw, examples=examples)
-

@@ -77,7 +77,7 @@ def ask(
     examples: list[Example],
     *,
     batch_size: int = 2048,
-    on_batch: Callable[[int], None] | None = None,
+    on_batch: Callable[[int], object] | None = None,
 ) -> list[Any]:
     """Predictions of `model` for `examples` under the suite's protocol, in example order."""
     protocol = spec.protocol
@@ -90,17 +90,19 @@ def ask(
         # Induction clusters a whole corpus at once: batching would change the answer.
         sentences = [list(e.input) for e in examples]
         clusters = model.induce(sentences, spec.n_clusters or 0)
-        predictions = _checked(clusters, len(examples), method)
+        induced = _checked(clusters, len(examples), method)
         if on_batch:
             on_batch(len(examples))
-        return [list(map(int, p)) for p in predictions]
+        return [list(map(int, p)) for p in induced]
     predictions: list[Any] = []
     for batch in _batched(examples, batch_size):
         if protocol == "transduction":
             answers = _checked(model.transduce([list(e.input) for e in batch]), len(batch), method)
             predictions.extend([str(token) for token in answer] for answer in answers)
         elif protocol == "classification":
-            answers = _checked(model.classify([list(e.input) for e in batch], list(spec.labels or [])), len(batch), method)
+            answers = _checked(
+                model.classify([list(e.input) for e in batch], list(spec.labels or [])), len(batch), method
+            )
             predictions.extend(str(a) for a in answers)
         else:
             flat = [list(c) for e in batch for c in (e.candidates or [])]

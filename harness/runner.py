@@ -66,7 +66,7 @@ def _git_commit() -> str | None:
 def _environment() -> str:
     import importlib.metadata as metadata
 
-    versions = {}
+    versions: dict[str, str | None] = {}
     for package in ("numpy", "torch", "scipy", "pydantic"):
         try:
             versions[package] = metadata.version(package)
@@ -214,7 +214,11 @@ class Runner:
         results: dict[str, Any] = {}
         started = time.perf_counter()
         with tqdm(
-            total=total, desc=f"{spec.id} {model_spec.label} seed {seed}", unit="ex", disable=self.progress is False or None, leave=False
+            total=total,
+            desc=f"{spec.id} {model_spec.label} seed {seed}",
+            unit="ex",
+            disable=self.progress is False or None,
+            leave=False,
         ) as bar:
             for test in tests:
                 data = split(test.name)

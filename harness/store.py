@@ -87,7 +87,9 @@ class Store:
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.executescript(SCHEMA)
         except sqlite3.DatabaseError as error:
-            raise UserError(f"{self.path} is not a structbench results database ({error}); pass another --store.") from None
+            raise UserError(
+                f"{self.path} is not a structbench results database ({error}); pass another --store."
+            ) from None
 
     def close(self) -> None:
         self._db.close()
@@ -155,8 +157,8 @@ class Store:
 
         `results` maps split name -> (scores, example ids, predictions).
         """
-        score_rows = []
-        prediction_rows = []
+        score_rows: list[tuple[int, str, str, float | None, int]] = []
+        prediction_rows: list[tuple[int, str, str, str, int | None]] = []
         for split, (scores, ids, predictions) in results.items():
             for metric, (value, n) in scores.metrics.items():
                 score_rows.append((run_id, split, metric, None if value != value else value, n))
@@ -176,7 +178,9 @@ class Store:
     def end_run(self, run_id: int, status: str, error: str) -> None:
         """Mark a run `failed` or `n/a` with its reason."""
         with self._transaction() as db:
-            db.execute("UPDATE runs SET status=?, error=?, finished_at=? WHERE id=?", (status, error, time.time(), run_id))
+            db.execute(
+                "UPDATE runs SET status=?, error=?, finished_at=? WHERE id=?", (status, error, time.time(), run_id)
+            )
 
     def run_status(self, run_id: int) -> tuple[str, str | None]:
         status, error = self._db.execute("SELECT status, error FROM runs WHERE id=?", (run_id,)).fetchone()

@@ -56,8 +56,9 @@ def aggregate(store: Store) -> pd.DataFrame:
 def _status_summary(store: Store) -> dict[tuple[str, str, str, str], str]:
     runs = store.runs()
     out = {}
-    for (suite, version, suite_hash, model), group in runs.groupby(["suite", "version", "suite_hash", "model"]):
+    for key, group in runs.groupby(["suite", "version", "suite_hash", "model"]):
         counts = group["status"].value_counts()
+        suite, version, suite_hash, model = (str(part) for part in key)
         out[(suite, version, suite_hash, model)] = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     return out
 

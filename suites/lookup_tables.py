@@ -63,11 +63,20 @@ CITATION = (
 )
 
 MAIN_SPLITS = [
-    SplitSpec(name="train", role="train", size=232, description="all atomic applications and 28 seen pairs, 6 inputs each"),
-    SplitSpec(name="validation", role="dev", size=16, description="held-out inputs of training pairs (model selection)"),
+    SplitSpec(
+        name="train", role="train", size=232, description="all atomic applications and 28 seen pairs, 6 inputs each"
+    ),
+    SplitSpec(
+        name="validation", role="dev", size=16, description="held-out inputs of training pairs (model selection)"
+    ),
     SplitSpec(name="heldout_inputs", role="test", size=40, description="training pairs on their 2 held-out inputs"),
     SplitSpec(name="heldout_compositions", role="test", size=64, description="pairs of t1..t6 never composed in train"),
-    SplitSpec(name="heldout_tables", role="test", size=192, description="pairs with exactly one of t7, t8 (seen only atomically)"),
+    SplitSpec(
+        name="heldout_tables",
+        role="test",
+        size=192,
+        description="pairs with exactly one of t7, t8 (seen only atomically)",
+    ),
     SplitSpec(name="new_compositions", role="test", size=32, description="pairs of t7 and t8 only"),
 ]
 
@@ -202,9 +211,14 @@ MT_SPLITS = [
     *MAIN_SPLITS,
     SplitSpec(name="longer_compositions_seen", role="test", size=544, description="published length-3 set (seen)"),
     SplitSpec(
-        name="longer_compositions_incremental", role="test", size=1084, description="published length-3 set (incremental)"
+        name="longer_compositions_incremental",
+        role="test",
+        size=1084,
+        description="published length-3 set (incremental)",
     ),
-    SplitSpec(name="longer_compositions_new", role="test", size=32, description="published length-3 set of t7, t8 only"),
+    SplitSpec(
+        name="longer_compositions_new", role="test", size=32, description="published length-3 set of t7, t8 only"
+    ),
 ]
 MT_SHA256 = {
     "lookup_tables/sample1/train.tsv": "9e27673af207ff46822bba8121c5a52739aabdc129dc0d3fdf885c993c698aee",
