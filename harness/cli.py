@@ -177,7 +177,11 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
         runner = Runner(store, source_dir=args.source_dir)
         for name in registry.suite_names():
             suite = registry.suite(name)
-            manifest = freeze.ensure_built(suite, args.source_dir)
+            try:
+                manifest = freeze.ensure_built(suite, args.source_dir)
+            except UserError as error:
+                print(f"suite {suite.spec.key} skipped: {error}", file=sys.stderr)
+                continue
             print(f"suite {suite.spec.key} {manifest.suite_hash[:12]}", file=sys.stderr)
             for model in QUICKSTART_MODELS:
                 record = runner.evaluate(name, ModelSpec(name=model), seeds)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections import OrderedDict
 from pathlib import Path
 
 from harness.errors import DataIntegrityError, UserError
@@ -172,6 +173,25 @@ def load_split(suite: Suite, manifest: Manifest, draw: int, name: str) -> Split:
             f"{path} does not match the manifest of {suite.spec.key}; "
             f"run `structbench build {suite.spec.id}` to rebuild it."
         )
-    examples = [Example.model_validate_json(line) for line in blob.splitlines()]
     role = suite.spec.split(name).role
-    return Split(suite=suite.spec.key, name=name, role=role, draw=draw, examples=examples)
+    return Split(
+        suite=suite.spec.key, name=name, role=role, draw=draw, examples=_parse(manifest.splits[key].sha256, blob)
+    )
+
+
+_PARSED: OrderedDict[str, list[Example]] = OrderedDict()
+_PARSED_LIMIT = 64
+
+
+def _parse(sha256: str, blob: bytes) -> list[Example]:
+    """Examples of a verified split file; kept by content hash so that every model and seed of
+    one process (e.g. quickstart) parses each file once. Examples are frozen, so sharing is safe."""
+    examples = _PARSED.get(sha256)
+    if examples is None:
+        examples = [Example.model_validate_json(line) for line in blob.splitlines()]
+        _PARSED[sha256] = examples
+        if len(_PARSED) > _PARSED_LIMIT:
+            _PARSED.popitem(last=False)
+    else:
+        _PARSED.move_to_end(sha256)
+    return examples

@@ -68,6 +68,8 @@ CREATE TABLE IF NOT EXISTS predictions (
 );
 """
 
+_JSON = json.JSONEncoder(separators=(",", ":"))
+
 RUN_COLUMNS = (
     "suite", "version", "suite_hash", "model", "model_spec", "model_hash", "seed", "draw",
     "harness_version", "git_commit", "environment",
@@ -164,7 +166,7 @@ class Store:
                 score_rows.append((run_id, split, metric, None if value != value else value, n))
             correct = scores.correct or [None] * len(ids)
             prediction_rows.extend(
-                (run_id, split, example_id, json.dumps(p, separators=(",", ":")), None if ok is None else int(ok))
+                (run_id, split, example_id, _JSON.encode(p), None if ok is None else int(ok))
                 for example_id, p, ok in zip(ids, predictions, correct, strict=True)
             )
         with self._transaction() as db:

@@ -1,0 +1,74 @@
+"""Harness overhead: `oracle` through the runner vs the same solver called directly.
+
+Both sides evaluate the same seeds on the same frozen splits. Direct: build the suite's
+oracle solver from each draw's train split, transduce every test split's inputs, count exact
+matches. Harness: `Runner.evaluate` into a fresh SQLite store (so nothing is answered from
+the store), which also loads and hash-checks the JSON lines, computes every metric and
+breakdown, stores per-example predictions and aggregates over seeds with bootstrap CIs.
+
+    STRUCTBENCH_SOURCE_DIR=../shared/data python bench/overhead.py [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from harness import freeze, registry
+from harness.runner import Runner
+from harness.specs import ModelSpec, Split
+from harness.store import Store
+
+SEEDS = (0, 1, 2, 3, 4)
+
+
+def load(suite_id: str) -> tuple[dict[int, Split], dict[int, list[Split]]]:
+    suite = registry.suite(suite_id)
+    manifest = freeze.ensure_built(suite)
+    trains, tests = {}, {}
+    for draw in range(suite.spec.n_draws):
+        trains[draw] = freeze.load_split(suite, manifest, draw, "train")
+        tests[draw] = [freeze.load_split(suite, manifest, draw, s.name) for s in suite.spec.splits_with_role("test")]
+    return trains, tests
+
+
+def direct(suite_id: str, trains: dict[int, Split], tests: dict[int, list[Split]]) -> float:
+    suite = registry.suite(suite_id)
+    started = time.perf_counter()
+    for seed in SEEDS:
+        draw = seed % suite.spec.n_draws
+        solver = suite.oracle(trains[draw])
+        for split in tests[draw]:
+            outputs = solver.transduce([e.input for e in split.examples])  # type: ignore[attr-defined]
+            correct = sum(o == e.target for o, e in zip(outputs, split.examples, strict=True))
+            assert correct == len(split.examples)
+    return time.perf_counter() - started
+
+
+def harness(suite_id: str) -> float:
+    with tempfile.TemporaryDirectory() as folder, Store(Path(folder) / "bench.sqlite") as store:
+        runner = Runner(store, progress=False)
+        started = time.perf_counter()
+        runner.evaluate(suite_id, ModelSpec(name="oracle"), SEEDS)
+        return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    print(f"{'suite':<18} {'examples':>9} {'direct ms':>10} {'harness ms':>11} {'ratio':>7}")
+    for suite_id in ("lookup-tables", "lookup-tables-mt"):
+        trains, tests = load(suite_id)
+        n = sum(len(s) for seed in SEEDS for s in tests[seed % len(tests)])
+        harness(suite_id)  # warm-up: imports, first build
+        direct_s = statistics.median(direct(suite_id, trains, tests) for _ in range(args.repeats))
+        harness_s = statistics.median(harness(suite_id) for _ in range(args.repeats))
+        print(f"{suite_id:<18} {n:>9} {1e3 * direct_s:>10.1f} {1e3 * harness_s:>11.1f} {harness_s / direct_s:>7.2f}")
+
+
+if __name__ == "__main__":
+    main()
