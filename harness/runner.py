@@ -193,8 +193,18 @@ class Runner:
     def _fit_and_predict(
         self, suite: Suite, manifest: freeze.Manifest, model_spec: ModelSpec, seed: int, draw: int
     ) -> tuple[dict[str, Any], float, float]:
-        spec = suite.spec
         model = build_model(model_spec)
+        try:
+            return self._evaluate_model(model, suite, manifest, model_spec, seed, draw)
+        finally:
+            close = getattr(model, "close", None)
+            if callable(close):
+                close()
+
+    def _evaluate_model(
+        self, model: Any, suite: Suite, manifest: freeze.Manifest, model_spec: ModelSpec, seed: int, draw: int
+    ) -> tuple[dict[str, Any], float, float]:
+        spec = suite.spec
         if not speaks(model, spec.protocol):
             raise NotApplicable(f"{model_spec.label} does not speak the {spec.protocol} protocol")
 

@@ -1,0 +1,57 @@
+"""The command adapter: a model in another process, and every way it can go wrong."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.runner import Runner
+from harness.specs import ModelSpec
+from harness.store import Store
+
+MODEL = Path(__file__).parent / "fixtures" / "json_lines_model.py"
+
+
+def command(mode: str, **settings: float) -> ModelSpec:
+    return ModelSpec(name="command", params={"command": f"{sys.executable} {MODEL} {mode}", **settings})
+
+
+@pytest.fixture
+def runner(tmp_path: Path) -> Runner:
+    store = Store(tmp_path / "results.sqlite")
+    return Runner(store, progress=False)
+
+
+def test_command_model_is_evaluated_like_a_python_model(runner: Runner) -> None:
+    record = runner.evaluate("lookup-tables", command("copy"), [0])
+    assert record.status == {"0": "done"}
+    # copying the input reproduces the first token only: never a whole target
+    assert record.scores["heldout_tables"]["sequence_accuracy"].mean == 0.0
+    assert 0.0 < record.scores["heldout_tables"]["token_accuracy"].mean < 0.5
+
+
+def test_crash_is_a_failed_run_with_the_stderr_tail(runner: Runner) -> None:
+    record = runner.evaluate("lookup-tables", command("crash-on-fit"), [0, 1])
+    assert record.status == {"0": "failed", "1": "failed"}
+    runs = runner.store.runs()
+    assert set(runs["status"]) == {"failed"}
+    assert all("exited with status 3" in e and "out of memory in layer 3" in e for e in runs["error"])
+
+
+def test_a_hanging_model_times_out(runner: Runner) -> None:
+    record = runner.evaluate("lookup-tables", command("hang", timeout=1), [0])
+    assert record.status == {"0": "failed"}
+    assert "no answer within 1 s" in record.errors["0"]
+
+
+def test_malformed_answer_fails_the_run(runner: Runner) -> None:
+    record = runner.evaluate("lookup-tables", command("garbage"), [0])
+    assert record.status == {"0": "failed"}
+    assert "not JSON" in record.errors["0"]
+
+
+def test_protocol_not_declared_in_hello_is_not_applicable(runner: Runner) -> None:
+    record = runner.evaluate("lookup-tables", command("classify-only"), [0])
+    assert record.status == {"0": "n/a"}
