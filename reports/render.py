@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import jinja2
+import markupsafe
 import pandas as pd
 from tabulate import tabulate
 
@@ -93,6 +94,11 @@ def boards(store: Store, results: pd.DataFrame) -> list[SuiteBoard]:
     return out
 
 
+def breakable(name: str) -> markupsafe.Markup:
+    """`name`, escaped, with line-break opportunities after underscores (long split names)."""
+    return markupsafe.Markup("_<wbr>").join(markupsafe.escape(part) for part in name.split("_"))
+
+
 def percent(value: float) -> str:
     return f"{100 * value:.1f}"
 
@@ -136,6 +142,7 @@ def write_report(store: Store, out_dir: Path) -> Path:
         lstrip_blocks=True,
     )
     environment.filters["percent"] = percent
+    environment.filters["breakable"] = breakable
     html = environment.get_template("index.html.j2").render(boards=board_list, version=__version__)
     index = out_dir / "index.html"
     index.write_text(html, encoding="utf-8")
