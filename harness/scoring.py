@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from harness.specs import Example, SeedStats
 
@@ -119,6 +118,8 @@ def seed_stats(values: Sequence[float], *, confidence: float = 0.95, resamples: 
     if len(array) < 2 or np.all(array == array[0]):
         low = high = mean
     else:
+        from scipy import stats  # imported here: it costs half a second of CLI start-up
+
         result = stats.bootstrap(
             (array,),
             np.mean,

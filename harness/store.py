@@ -13,13 +13,14 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import UserError
 from harness.scoring import SplitScores
 from harness.specs import SuiteSpec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -199,10 +200,14 @@ class Store:
 
     def runs(self) -> pd.DataFrame:
         """Every run, one row each."""
+        import pandas as pd
+
         return pd.read_sql_query("SELECT * FROM runs ORDER BY id", self._db)
 
     def scores(self) -> pd.DataFrame:
         """Every score of a finished run, joined with its run's identifying columns."""
+        import pandas as pd
+
         return pd.read_sql_query(
             "SELECT r.suite, r.version, r.suite_hash, r.model, r.model_hash, r.seed, r.draw, "
             "s.split, s.metric, s.value, s.n FROM scores s JOIN runs r ON r.id = s.run_id "
@@ -211,6 +216,8 @@ class Store:
         )
 
     def predictions(self, run_id: int) -> pd.DataFrame:
+        import pandas as pd
+
         return pd.read_sql_query(
             "SELECT split, example_id, prediction, correct FROM predictions WHERE run_id=? ORDER BY rowid",
             self._db,
