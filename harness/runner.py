@@ -78,8 +78,8 @@ def _environment() -> str:
     )
 
 
-def build_model(spec: ModelSpec) -> Any:
-    """Instantiate the model, turning bad `--set` keys into one clear sentence."""
+def check_settings(spec: ModelSpec) -> None:
+    """Refuse `--set` keys the model's constructor does not take, before any run starts."""
     factory = registry.model_factory(spec.name)
     try:
         signature = inspect.signature(factory)
@@ -94,7 +94,10 @@ def build_model(spec: ModelSpec) -> Any:
                 f"model {spec.name!r} has no setting {', '.join(map(repr, unknown))}; "
                 f"its settings are: {', '.join(known) or 'none'}."
             )
-    return factory(**spec.params)
+
+
+def build_model(spec: ModelSpec) -> Any:
+    return registry.model_factory(spec.name)(**spec.params)
 
 
 def _seed_everything(seed: int) -> None:
@@ -125,6 +128,7 @@ class Runner:
         manifest = freeze.ensure_built(suite, self.source_dir)
         if not seeds:
             raise UserError("no seeds given; pass --seeds, e.g. --seeds 0,1,2.")
+        check_settings(model)
         self.store.record_suite(suite.spec, manifest.suite_hash)
         status: dict[str, str] = {}
         errors: dict[str, str] = {}
@@ -181,7 +185,7 @@ class Runner:
             self.store.end_run(run_id, "n/a", str(reason))
             return run_id, "n/a", str(reason), False
         except UserError:
-            self.store.end_run(run_id, "failed", "stopped by a configuration error")
+            self.store.discard_run(run_id)  # a configuration error says nothing about the model
             raise
         except Exception as error:  # a model's own crash: recorded, and the next seed still runs
             self.store.end_run(run_id, "failed", _error_text(error))

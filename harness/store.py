@@ -185,6 +185,11 @@ class Store:
                 "UPDATE runs SET status=?, error=?, finished_at=? WHERE id=?", (status, error, time.time(), run_id)
             )
 
+    def discard_run(self, run_id: int) -> None:
+        """Forget a run that never got to evaluate the model."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM runs WHERE id=?", (run_id,))
+
     def run_status(self, run_id: int) -> tuple[str, str | None]:
         status, error = self._db.execute("SELECT status, error FROM runs WHERE id=?", (run_id,)).fetchone()
         return str(status), error
