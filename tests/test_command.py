@@ -5,23 +5,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 from harness.runner import Runner
 from harness.specs import ModelSpec
-from harness.store import Store
 
 MODEL = Path(__file__).parent / "fixtures" / "json_lines_model.py"
 
 
 def command(mode: str, **settings: float) -> ModelSpec:
     return ModelSpec(name="command", params={"command": f"{sys.executable} {MODEL} {mode}", **settings})
-
-
-@pytest.fixture
-def runner(tmp_path: Path) -> Runner:
-    store = Store(tmp_path / "results.sqlite")
-    return Runner(store, progress=False)
 
 
 def test_command_model_is_evaluated_like_a_python_model(runner: Runner) -> None:
