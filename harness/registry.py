@@ -81,9 +81,15 @@ def model_names() -> list[str]:
     return sorted(_names(MODEL_GROUP))
 
 
+_LOADED_BY_PATH: dict[str, Suite] = {}
+"""`ID@VERSION` -> suites loaded by `module:Class`, so that their splits' `suite` field resolves."""
+
+
 @cache
 def suite(reference: str) -> Suite:
     """The suite for `ID`, `ID@VERSION` or `module:Class`; a version must match the installed one."""
+    if reference in _LOADED_BY_PATH:
+        return _LOADED_BY_PATH[reference]
     name, _, version = reference.partition("@")
     factory = _lookup(SUITE_GROUP, name, "suite")
     if not (isinstance(factory, type) and issubclass(factory, Suite)):
@@ -94,6 +100,8 @@ def suite(reference: str) -> Suite:
             f"{instance.spec.id}@{version} is not installed (this structbench has version "
             f"{instance.spec.version}); install the structbench release that shipped {version}."
         )
+    if ":" in name:
+        _LOADED_BY_PATH[instance.spec.key] = instance
     return instance
 
 

@@ -9,6 +9,8 @@ import pytest
 
 from harness import registry
 from harness.errors import UserError
+from harness.runner import Runner
+from harness.specs import ModelSpec
 
 
 @pytest.fixture(autouse=True)
@@ -70,3 +72,9 @@ def test_versions_must_match_the_installed_suite() -> None:
 def test_a_suite_path_must_name_a_suite_class() -> None:
     with pytest.raises(UserError, match="not a structbench Suite subclass"):
         registry.suite("tests.helpers:CountingCopy")
+
+
+def test_the_oracle_finds_a_suite_loaded_by_module_path(runner: Runner) -> None:
+    record = runner.evaluate("suites.lookup_tables:LookupTables", ModelSpec(name="oracle"), [0])
+    assert record.status == {"0": "done"}
+    assert record.scores["new_compositions"]["sequence_accuracy"].mean == 1.0
