@@ -1,0 +1,97 @@
+"""SCAN: the interpreter reproduces the official pairs, and our rules rebuild the published splits."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from harness import freeze, registry
+from harness.runner import Runner
+from harness.specs import ModelSpec
+from suites.scan import ScanSyntaxError, interpret, parse_scan_file, template
+from tests.conftest import REPO, SHARED_DATA
+
+SCAN_SUITES = {
+    "suites.scan:ScanSimple": "scan-simple",
+    "suites.scan:ScanLength": "scan-length",
+    "suites.scan:ScanAddPrimJump": "scan-addprim-jump",
+    "suites.scan:ScanAddPrimTurnLeft": "scan-addprim-turn-left",
+}
+Pair = tuple[list[str], list[str]]
+
+
+def published(name: str) -> list[Pair]:
+    return parse_scan_file((SHARED_DATA / "scan" / name).read_text(), name)
+
+
+def multiset(pairs: list[Pair]) -> Counter[tuple[str, str]]:
+    return Counter((" ".join(c), " ".join(a)) for c, a in pairs)
+
+
+@pytest.fixture(scope="module")
+def every_command() -> list[Pair]:
+    return published("tasks.txt")
+
+
+def test_the_interpreter_reproduces_all_official_pairs(every_command: list[Pair]) -> None:
+    assert len(every_command) == 20910
+    wrong = [(c, a) for c, a in every_command if interpret(c) != a]
+    assert not wrong, wrong[:3]
+
+
+def test_interpreter_semantics_and_errors() -> None:
+    assert interpret(["jump", "around", "left"]) == ["I_TURN_LEFT", "I_JUMP"] * 4
+    assert interpret(["walk", "twice", "after", "turn", "opposite", "right"]) == ["I_TURN_RIGHT"] * 2 + ["I_WALK"] * 2
+    with pytest.raises(ScanSyntaxError):
+        interpret(["dance", "left"])
+    assert template(["jump", "around", "left", "twice", "after", "turn", "right"]) == "U around D after turn D"
+
+
+def test_length_split_is_the_22_action_rule(every_command: list[Pair]) -> None:
+    assert multiset([p for p in every_command if len(p[1]) <= 22]) == multiset(published("tasks_train_length.txt"))
+    assert multiset([p for p in every_command if len(p[1]) > 22]) == multiset(published("tasks_test_length.txt"))
+
+
+@pytest.mark.parametrize(("primitive", "repeats"), [("jump", 1467), ("turn left", 2189)])
+def test_add_primitive_split_is_the_rule(every_command: list[Pair], primitive: str, repeats: int) -> None:
+    name = primitive.replace(" ", "_")
+    train, test = published(f"tasks_train_addprim_{name}.txt"), published(f"tasks_test_addprim_{name}.txt")
+    alone = [p for p in train if " ".join(p[0]) == primitive]
+    assert len(alone) == repeats and len({" ".join(a) for _, a in alone}) == 1
+
+    def contains(command: list[str]) -> bool:
+        return f" {primitive} " in f" {' '.join(command)} "
+
+    composed = [p for p in train if " ".join(p[0]) != primitive]
+    assert multiset(composed) == multiset([p for p in every_command if not contains(p[0])])
+    assert multiset(test) == multiset([p for p in every_command if contains(p[0]) and " ".join(p[0]) != primitive])
+
+
+def test_simple_split_partitions_the_commands(every_command: list[Pair]) -> None:
+    train, test = published("tasks_train_simple.txt"), published("tasks_test_simple.txt")
+    assert multiset(train) + multiset(test) == multiset(every_command)
+    assert (len(train), len(test)) == (16728, 4182)
+
+
+@pytest.mark.parametrize("path", SCAN_SUITES)
+def test_suite_keeps_published_test_and_carves_dev_from_train(path: str) -> None:
+    suite = registry.suite(path)
+    manifest = freeze.ensure_built(suite)
+    splits = {s.name: freeze.load_split(suite, manifest, 0, s.name) for s in suite.spec.splits}
+    name = suite.split_name  # type: ignore[attr-defined]
+    train_lines = published(f"tasks_train_{name}.txt")
+    rebuilt = multiset([(e.input, e.target) for e in splits["train"].examples + splits["dev"].examples])  # type: ignore[misc]
+    assert rebuilt == multiset(train_lines)
+    assert [(e.input, e.target) for e in splits["test"].examples] == published(f"tasks_test_{name}.txt")
+    assert len(splits["dev"]) == round(0.1 * len(train_lines))
+    committed = (REPO / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+    assert manifest.suite_hash in committed
+
+
+@pytest.mark.parametrize("path", SCAN_SUITES)
+@pytest.mark.parametrize(("model", "expected"), [("oracle", 1.0), ("copy", 0.0)])
+def test_oracle_solves_and_copy_fails(runner: Runner, path: str, model: str, expected: float) -> None:
+    record = runner.evaluate(path, ModelSpec(name=model), [0])
+    assert record.status == {"0": "done"}
+    assert record.scores["test"]["sequence_accuracy"].mean == expected
