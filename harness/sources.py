@@ -28,7 +28,9 @@ class SourceFile(Frozen):
     path: str
     """Path relative to a source folder, e.g. `lookup_tables/sample1/train.tsv`."""
     url: str
-    """Pinned download address (a fixed commit, never a branch)."""
+    """Pinned download address (a fixed commit, never a branch); empty when none exists."""
+    origin: str = ""
+    """Where to get the file when there is no download address (e.g. a paper's supplement)."""
     sha256: str
     """SHA-256 of the file's bytes."""
 
@@ -78,6 +80,11 @@ def resolve(source: SourceFile, source_dir: Path | None = None) -> Path:
 
 
 def _download(source: SourceFile, destination: Path) -> Path:
+    if not source.url:
+        raise UserError(
+            f"{source.path} was not found locally and has no download address (it comes from {source.origin}); "
+            f"set {SOURCE_DIR_VARIABLE} to a folder that contains it."
+        )
     try:
         with urllib.request.urlopen(source.url, timeout=60) as response:
             data = response.read()

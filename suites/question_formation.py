@@ -1,0 +1,406 @@
+"""Question formation (McCoy, Frank & Linzen 2018; 2020): does a model front the main auxiliary?
+
+Reproduces the English question-formation task of McCoy et al. in both of its languages:
+a declarative sentence followed by a task token, `decl` (copy it) or `quest` (turn it into
+a yes/no question by moving the main-clause auxiliary to the front). Training data is
+ambiguous between the hierarchical rule (move the main auxiliary) and the linear one (move
+the first auxiliary): question-task sentences whose subject carries a relative clause are
+left out of training, and the `gen` split consists of exactly those.
+
+- `question-formation`: the agreement language (auxiliaries do/does/don't/doesn't; grammar
+  `question.gr` of github.com/tommccoy1/rnn-hierarchical-biases at f34a87c). dev, test and
+  gen are the published files; train is sampled from the grammar: 120,000 sentences, none
+  equal to a published one, each given the `decl` or `quest` task with equal probability,
+  question-task sentences with a relative clause on the subject dropped (which gives the
+  published files' 60/40 decl/quest ratio). McCoy's published sentences do not follow the
+  rule weights of `question.gr` (in question.test, 45% of declaratives have a bare subject,
+  24% a PP and 31% an RC, against a third each under the weights; bare intransitive
+  sentences are nearly absent because short sentences ran out under deduplication), so train
+  draws each sentence's structure (subject modifier x object kind, 20 cells) with the shares
+  measured on the published dev and test files and fills it from the grammar: train then has
+  the distribution of the published test set, as the task requires.
+- `question-formation-noagr`: the no-agreement language of the paper's supplement
+  (auxiliaries can/will/could/would; grammar `question_noagr.gr`, a transcription of the
+  supplement's Figure 5, so it has no download address). Every split is sampled with the
+  grammar's own weights and the published split sizes: gen (10,000) first, then one pool of
+  131,000 items shuffled into train 120,000, dev 1,000 and test 10,000, so that the three
+  share one distribution even where deduplication uses up the short sentences.
+
+No sentence repeats within or across the splits we generate (the published agreement files
+hold one declarative twice, once in test and once in gen; they are loaded as published).
+
+How it was checked (tests/test_question_formation.py): the question transformation used by
+the oracle reproduces all 21,000 published dev/test/gen pairs; every generated sentence parses
+under our reading of the grammar; train never overlaps the published sets; gen holds only
+question-task sentences with a relative clause on the subject and train none.
+
+Scorers: full-sentence accuracy (`sequence_accuracy`, primary), first-word accuracy, and,
+over question-task items, where the first output word comes from: the main auxiliary
+(`first_word_main_aux`), the first auxiliary of the sentence when that is another one (the
+linear rule on gen; `first_word_first_aux`), any other auxiliary (`first_word_other_aux`)
+or not an auxiliary (`first_word_not_aux`); the four shares sum to 1. Breakdowns by task
+and by what modifies the subject (`subject`: none, pp, orc = object relative clause,
+src_trans / src_intrans = subject relative clause with a transitive / intransitive verb),
+the relative-clause types of McCoy's results files.
+
+Deviations: McCoy's train files have 100,000 lines; the 120,000 here follow our issue. Train
+sentences are sampled by us, so they are not McCoy's training sentences.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import random
+from collections import defaultdict, deque
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from harness.scoring import SplitScores
+from harness.sources import SourceFile
+from harness.specs import Example, Split, SplitSpec, SuiteSpec
+from harness.suite import SourceFiles, Suite
+
+MCCOY_COMMIT = "f34a87c4fe804cb288d0527daa9c251def0ae24e"
+MCCOY_URL = f"https://raw.githubusercontent.com/tommccoy1/rnn-hierarchical-biases/{MCCOY_COMMIT}"
+CITATION = (
+    "McCoy, Frank & Linzen 2018, Revisiting the poverty of the stimulus: hierarchical generalization without a "
+    "hierarchical bias in recurrent neural networks; McCoy, Frank & Linzen 2020, Does syntax need to grow on trees?"
+)
+
+AUXILIARIES = frozenset({"do", "does", "don't", "doesn't", "can", "will", "could", "would"})
+PREPOSITIONS = frozenset({"above", "around", "behind", "below", "by", "near", "upon", "with"})
+RELATIVISERS = frozenset({"that", "who"})
+INTRANSITIVE = frozenset({"change", "eat", "giggle", "move", "read", "sleep", "smile", "swim", "wait"})
+TRANSITIVE = frozenset(
+    {"accept", "admire", "amuse", "applaud", "comfort", "confuse", "entertain", "high_five", "remember"}
+)
+RELATIVE_CLAUSES = frozenset({"orc", "src_trans", "src_intrans"})
+SIZES = {"train": 120_000, "dev": 1_000, "test": 10_000, "gen": 10_000}
+GENERATOR_SEED = 20180801
+MAX_TRIES = 1_000_000
+
+
+def parse_grammar(text: str) -> dict[str, tuple[list[tuple[str, ...]], list[float]]]:
+    """`weight<TAB>LHS<TAB>RHS` lines -> LHS -> (right-hand sides, cumulative weights)."""
+    rules: dict[str, tuple[list[tuple[str, ...]], list[float]]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        columns = [c.strip() for c in line.split("\t") if c.strip()]
+        if len(columns) != 3:
+            raise ValueError(f"grammar line {number}: expected weight, left-hand side and right-hand side")
+        weight, lhs, rhs = float(columns[0]), columns[1], tuple(columns[2].split())
+        sides, cumulative = rules.setdefault(lhs, ([], []))
+        sides.append(rhs)
+        cumulative.append((cumulative[-1] if cumulative else 0.0) + weight)
+    return rules
+
+
+def sample(rules: dict[str, tuple[list[tuple[str, ...]], list[float]]], rng: random.Random) -> list[str]:
+    """One sentence from ROOT, symbols expanded left to right with the rules' weights."""
+    out: list[str] = []
+    stack = ["ROOT"]
+    while stack:
+        symbol = stack.pop()
+        if symbol not in rules:
+            out.append(symbol)
+            continue
+        sides, cumulative = rules[symbol]
+        side = sides[bisect.bisect_right(cumulative, rng.random() * cumulative[-1])]
+        stack.extend(reversed(side))
+    return out
+
+
+def analyse(words: Sequence[str]) -> tuple[str, int]:
+    """(what modifies the subject, index of the main auxiliary) of a declarative sentence."""
+    if len(words) > 2 and words[2] in PREPOSITIONS:
+        subject, end = "pp", 5
+    elif len(words) > 2 and words[2] in RELATIVISERS:
+        if words[3] not in AUXILIARIES:
+            subject, end = "orc", 7
+        elif words[4] in INTRANSITIVE:
+            subject, end = "src_intrans", 5
+        else:
+            subject, end = "src_trans", 7
+    else:
+        subject, end = "none", 2
+    if end >= len(words) or words[end] not in AUXILIARIES:
+        raise ValueError(f"no main auxiliary where expected in {' '.join(words)!r}")
+    return subject, end
+
+
+def structure(words: Sequence[str]) -> tuple[str, str]:
+    """(subject modifier, object kind) of a declarative: object intrans, plain, pp or rc."""
+    subject, main = analyse(words)
+    rest = words[main + 1 :]
+    if len(rest) == 1:
+        return subject, "intrans"
+    if len(rest) == 3:
+        return subject, "plain"
+    return subject, "pp" if rest[3] in PREPOSITIONS else "rc"
+
+
+def structure_shares(examples: Sequence[Example]) -> dict[tuple[str, str], float]:
+    """Shares of sentence structures before question-task sentences with RC subjects were dropped.
+
+    Half of all RC-subject sentences were given the question task and dropped, so each
+    declarative RC-subject item stands for two sampled sentences.
+    """
+    counts: dict[tuple[str, str], float] = {}
+    for example in examples:
+        cell = structure(example.input[:-2])
+        counts[cell] = counts.get(cell, 0.0) + (2.0 if cell[0] in RELATIVE_CLAUSES else 1.0)
+    total = sum(counts.values())
+    return {cell: count / total for cell, count in sorted(counts.items())}
+
+
+def transform(tokens: Sequence[str]) -> list[str]:
+    """The target of an input `sentence . decl|quest`: the sentence, or its question."""
+    *words, _, task = tokens
+    if task == "decl":
+        return [*words, "."]
+    _, main = analyse(words)
+    return [words[main], *words[:main], *words[main + 1 :], "?"]
+
+
+def make_example(example_id: str, words: Sequence[str], task: str, target: Sequence[str] | None = None) -> Example:
+    subject, main = analyse(words)
+    tokens = [*words, ".", task]
+    return Example(
+        id=example_id,
+        input=tokens,
+        target=list(target) if target is not None else transform(tokens),
+        meta={
+            "task": task,
+            "subject": subject,
+            "main_aux": words[main],
+            "first_aux": next(w for w in words if w in AUXILIARIES),
+        },
+    )
+
+
+def parse_published(text: str, prefix: str) -> list[Example]:
+    """`source<TAB>target` lines of McCoy's data files."""
+    examples = []
+    for number, line in enumerate(text.splitlines()):
+        if not line.strip():
+            continue
+        source, target = line.split("\t")
+        *words, _, task = source.split()
+        examples.append(make_example(f"{prefix}-{number:05d}", words, task, target.split()))
+    return examples
+
+
+class QuestionSolver:
+    """Applies the hierarchical rule: front the main-clause auxiliary (the oracle)."""
+
+    name = "question-formation-oracle"
+    protocols = ("transduction",)
+
+    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
+        outputs = []
+        for tokens in inputs:
+            try:
+                outputs.append(transform(tokens))
+            except (ValueError, IndexError):
+                outputs.append([])
+        return outputs
+
+
+class Sampler:
+    """Unique sentences from a grammar, tasks assigned as McCoy et al. did.
+
+    With `shares`, sentence structures (subject modifier x object kind) are drawn with those
+    shares and filled from the grammar: sentences are sampled from the grammar and queued by
+    structure until the drawn one is available.
+    """
+
+    def __init__(
+        self,
+        grammar: str,
+        seed: int,
+        exclude: set[tuple[str, ...]],
+        shares: dict[tuple[str, str], float] | None = None,
+    ) -> None:
+        self.rules = parse_grammar(grammar)
+        self.rng = random.Random(seed)
+        self.seen = set(exclude)
+        self.cells = list(shares or {})
+        self.cumulative = list(itertools.accumulate((shares or {}).values()))
+        self.queues: dict[tuple[str, str], deque[list[str]]] = defaultdict(deque)
+
+    def _unique(self) -> list[str]:
+        for _ in range(MAX_TRIES):
+            words = sample(self.rules, self.rng)[:-1]  # drop the grammar's final "."
+            key = tuple(words)
+            if key not in self.seen:
+                self.seen.add(key)
+                return words
+        raise RuntimeError(f"no new sentence in {MAX_TRIES} samples: the grammar's sentences are used up")
+
+    def fresh(self) -> list[str]:
+        if not self.cells:
+            return self._unique()
+        cell = self.cells[bisect.bisect_right(self.cumulative, self.rng.random() * self.cumulative[-1])]
+        for _ in range(MAX_TRIES):
+            if self.queues[cell]:
+                return self.queues[cell].popleft()
+            words = self._unique()
+            self.queues[structure(words)].append(words)
+        raise RuntimeError(f"no sentence of structure {cell} in {MAX_TRIES} samples")
+
+    def items(self, size: int, *, generalisation: bool = False) -> list[tuple[list[str], str]]:
+        """`size` (sentence, task) pairs: the training distribution, or RC-subject questions."""
+        items: list[tuple[list[str], str]] = []
+        while len(items) < size:
+            words = self.fresh()
+            subject, _ = analyse(words)
+            if generalisation:
+                if subject in RELATIVE_CLAUSES:
+                    items.append((words, "quest"))
+                continue
+            task = "quest" if self.rng.random() < 0.5 else "decl"
+            if task == "quest" and subject in RELATIVE_CLAUSES:
+                continue
+            items.append((words, task))
+        return items
+
+
+def numbered(prefix: str, items: Sequence[tuple[list[str], str]]) -> list[Example]:
+    return [make_example(f"{prefix}-{i:06d}", words, task) for i, (words, task) in enumerate(items)]
+
+
+def _first_word_shares(
+    examples: Sequence[Example], predictions: Sequence[Sequence[str]]
+) -> dict[str, tuple[float, int]]:
+    counts = {"main_aux": 0, "first_aux": 0, "other_aux": 0, "not_aux": 0}
+    questions = 0
+    for example, prediction in zip(examples, predictions, strict=True):
+        if example.meta.get("task") != "quest":
+            continue
+        questions += 1
+        first = prediction[0] if prediction else ""
+        if first == example.meta["main_aux"]:
+            counts["main_aux"] += 1
+        elif first == example.meta["first_aux"]:
+            counts["first_aux"] += 1
+        elif first in AUXILIARIES:
+            counts["other_aux"] += 1
+        else:
+            counts["not_aux"] += 1
+    if not questions:
+        return {}
+    return {f"first_word_{kind}": (count / questions, questions) for kind, count in counts.items()}
+
+
+class QuestionFormationBase(Suite):
+    """Scoring and oracle shared by both languages."""
+
+    breakdown_keys: ClassVar[tuple[str, ...]] = ("task", "subject")
+
+    def score(self, split: Split, predictions: Sequence[Any]) -> SplitScores:
+        scores = super().score(split, predictions)
+        metrics = dict(scores.metrics)
+        n = len(split.examples)
+        first = sum(bool(p) and p[0] == (e.target or [""])[0] for e, p in zip(split.examples, predictions, strict=True))
+        metrics["first_word_accuracy"] = (first / n if n else float("nan"), n)
+        metrics.update(_first_word_shares(split.examples, predictions))
+        return SplitScores(metrics=metrics, correct=scores.correct)
+
+    def oracle(self, train: Split) -> QuestionSolver:
+        return QuestionSolver()
+
+
+def _spec(suite_id: str, description: str) -> SuiteSpec:
+    return SuiteSpec(
+        id=suite_id,
+        version="1.0.0",
+        family="systematicity",
+        protocol="transduction",
+        description=description,
+        citation=CITATION,
+        splits=[
+            SplitSpec(name="train", role="train", size=SIZES["train"], description="no questions on RC subjects"),
+            SplitSpec(name="dev", role="dev", size=SIZES["dev"], description="train distribution (model selection)"),
+            SplitSpec(name="test", role="test", size=SIZES["test"], description="train distribution"),
+            SplitSpec(name="gen", role="test", size=SIZES["gen"], description="questions whose subject has an RC"),
+        ],
+    )
+
+
+AGREEMENT_FILES = {
+    "question_formation/question.gr": (
+        "cfgs/question.gr",
+        "e591d9687a02a554021fe4470f3ddd84ecca19bf509cc4aed770c27df671463b",
+    ),
+    "question_formation/question.dev": (
+        "data/question.dev",
+        "bfa06ca46316917089e97c3c3f653fa3d1e786c9a0fa51b52d491bb0f471fdcb",
+    ),
+    "question_formation/question.test": (
+        "data/question.test",
+        "498cd58830b732b6f5f40ad32f67a8f0d84dd73ad59c5035ec7c78bde75f280e",
+    ),
+    "question_formation/question.gen": (
+        "data/question.gen",
+        "037ae76f30c2df9779f02ff7245b6e798a79a264d456f9511839aafebc02e817",
+    ),
+}
+
+
+class QuestionFormation(QuestionFormationBase):
+    """Agreement language: published dev/test/gen, train sampled from the published grammar."""
+
+    spec = _spec(
+        "question-formation",
+        "Turn declaratives into yes/no questions (agreement language, do-support); "
+        "gen asks for questions on sentences whose subject carries a relative clause.",
+    )
+    sources = tuple(
+        SourceFile(path=path, url=f"{MCCOY_URL}/{upstream}", sha256=sha)
+        for path, (upstream, sha) in AGREEMENT_FILES.items()
+    )
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        published = {
+            name: parse_published(files.read_text(f"question_formation/question.{name}"), name)
+            for name in ("dev", "test", "gen")
+        }
+        taken = {tuple(e.input[:-2]) for examples in published.values() for e in examples}
+        shares = structure_shares(published["dev"] + published["test"])
+        sampler = Sampler(files.read_text("question_formation/question.gr"), GENERATOR_SEED + draw, taken, shares)
+        return {"train": numbered("train", sampler.items(SIZES["train"])), **published}
+
+
+class QuestionFormationNoAgreement(QuestionFormationBase):
+    """No-agreement language: every split sampled from the supplement's grammar."""
+
+    spec = _spec(
+        "question-formation-noagr",
+        "Turn declaratives into yes/no questions (no-agreement language, can/will/could/would); "
+        "gen asks for questions on sentences whose subject carries a relative clause.",
+    )
+    sources = (
+        SourceFile(
+            path="question_formation/question_noagr.gr",
+            url="",
+            origin="Figure 5 of the supplementary material of McCoy, Frank & Linzen (2020), transcribed",
+            sha256="e05595a68738fa3c925f9e675afd6887b6ef69fe203d427fb0e570e6f1239910",
+        ),
+    )
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        sampler = Sampler(files.read_text("question_formation/question_noagr.gr"), GENERATOR_SEED + draw, set())
+        gen = sampler.items(SIZES["gen"], generalisation=True)
+        # one pool, shuffled, so that train, dev and test share one distribution even where
+        # deduplication uses up the short sentences
+        pool = sampler.items(SIZES["train"] + SIZES["dev"] + SIZES["test"])
+        sampler.rng.shuffle(pool)
+        cut_dev, cut_test = SIZES["train"], SIZES["train"] + SIZES["dev"]
+        return {
+            "train": numbered("train", pool[:cut_dev]),
+            "dev": numbered("dev", pool[cut_dev:cut_test]),
+            "test": numbered("test", pool[cut_test:]),
+            "gen": numbered("gen", gen),
+        }
