@@ -1,0 +1,126 @@
+"""MiniSCAN, the few-shot colours task (Lake, Linzen & Baroni 2019; Thrush 2020).
+
+Reproduces the instruction-learning experiment of Lake, Linzen & Baroni (2019) as Thrush
+(2020) uses it for the LLA-LSTM: 14 study pairs and 10 test pairs of a pseudo-language
+whose primitives name colours (dax RED, lug BLUE, wif GREEN, zup YELLOW) and whose functions
+compose them: `x fep` repeats x three times, `x blicket y` is x y x, `x kiki y` is y x, with
+precedence fep > blicket > kiki (kiki binds loosest). `zup` appears in training only alone,
+so every test item asks for a primitive in a composition never seen with it.
+
+The items are the published ones (`../shared/data/miniscan`, transcribed from the paper;
+they have no download address). There is no dev split: Thrush used the train set for
+validation, which we cannot mark as a dev split without training on it, so model selection
+on this suite must use train.
+
+Scorers: exact match (`sequence_accuracy`, primary), and the mean per-item token precision
+and recall Thrush reports: the paper does not define them, so we take the bag-of-tokens
+overlap of output and target divided by the output's length (precision; 0 for an empty
+output) and by the target's length (recall), averaged over items; token accuracy as well.
+Thrush reports 0 exact, 90 precision and 62.5 recall for both LSTM and LLA-LSTM.
+
+How it was checked (tests/test_miniscan.py): the interpreter, which is the oracle,
+reproduces all 24 published pairs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from harness.scoring import SplitScores
+from harness.sources import SourceFile
+from harness.specs import Example, Split, SplitSpec, SuiteSpec
+from harness.suite import SourceFiles, Suite
+
+COLOURS = {"dax": "RED", "lug": "BLUE", "wif": "GREEN", "zup": "YELLOW"}
+ORIGIN = "the items of Lake, Linzen & Baroni 2019 (Human few-shot learning of compositional instructions), transcribed"
+FILES = {
+    "train": ("miniscan/train.tsv", "d16f67696c385c6bd3ead884934c8117c32421be0d6b3c707d9c8760b6a0743e"),
+    "test": ("miniscan/test.tsv", "b097a04a96402bb597db481d1153dd101969e34eca71450ba45452a43b539d36"),
+}
+
+
+def interpret(words: Sequence[str]) -> list[str]:
+    """Colours of a MiniSCAN instruction; kiki splits first (loosest), then blicket, then fep."""
+    words = list(words)
+    if "kiki" in words:
+        i = words.index("kiki")
+        return interpret(words[i + 1 :]) + interpret(words[:i])
+    if "blicket" in words:
+        i = words.index("blicket")
+        x, y = interpret(words[:i]), interpret(words[i + 1 :])
+        return x + y + x
+    if words and words[-1] == "fep":
+        return interpret(words[:-1]) * 3
+    if len(words) == 1 and words[0] in COLOURS:
+        return [COLOURS[words[0]]]
+    raise ValueError(f"not a MiniSCAN instruction: {' '.join(words)!r}")
+
+
+def precision_recall(output: Sequence[str], target: Sequence[str]) -> tuple[float, float]:
+    overlap = sum((Counter(output) & Counter(target)).values())
+    return (overlap / len(output) if output else 0.0), (overlap / len(target) if target else 0.0)
+
+
+class MiniScanSolver:
+    """The MiniSCAN interpreter (the oracle)."""
+
+    name = "miniscan-interpreter"
+    protocols = ("transduction",)
+
+    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
+        outputs = []
+        for words in inputs:
+            try:
+                outputs.append(interpret(words))
+            except ValueError:
+                outputs.append([])
+        return outputs
+
+
+class MiniScan(Suite):
+    """14 study and 10 test items of the few-shot colours task."""
+
+    spec = SuiteSpec(
+        id="miniscan",
+        version="1.0.0",
+        family="systematicity",
+        protocol="transduction",
+        description="Few-shot compositional instructions over colours: learn fep, blicket and kiki from 14 examples "
+        "and apply them to a primitive seen only alone.",
+        citation="Lake, Linzen & Baroni 2019, Human few-shot learning of compositional instructions; "
+        "Thrush 2020, Compositional neural machine translation by removing the lexicon from syntax",
+        splits=[
+            SplitSpec(name="train", role="train", size=14, description="the study items"),
+            SplitSpec(name="test", role="test", size=10, description="the test items"),
+        ],
+    )
+    sources = tuple(SourceFile(path=path, url="", origin=ORIGIN, sha256=sha) for path, sha in FILES.values())
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        splits = {}
+        for name, (path, _) in FILES.items():
+            rows = [line.split("\t") for line in files.read_text(path).splitlines() if line.strip()]
+            splits[name] = [
+                Example(
+                    id=f"{name}-{i:02d}",
+                    input=words.split(),
+                    target=colours.split(),
+                    meta={"n_words": len(words.split())},
+                )
+                for i, (words, colours) in enumerate(rows)
+            ]
+        return splits
+
+    def score(self, split: Split, predictions: Sequence[Any]) -> SplitScores:
+        scores = super().score(split, predictions)
+        pairs = [precision_recall(p, e.target or []) for e, p in zip(split.examples, predictions, strict=True)]
+        n = len(pairs)
+        metrics = dict(scores.metrics)
+        metrics["token_precision"] = (sum(p for p, _ in pairs) / n if n else float("nan"), n)
+        metrics["token_recall"] = (sum(r for _, r in pairs) / n if n else float("nan"), n)
+        return SplitScores(metrics=metrics, correct=scores.correct)
+
+    def oracle(self, train: Split) -> MiniScanSolver:
+        return MiniScanSolver()
