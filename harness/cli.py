@@ -175,7 +175,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     seeds = parse_seeds(args.seeds)
     with Store(args.store) as store:
         runner = Runner(store, source_dir=args.source_dir)
-        for name in registry.suite_names():
+        for name in args.suites or registry.suite_names():
             suite = registry.suite(name)
             try:
                 manifest = freeze.ensure_built(suite, args.source_dir)
@@ -233,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.set_defaults(handler=cmd_report)
 
     quick = commands.add_parser("quickstart", help="build every suite, evaluate the fast baselines, render the report")
+    quick.add_argument("suites", nargs="*", metavar="SUITE", help="only these suites (default: all)")
     quick.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
     quick.add_argument("--out", type=Path, default=Path("structbench-report"), metavar="DIR")
     quick.add_argument("--seeds", default="0,1,2,3,4")
