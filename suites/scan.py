@@ -68,6 +68,8 @@ class ScanSyntaxError(ValueError):
 
 def _verb_phrase(words: Sequence[str]) -> list[str]:
     """V -> U | D ; D -> U left|right | turn left|right ; V -> D opposite D | D around D."""
+    if not words:
+        raise ScanSyntaxError("empty phrase")
     action = words[0]
     if action != "turn" and action not in PRIMITIVES:
         raise ScanSyntaxError(f"unknown action {action!r}")
