@@ -9,7 +9,7 @@ returns; it never calls `generate` at evaluation time once the data is built.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -17,6 +17,29 @@ from harness.errors import NotApplicable
 from harness.scoring import SplitScores, score_protocol
 from harness.sources import SourceFile, resolve
 from harness.specs import Example, Split, SuiteSpec
+
+
+class RuleTransducer:
+    """A transduction oracle made from a rule that maps one input to its output.
+
+    An input the rule rejects (ValueError or IndexError) gets an empty output, which scores
+    as wrong, instead of failing the whole run.
+    """
+
+    protocols = ("transduction",)
+
+    def __init__(self, name: str, rule: Callable[[list[str]], list[str]]) -> None:
+        self.name = name
+        self._rule = rule
+
+    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
+        outputs = []
+        for tokens in inputs:
+            try:
+                outputs.append(self._rule(tokens))
+            except (ValueError, IndexError):
+                outputs.append([])
+        return outputs
 
 
 class SourceFiles:

@@ -63,7 +63,7 @@ import numpy as np
 
 from harness.scoring import SplitScores
 from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import SourceFiles, Suite
+from harness.suite import RuleTransducer, SourceFiles, Suite
 
 SIZES = ("small", "medium", "large")
 COLORS = ("red", "green", "blue")
@@ -162,6 +162,12 @@ def unflatten(tokens: Sequence[str]) -> list[list[str]]:
     return predicates if tokens else []
 
 
+def ground(tokens: Sequence[str]) -> list[str]:
+    """The target of an input `scene : sentence` (the oracle's rule)."""
+    scene, words = parse_input(tokens)
+    return flatten(meaning(scene, words))
+
+
 def scene_tokens(scene: Sequence[SceneObject]) -> list[str]:
     return [token for size, color, shape, obj_id in scene for token in (size, color, shape, str(obj_id))]
 
@@ -238,23 +244,6 @@ def describes_fully(phrases: Sequence[NounPhrase], kind: tuple[str, str, str]) -
 
 def refers_to(scene: Sequence[SceneObject], phrases: Sequence[NounPhrase], kind: tuple[str, str, str]) -> bool:
     return any(o[:3] == kind for phrase in phrases for o in phrase.referents(scene))
-
-
-class GroundedSolver:
-    """Grounds each sentence in its scene (the oracle)."""
-
-    name = "grounded-oracle"
-    protocols = ("transduction",)
-
-    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
-        outputs = []
-        for tokens in inputs:
-            try:
-                scene, words = parse_input(tokens)
-                outputs.append(flatten(meaning(scene, words)))
-            except (ValueError, IndexError):
-                outputs.append([])
-        return outputs
 
 
 def _ids_of(predicate: Sequence[str]) -> list[str]:
@@ -342,8 +331,8 @@ class GroundedScenes(Suite):
         )
         return SplitScores(metrics=metrics, correct=scores.correct)
 
-    def oracle(self, train: Split) -> GroundedSolver:
-        return GroundedSolver()
+    def oracle(self, train: Split) -> RuleTransducer:
+        return RuleTransducer("grounded-oracle", ground)
 
 
 def _spec(condition: str, description: str) -> SuiteSpec:

@@ -31,7 +31,7 @@ from typing import Any
 from harness.scoring import SplitScores
 from harness.sources import SourceFile
 from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import SourceFiles, Suite
+from harness.suite import RuleTransducer, SourceFiles, Suite
 
 COLOURS = {"dax": "RED", "lug": "BLUE", "wif": "GREEN", "zup": "YELLOW"}
 ORIGIN = "the items of Lake, Linzen & Baroni 2019 (Human few-shot learning of compositional instructions), transcribed"
@@ -61,22 +61,6 @@ def interpret(words: Sequence[str]) -> list[str]:
 def precision_recall(output: Sequence[str], target: Sequence[str]) -> tuple[float, float]:
     overlap = sum((Counter(output) & Counter(target)).values())
     return (overlap / len(output) if output else 0.0), (overlap / len(target) if target else 0.0)
-
-
-class MiniScanSolver:
-    """The MiniSCAN interpreter (the oracle)."""
-
-    name = "miniscan-interpreter"
-    protocols = ("transduction",)
-
-    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
-        outputs = []
-        for words in inputs:
-            try:
-                outputs.append(interpret(words))
-            except ValueError:
-                outputs.append([])
-        return outputs
 
 
 class MiniScan(Suite):
@@ -122,5 +106,5 @@ class MiniScan(Suite):
         metrics["token_recall"] = (sum(r for _, r in pairs) / n if n else float("nan"), n)
         return SplitScores(metrics=metrics, correct=scores.correct)
 
-    def oracle(self, train: Split) -> MiniScanSolver:
-        return MiniScanSolver()
+    def oracle(self, train: Split) -> RuleTransducer:
+        return RuleTransducer("miniscan-interpreter", interpret)

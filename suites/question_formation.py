@@ -59,7 +59,7 @@ from typing import Any, ClassVar
 from harness.scoring import SplitScores
 from harness.sources import SourceFile
 from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import SourceFiles, Suite
+from harness.suite import RuleTransducer, SourceFiles, Suite
 
 MCCOY_COMMIT = "f34a87c4fe804cb288d0527daa9c251def0ae24e"
 MCCOY_URL = f"https://raw.githubusercontent.com/tommccoy1/rnn-hierarchical-biases/{MCCOY_COMMIT}"
@@ -192,22 +192,6 @@ def parse_published(text: str, prefix: str) -> list[Example]:
     return examples
 
 
-class QuestionSolver:
-    """Applies the hierarchical rule: front the main-clause auxiliary (the oracle)."""
-
-    name = "question-formation-oracle"
-    protocols = ("transduction",)
-
-    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
-        outputs = []
-        for tokens in inputs:
-            try:
-                outputs.append(transform(tokens))
-            except (ValueError, IndexError):
-                outputs.append([])
-        return outputs
-
-
 class Sampler:
     """Unique sentences from a grammar, tasks assigned as McCoy et al. did.
 
@@ -308,8 +292,8 @@ class QuestionFormationBase(Suite):
         metrics.update(_first_word_shares(split.examples, predictions))
         return SplitScores(metrics=metrics, correct=scores.correct)
 
-    def oracle(self, train: Split) -> QuestionSolver:
-        return QuestionSolver()
+    def oracle(self, train: Split) -> RuleTransducer:
+        return RuleTransducer("question-formation-oracle", transform)
 
 
 def _spec(suite_id: str, description: str) -> SuiteSpec:

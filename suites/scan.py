@@ -34,7 +34,7 @@ import numpy as np
 
 from harness.sources import SourceFile
 from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import SourceFiles, Suite
+from harness.suite import RuleTransducer, SourceFiles, Suite
 
 SCAN_COMMIT = "c4b756cbc010d75c912f16c42c8f15dc6b7e6c8f"
 SCAN_URL = f"https://raw.githubusercontent.com/brendenlake/SCAN/{SCAN_COMMIT}"
@@ -130,22 +130,6 @@ def parse_scan_file(text: str, source: str) -> list[tuple[list[str], list[str]]]
     return pairs
 
 
-class ScanSolver:
-    """The SCAN interpreter as a transduction model (the oracle of every SCAN suite)."""
-
-    name = "scan-interpreter"
-    protocols = ("transduction",)
-
-    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
-        outputs = []
-        for command in inputs:
-            try:
-                outputs.append(interpret(command))
-            except ScanSyntaxError:
-                outputs.append([])
-        return outputs
-
-
 def _examples(pairs: Iterable[tuple[int, tuple[list[str], list[str]]]], prefix: str) -> list[Example]:
     return [
         Example(
@@ -176,8 +160,8 @@ class ScanSuite(Suite):
             "test": _examples(enumerate(test), "test"),
         }
 
-    def oracle(self, train: Split) -> ScanSolver:
-        return ScanSolver()
+    def oracle(self, train: Split) -> RuleTransducer:
+        return RuleTransducer("scan-interpreter", interpret)
 
 
 def _sources(split_name: str) -> tuple[SourceFile, ...]:

@@ -7,7 +7,7 @@ import pytest
 from harness import freeze, registry
 from harness.runner import Runner
 from harness.specs import Example, ModelSpec, Split
-from suites.grounded import GroundedSolver, flatten, meaning, parse_input, parse_np
+from suites.grounded import flatten, meaning, parse_input, parse_np
 from tests.conftest import REPO
 
 CONDITIONS = ("weak", "categorical", "descriptive", "strong")
@@ -89,7 +89,7 @@ def test_oracle_solves_and_scorers_separate_ids_from_words(runner: Runner, condi
 def test_wrong_ids_cost_referent_but_not_linguistic_accuracy() -> None:
     suite = registry.suite("suites.grounded:GroundedWeak")
     split = splits_of("weak", 0)["test"]
-    predictions = GroundedSolver().transduce([e.input for e in split.examples])
+    predictions = suite.oracle(split).transduce([e.input for e in split.examples])
     shifted = [[{"1": "2", "2": "1"}.get(t, t) for t in p] for p in predictions]
     scores = suite.score(split, shifted).metrics
     assert scores["linguistic_accuracy"][0] == 1.0
