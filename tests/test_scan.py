@@ -8,7 +8,7 @@ import pytest
 
 from harness import freeze, registry
 from harness.runner import Runner
-from harness.specs import ModelSpec
+from harness.specs import ModelSpec, Split
 from suites.scan import ScanSyntaxError, interpret, parse_scan_file, template
 from tests.conftest import REPO, SHARED_DATA
 
@@ -96,3 +96,39 @@ def test_oracle_solves_and_copy_fails(runner: Runner, path: str, model: str, exp
     record = runner.evaluate(path, ModelSpec(name=model), [0])
     assert record.status == {"0": "done"}
     assert record.scores["test"]["sequence_accuracy"].mean == expected
+
+
+def built_splits(path: str) -> dict[str, Split]:
+    suite = registry.suite(path)
+    manifest = freeze.ensure_built(suite)
+    return {s.name: freeze.load_split(suite, manifest, 0, s.name) for s in suite.spec.splits}
+
+
+@pytest.mark.parametrize(
+    ("path", "primitive", "repeats"),
+    [("suites.scan:ScanAddPrimJump", "jump", 1467), ("suites.scan:ScanAddPrimTurnLeft", "turn left", 2189)],
+)
+def test_add_primitive_train_and_dev_hold_the_primitive_only_alone(path: str, primitive: str, repeats: int) -> None:
+    splits = built_splits(path)
+    commands = {name: Counter(" ".join(e.input) for e in splits[name].examples) for name in ("train", "dev")}
+    assert commands["train"][primitive] + commands["dev"][primitive] == repeats
+    assert commands["dev"][primitive] > 0
+    for counts in commands.values():
+        assert not [c for c in counts if c != primitive and f" {primitive} " in f" {c} "]
+
+
+def test_scores_break_down_by_output_length_and_template() -> None:
+    suite = registry.suite("suites.scan:ScanLength")
+    test = built_splits("suites.scan:ScanLength")["test"]
+    # right on every output shorter than 30 actions, only the first 10 actions of the others
+    predictions = [e.target if len(e.target or []) < 30 else (e.target or [])[:10] for e in test.examples]
+    scores = suite.score(test, predictions).metrics
+    short = sum(len(e.target or []) < 30 for e in test.examples)
+    assert scores["sequence_accuracy"] == (short / len(test), len(test))
+    total = sum(len(e.target or []) for e in test.examples)
+    missing = sum(len(e.target or []) - 10 for e in test.examples if len(e.target or []) >= 30)
+    assert scores["token_accuracy"] == ((total - missing) / total, total)
+    assert scores["sequence_accuracy[n_actions=24]"][0] == 1.0
+    assert scores["sequence_accuracy[n_actions=48]"][0] == 0.0
+    by_template = {k: v for k, v in scores.items() if k.startswith("sequence_accuracy[template=")}
+    assert sum(n for _, n in by_template.values()) == len(test)
