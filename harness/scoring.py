@@ -47,15 +47,73 @@ def strictly_best(logprobs: Sequence[float], answer: int) -> bool:
     return all(best > value for i, value in enumerate(logprobs) if i != answer)
 
 
+def contingency(gold: Sequence[str], induced: Sequence[int]) -> np.ndarray:
+    """clusters x gold tags token counts (vectorised; 1M tokens in tens of milliseconds)."""
+    import pandas as pd  # hash-based factorising: far faster than sorting a million strings
+
+    gold_ids = pd.factorize(np.asarray(gold))[0]
+    cluster_ids = pd.factorize(np.asarray(induced))[0]
+    n_gold = int(gold_ids.max()) + 1
+    flat = np.bincount(cluster_ids * n_gold + gold_ids, minlength=(int(cluster_ids.max()) + 1) * n_gold)
+    return flat.reshape(-1, n_gold)
+
+
 def many_to_one_accuracy(gold: Sequence[str], induced: Sequence[int]) -> float:
     """Tag accuracy after mapping each induced cluster to its most frequent gold tag."""
     if not gold:
         return math.nan
-    _, gold_ids = np.unique(np.asarray(gold), return_inverse=True)
-    _, cluster_ids = np.unique(np.asarray(induced), return_inverse=True)
-    counts = np.zeros((cluster_ids.max() + 1, gold_ids.max() + 1), dtype=np.int64)
-    np.add.at(counts, (cluster_ids, gold_ids), 1)
+    counts = contingency(gold, induced)
     return float(counts.max(axis=1).sum() / len(gold))
+
+
+def _entropy(counts: np.ndarray) -> float:
+    p = counts[counts > 0] / counts.sum()
+    return float(-(p * np.log(p)).sum())
+
+
+def induction_metrics(gold: Sequence[str], induced: Sequence[int]) -> dict[str, float]:
+    """Many-to-one, one-to-one (optimal and Tran's greedy), V-measure with homogeneity and
+    completeness (Rosenberg & Hirschberg 2007), and variation of information (nats).
+
+    One-to-one assigns each cluster at most one tag: `one_to_one` by optimal assignment
+    (scipy's linear_sum_assignment), `one_to_one_greedy` as Tran's scorer does it, taking
+    cells by descending count (ties: first cluster, then tag, in order of first appearance;
+    Tran's scorer breaks them by the tag and cluster names). Degenerate entropies follow
+    scikit-learn: with a single gold tag (or cluster) homogeneity (or completeness) is 1.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    counts = contingency(gold, induced)
+    n = counts.sum()
+    rows, cols = linear_sum_assignment(counts, maximize=True)
+    greedy = 0
+    used_clusters: set[int] = set()
+    used_tags: set[int] = set()
+    for index in np.argsort(-counts.ravel(), kind="stable"):
+        cluster, tag = divmod(int(index), counts.shape[1])
+        if counts[cluster, tag] == 0:
+            break
+        if cluster not in used_clusters and tag not in used_tags:
+            greedy += int(counts[cluster, tag])
+            used_clusters.add(cluster)
+            used_tags.add(tag)
+    h_gold, h_cluster = _entropy(counts.sum(axis=0)), _entropy(counts.sum(axis=1))
+    h_joint = _entropy(counts.ravel())
+    h_gold_given_cluster, h_cluster_given_gold = h_joint - h_cluster, h_joint - h_gold
+    homogeneity = 1.0 if h_gold == 0 else 1 - h_gold_given_cluster / h_gold
+    completeness = 1.0 if h_cluster == 0 else 1 - h_cluster_given_gold / h_cluster
+    v_measure = (
+        0.0 if homogeneity + completeness == 0 else 2 * homogeneity * completeness / (homogeneity + completeness)
+    )
+    return {
+        "many_to_one": float(counts.max(axis=1).sum() / n),
+        "one_to_one": float(counts[rows, cols].sum() / n),
+        "one_to_one_greedy": greedy / n,
+        "v_measure": v_measure,
+        "homogeneity": homogeneity,
+        "completeness": completeness,
+        "variation_of_information": h_gold_given_cluster + h_cluster_given_gold,
+    }
 
 
 def breakdown(
@@ -98,8 +156,11 @@ def score_protocol(
     elif protocol == "tag-induction":
         gold = [tag for e in examples for tag in (e.tags or [])]
         induced = [int(c) for p in predictions for c in p]
+        if len(gold) != len(induced):
+            raise ValueError(f"the model returned {len(induced)} cluster ids for {len(gold)} tokens")
         name = "many_to_one"
-        metrics = {name: (many_to_one_accuracy(gold, induced), len(gold))}
+        scores = induction_metrics(gold, induced) if gold else {name: math.nan}
+        metrics = {metric: (value, len(gold)) for metric, value in scores.items()}
         correct = [None] * n
     else:
         raise ValueError(f"unknown protocol {protocol!r}")

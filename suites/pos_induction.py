@@ -1,0 +1,145 @@
+"""Unsupervised part-of-speech induction on UD English-EWT (Christodoulopoulos et al. 2010; Tran 2018 ch. 6).
+
+A model sees only the words of every sentence (digits mapped to 0, case kept, as Tran
+preprocessed WSJ) and returns one cluster id per token, with K clusters; it is scored on all
+tokens of the same sentences, which is the standard protocol of the task (train = test, no
+tuning on gold tags). Tran evaluates on the full WSJ, which is licensed; the UD English Web
+Treebank (commit 15d613d) is the freely available stand-in: its dev and test files together,
+4,078 sentences and 50,241 tokens (multiword-token lines and empty nodes skipped).
+
+- `pos-ud-ewt-xpos`: Penn Treebank tags (the XPOS column), 49 distinct in these files, K = 49.
+- `pos-ud-ewt-upos`: the 17 universal tags, K = 17.
+
+The `train` split holds the sentences without tags (what a model may fit on); `test` holds
+the same sentences with their gold tags, which only the scorer reads.
+
+Scorers (harness.scoring.induction_metrics, all tokens): many-to-one (primary), one-to-one by
+optimal assignment, one-to-one by Tran's greedy matching (labelled separately), V-measure
+with homogeneity and completeness, and variation of information. They agree with
+scikit-learn to 1e-9 where it has the metric (tests/test_pos_induction.py).
+
+How it was checked: the token, tag and sentence counts above were measured on the published
+files; the oracle (the gold tags as clusters) scores 1.0 on every metric but variation of
+information, which is 0. Deviation: English-EWT instead of WSJ, so numbers are not comparable
+with Tran's Table 6.2 (HMM 62.5 / 41.4 / 53.3, Brown 68.2 / 49.9 / 63.0, M-1 / 1-1 / VM).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict, deque
+from typing import ClassVar
+
+from harness import freeze
+from harness.sources import SourceFile
+from harness.specs import Example, Split, SplitSpec, SuiteSpec
+from harness.suite import SourceFiles, Suite
+
+UD_COMMIT = "15d613d8447b3478787d4c278730a1e48a945efb"
+UD_URL = f"https://raw.githubusercontent.com/UniversalDependencies/UD_English-EWT/{UD_COMMIT}"
+FILES = {
+    "ud_english_ewt/en_ewt-ud-dev.conllu": "531a54ff90d6ab12201c5a50c3e78e6ddac4de69abc4bce5d275d3cd29efe2b6",
+    "ud_english_ewt/en_ewt-ud-test.conllu": "e266e515a0a7547657ed3d90d9ba46487d6bd251f27ad4269d4e8a427c8555cd",
+}
+N_SENTENCES = 4078
+CITATION = (
+    "Christodoulopoulos, Goldwater & Steedman 2010, Two decades of unsupervised POS induction: how far have we "
+    "come?; Tran 2018, Predicting and discovering linguistic structure with neural networks (thesis, ch. 6)"
+)
+DIGIT = re.compile(r"\d")
+
+
+def read_conllu(text: str, column: int) -> list[tuple[list[str], list[str]]]:
+    """(words with digits mapped to 0, tags of `column`) per sentence; multiword lines and empty nodes skipped."""
+    sentences: list[tuple[list[str], list[str]]] = []
+    words: list[str] = []
+    tags: list[str] = []
+    for line in text.splitlines():
+        if not line.strip():
+            if words:
+                sentences.append((words, tags))
+            words, tags = [], []
+            continue
+        if line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if "-" in fields[0] or "." in fields[0]:
+            continue
+        words.append(DIGIT.sub("0", fields[1]))
+        tags.append(fields[column])
+    if words:
+        sentences.append((words, tags))
+    return sentences
+
+
+class GoldTagger:
+    """Returns each sentence's gold tags as cluster ids (the oracle of tag-induction suites)."""
+
+    name = "gold-tagger"
+    protocols = ("tag-induction",)
+
+    def __init__(self, tagged: Split) -> None:
+        self.tag_ids = {tag: i for i, tag in enumerate(sorted({t for e in tagged.examples for t in e.tags or []}))}
+        self.by_sentence: dict[tuple[str, ...], deque[list[str]]] = defaultdict(deque)
+        for example in tagged.examples:
+            self.by_sentence[tuple(example.input)].append(example.tags or [])
+
+    def induce(self, sentences: list[list[str]], n_clusters: int) -> list[list[int]]:
+        out = []
+        for words in sentences:
+            queue = self.by_sentence[tuple(words)]
+            tags = queue.popleft() if queue else []
+            queue.append(tags)  # sentences that repeat get their tags back in turn
+            out.append([self.tag_ids.get(t, 0) for t in tags] if tags else [0] * len(words))
+        return out
+
+
+class UdPosInduction(Suite):
+    """POS induction on English-EWT dev+test; subclasses choose the tag column."""
+
+    column: ClassVar[int]
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        sentences = [s for path in FILES for s in read_conllu(files.read_text(path), self.column)]
+        return {
+            "train": [Example(id=f"s{i:05d}", input=words) for i, (words, _) in enumerate(sentences)],
+            "test": [
+                Example(id=f"s{i:05d}", input=words, tags=tags, meta={"n_words": len(words)})
+                for i, (words, tags) in enumerate(sentences)
+            ],
+        }
+
+    def oracle(self, train: Split) -> GoldTagger:
+        manifest = freeze.expected_manifest(self)
+        if manifest is None:
+            raise ValueError(f"{self.spec.key} is not built")
+        return GoldTagger(freeze.load_split(self, manifest, train.draw, "test"))
+
+
+def _spec(suite_id: str, tags: str, k: int) -> SuiteSpec:
+    return SuiteSpec(
+        id=suite_id,
+        version="1.0.0",
+        family="pos-induction",
+        protocol="tag-induction",
+        description=f"Induce {k} word clusters on English-EWT and score them against the {tags} tags.",
+        citation=CITATION,
+        splits=[
+            SplitSpec(name="train", role="train", size=N_SENTENCES, description="the sentences, words only"),
+            SplitSpec(name="test", role="test", size=N_SENTENCES, description="the same sentences with gold tags"),
+        ],
+        primary_metric="many_to_one",
+        n_clusters=k,
+    )
+
+
+class UdXpos(UdPosInduction):
+    column = 4
+    spec = _spec("pos-ud-ewt-xpos", "Penn Treebank (XPOS)", 49)
+    sources = tuple(SourceFile(path=p, url=f"{UD_URL}/{p.split('/')[1]}", sha256=h) for p, h in FILES.items())
+
+
+class UdUpos(UdPosInduction):
+    column = 3
+    spec = _spec("pos-ud-ewt-upos", "universal (UPOS)", 17)
+    sources = UdXpos.sources

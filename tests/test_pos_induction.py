@@ -1,0 +1,80 @@
+"""POS induction: metrics against scikit-learn, speed, and the UD English-EWT suites."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from sklearn import metrics
+
+from harness import freeze, registry
+from harness.runner import Runner
+from harness.scoring import induction_metrics
+from harness.specs import ModelSpec
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_metrics_agree_with_scikit_learn(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n_tags, n_clusters = int(rng.integers(1, 50)), int(rng.integers(1, 60))
+    gold = rng.integers(n_tags, size=5000).astype(str).tolist()
+    induced = rng.integers(n_clusters, size=5000).tolist()
+    ours = induction_metrics(gold, induced)
+    homogeneity, completeness, v_measure = metrics.homogeneity_completeness_v_measure(gold, induced)
+    assert abs(ours["homogeneity"] - homogeneity) < 1e-9
+    assert abs(ours["completeness"] - completeness) < 1e-9
+    assert abs(ours["v_measure"] - v_measure) < 1e-9
+    table = metrics.cluster.contingency_matrix(gold, induced)
+    entropy = [-(p * np.log(p)).sum() for p in (table.sum(1) / 5000, table.sum(0) / 5000)]
+    vi = sum(entropy) - 2 * metrics.mutual_info_score(gold, induced)
+    assert abs(ours["variation_of_information"] - vi) < 1e-9
+    assert abs(ours["many_to_one"] - table.max(axis=0).sum() / 5000) < 1e-12
+    assert ours["one_to_one_greedy"] <= ours["one_to_one"] + 1e-12 <= ours["many_to_one"] + 1e-12
+
+
+def test_one_to_one_optimal_beats_greedy_on_a_hand_example() -> None:
+    # greedy takes (cluster 0, tag A) = 5 first and is left with 0; the optimum pairs 0-B and 1-A
+    gold = ["A"] * 5 + ["B"] * 4 + ["A"] * 4
+    induced = [0] * 5 + [0] * 4 + [1] * 4
+    scores = induction_metrics(gold, induced)
+    assert scores["one_to_one_greedy"] == 5 / 13
+    assert scores["one_to_one"] == 8 / 13
+    assert scores["many_to_one"] == 9 / 13
+
+
+def test_a_million_tokens_score_in_well_under_a_second() -> None:
+    rng = np.random.default_rng(0)
+    gold, induced = rng.integers(49, size=1_000_000).astype(str), rng.integers(49, size=1_000_000)
+    induction_metrics(gold[:100], induced[:100])
+    started = time.perf_counter()
+    induction_metrics(gold, induced)
+    assert time.perf_counter() - started < 0.5
+
+
+@pytest.mark.parametrize(
+    ("path", "k", "n_tags"), [("suites.pos_induction:UdXpos", 49, 49), ("suites.pos_induction:UdUpos", 17, 17)]
+)
+def test_ud_suites_hold_the_published_tokens(path: str, k: int, n_tags: int) -> None:
+    suite = registry.suite(path)
+    manifest = freeze.ensure_built(suite)
+    train = freeze.load_split(suite, manifest, 0, "train").examples
+    test = freeze.load_split(suite, manifest, 0, "test").examples
+    assert suite.spec.n_clusters == k
+    assert sum(len(e.input) for e in test) == 50241
+    assert len({t for e in test for t in e.tags or []}) == n_tags
+    assert all(e.tags is None for e in train) and [e.input for e in train] == [e.input for e in test]
+    assert not any(ch.isdigit() and ch != "0" for e in test for w in e.input for ch in w)
+
+
+def test_oracle_is_perfect_and_random_is_not(runner: Runner) -> None:
+    oracle = runner.evaluate("suites.pos_induction:UdXpos", ModelSpec(name="oracle"), [0]).scores["test"]
+    assert {m: oracle[m].mean for m in ("many_to_one", "one_to_one", "one_to_one_greedy", "v_measure")} == {
+        "many_to_one": 1.0,
+        "one_to_one": 1.0,
+        "one_to_one_greedy": 1.0,
+        "v_measure": 1.0,
+    }
+    assert abs(oracle["variation_of_information"].mean) < 1e-12
+    random = runner.evaluate("suites.pos_induction:UdXpos", ModelSpec(name="random"), [0]).scores["test"]
+    assert random["many_to_one"].mean < 0.25 and random["v_measure"].mean < 0.1
