@@ -108,7 +108,7 @@ def induction_metrics(gold: Sequence[str], induced: Sequence[int]) -> dict[str, 
     return {
         "many_to_one": float(counts.max(axis=1).sum() / n),
         "one_to_one": float(counts[rows, cols].sum() / n),
-        "one_to_one_greedy": greedy / n,
+        "one_to_one_greedy": float(greedy / n),
         "v_measure": v_measure,
         "homogeneity": homogeneity,
         "completeness": completeness,
