@@ -1,0 +1,110 @@
+"""Long-distance subject-verb agreement: the English test set of Gulordava et al. (2018).
+
+Reproduces the "colorless green" agreement evaluation (github.com/facebookresearch/
+colorlessgreenRNNs, commit dbffbf0, `data/agreement/English/generated.tab`): 41 original
+sentences from the English UD treebank, each with a prefix ending before a verb that agrees
+with a distant subject, and 9 nonce variants per sentence in which every content word is
+replaced by a random word of the same part of speech and morphology, so that semantics and
+collocations cannot help. Each of the 410 items is a minimal pair: the prefix followed by the
+correct verb form against the prefix followed by the wrong one. A language model passes an
+item when it gives the correct sequence a strictly higher log-probability (ties count wrong);
+since both share the prefix, this is Gulordava's comparison of p(verb | prefix).
+
+Protocol minimal-pair, zero-shot: the train split is empty (Gulordava's models were trained on
+80M tokens of Wikipedia; a user's language model brings its own training). Breakdowns by
+`type` (original / generated), `n_attr` (number of attractors: 0, 1 or 2) and `pattern`.
+
+How it was checked (tests/test_agreement.py): 820 rows pair up into 410 items of one correct
+and one wrong form with the same prefix (41 original, 369 generated; 330 / 70 / 10 items with
+0 / 1 / 2 attractors); the oracle scores 1.0. Deviation: none in the data; we score the whole
+sequence rather than the verb alone, which gives the same decision for any language model.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import ClassVar
+
+from harness import freeze
+from harness.sources import SourceFile
+from harness.specs import Example, Split, SplitSpec, SuiteSpec
+from harness.suite import SourceFiles, Suite
+
+COMMIT = "dbffbf0f2ef86c50bac204d7a2292862e1c6036f"
+SOURCE = SourceFile(
+    path="agreement_gulordava/generated.tab",
+    url=f"https://raw.githubusercontent.com/facebookresearch/colorlessgreenRNNs/{COMMIT}/data/agreement/English/generated.tab",
+    sha256="da6dd6390965f1292af8ffde649a8f18d39d67eec3c7d7a8dfc8559d35e8081b",
+)
+CITATION = (
+    "Gulordava, Bojanowski, Grave, Linzen & Baroni 2018, Colorless green recurrent networks dream hierarchically; "
+    "Linzen, Dupoux & Goldberg 2016, Assessing the ability of LSTMs to learn syntax-sensitive dependencies"
+)
+
+
+def parse_gulordava(text: str) -> list[Example]:
+    """Pair the `correct` and `wrong` rows of each (pattern, construction, sentence, type) item."""
+    rows = list(csv.DictReader(io.StringIO(text), delimiter="\t"))
+    items: dict[tuple[str, str, str, str], dict[str, dict[str, str]]] = {}
+    for row in rows:
+        key = (row["pattern"], row["constr_id"], row["sent_id"], row["type"])
+        items.setdefault(key, {})[row["class"]] = row
+    examples = []
+    for (pattern, construction, sentence, kind), pair in items.items():
+        if set(pair) != {"correct", "wrong"} or pair["correct"]["prefix"] != pair["wrong"]["prefix"]:
+            raise ValueError(f"item {pattern}/{construction}/{sentence}/{kind} is not one correct and one wrong form")
+        prefix = pair["correct"]["prefix"].split()
+        examples.append(
+            Example(
+                id=f"{pattern}-{construction}-{sentence}-{kind}",
+                input=prefix,
+                candidates=[[*prefix, pair["correct"]["form"]], [*prefix, pair["wrong"]["form"]]],
+                answer=0,
+                meta={"type": kind, "n_attr": int(pair["correct"]["n_attr"]), "pattern": pattern},
+            )
+        )
+    return examples
+
+
+class GoldPairScorer:
+    """Gives every correct sequence log-probability 0 and every other one -1 (the oracle)."""
+
+    name = "gold-pairs"
+    protocols = ("minimal-pair", "forced-choice")
+
+    def __init__(self, tested: Split) -> None:
+        self.correct = {tuple(e.candidates[e.answer or 0]) for e in tested.examples if e.candidates}
+
+    def logprob(self, sequences: list[list[str]]) -> list[float]:
+        return [0.0 if tuple(s) in self.correct else -1.0 for s in sequences]
+
+
+class AgreementGulordava(Suite):
+    """Gulordava et al.'s English agreement test set, original and nonce sentences."""
+
+    spec = SuiteSpec(
+        id="agreement-gulordava",
+        version="1.0.0",
+        family="agreement",
+        protocol="minimal-pair",
+        description="Long-distance subject-verb agreement in original and nonce ('colorless green') English "
+        "sentences: the correct verb form must be more probable than the wrong one.",
+        citation=CITATION,
+        splits=[
+            SplitSpec(name="train", role="train", size=0, description="empty: models bring their own training"),
+            SplitSpec(name="test", role="test", size=410, description="41 original and 369 nonce items"),
+        ],
+        primary_metric="accuracy",
+    )
+    sources = (SOURCE,)
+    breakdown_keys: ClassVar[tuple[str, ...]] = ("type", "n_attr", "pattern")
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        return {"train": [], "test": parse_gulordava(files.read_text(SOURCE.path))}
+
+    def oracle(self, train: Split) -> GoldPairScorer:
+        manifest = freeze.expected_manifest(self)
+        if manifest is None:
+            raise ValueError(f"{self.spec.key} is not built")
+        return GoldPairScorer(freeze.load_split(self, manifest, 0, "test"))
