@@ -9,6 +9,10 @@ Treebank (commit 15d613d) is the freely available stand-in: its dev and test fil
 
 - `pos-ud-ewt-xpos`: Penn Treebank tags (the XPOS column), 49 distinct in these files, K = 49.
 - `pos-ud-ewt-upos`: the 17 universal tags, K = 17.
+- `pos-synthetic`: 3,000 sentences (19,733 tokens) sampled from a small grammar over 11 Penn
+  tags whose lexicon is ambiguous on purpose (12 of 34 words carry two or three tags: `that`
+  DT/IN, `can` MD/NN, `light` JJ/NN/VB, `runs` NNS/VBZ, ...), K = 11: a clean, licence-free
+  check that an inducer uses context, since a word-type clustering cannot score 1.0 on it.
 
 The `train` split holds the sentences without tags (what a model may fit on); `test` holds
 the same sentences with their gold tags, which only the scorer reads.
@@ -26,6 +30,7 @@ with Tran's Table 6.2 (HMM 62.5 / 41.4 / 53.3, Brown 68.2 / 49.9 / 63.0, M-1 / 1
 
 from __future__ import annotations
 
+import random
 import re
 from collections import defaultdict, deque
 from typing import ClassVar
@@ -94,20 +99,8 @@ class GoldTagger:
         return out
 
 
-class UdPosInduction(Suite):
-    """POS induction on English-EWT dev+test; subclasses choose the tag column."""
-
-    column: ClassVar[int]
-
-    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
-        sentences = [s for path in FILES for s in read_conllu(files.read_text(path), self.column)]
-        return {
-            "train": [Example(id=f"s{i:05d}", input=words) for i, (words, _) in enumerate(sentences)],
-            "test": [
-                Example(id=f"s{i:05d}", input=words, tags=tags, meta={"n_words": len(words)})
-                for i, (words, tags) in enumerate(sentences)
-            ],
-        }
+class TagInductionSuite(Suite):
+    """Sentences without tags in `train`, the same with gold tags in `test`; gold as the oracle."""
 
     def oracle(self, train: Split) -> GoldTagger:
         manifest = freeze.expected_manifest(self)
@@ -116,17 +109,36 @@ class UdPosInduction(Suite):
         return GoldTagger(freeze.load_split(self, manifest, train.draw, "test"))
 
 
-def _spec(suite_id: str, tags: str, k: int) -> SuiteSpec:
+def split_pair(sentences: list[tuple[list[str], list[str]]]) -> dict[str, list[Example]]:
+    return {
+        "train": [Example(id=f"s{i:05d}", input=words) for i, (words, _) in enumerate(sentences)],
+        "test": [
+            Example(id=f"s{i:05d}", input=words, tags=tags, meta={"n_words": len(words)})
+            for i, (words, tags) in enumerate(sentences)
+        ],
+    }
+
+
+class UdPosInduction(TagInductionSuite):
+    """POS induction on English-EWT dev+test; subclasses choose the tag column."""
+
+    column: ClassVar[int]
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        return split_pair([s for path in FILES for s in read_conllu(files.read_text(path), self.column)])
+
+
+def _spec(suite_id: str, description: str, k: int, n_sentences: int = N_SENTENCES) -> SuiteSpec:
     return SuiteSpec(
         id=suite_id,
         version="1.0.0",
         family="pos-induction",
         protocol="tag-induction",
-        description=f"Induce {k} word clusters on English-EWT and score them against the {tags} tags.",
+        description=description,
         citation=CITATION,
         splits=[
-            SplitSpec(name="train", role="train", size=N_SENTENCES, description="the sentences, words only"),
-            SplitSpec(name="test", role="test", size=N_SENTENCES, description="the same sentences with gold tags"),
+            SplitSpec(name="train", role="train", size=n_sentences, description="the sentences, words only"),
+            SplitSpec(name="test", role="test", size=n_sentences, description="the same sentences with gold tags"),
         ],
         primary_metric="many_to_one",
         n_clusters=k,
@@ -135,11 +147,68 @@ def _spec(suite_id: str, tags: str, k: int) -> SuiteSpec:
 
 class UdXpos(UdPosInduction):
     column = 4
-    spec = _spec("pos-ud-ewt-xpos", "Penn Treebank (XPOS)", 49)
+    spec = _spec("pos-ud-ewt-xpos", "Induce 49 word clusters on English-EWT, scored against Penn Treebank tags.", 49)
     sources = tuple(SourceFile(path=p, url=f"{UD_URL}/{p.split('/')[1]}", sha256=h) for p, h in FILES.items())
 
 
 class UdUpos(UdPosInduction):
     column = 3
-    spec = _spec("pos-ud-ewt-upos", "universal (UPOS)", 17)
+    spec = _spec("pos-ud-ewt-upos", "Induce 17 word clusters on English-EWT, scored against universal POS tags.", 17)
     sources = UdXpos.sources
+
+
+SYNTHETIC_RULES: dict[str, list[tuple[str, ...]]] = {
+    "S": [("NP", "VP", ".")],
+    "NP": [("DT", "NN"), ("DT", "JJ", "NN"), ("DT", "NNS"), ("PRP",), ("NP", "IN", "DT", "NN")],
+    "VP": [("VBZ",), ("VBZ", "NP"), ("MD", "VB", "NP"), ("VBD", "NP"), ("VBZ", "IN", "DT", "NN")],
+}
+SYNTHETIC_LEXICON: dict[str, tuple[str, ...]] = {
+    "DT": ("the", "a", "that", "this"),
+    "NN": ("dog", "park", "run", "can", "walk", "book", "light", "watch"),
+    "NNS": ("dogs", "parks", "runs", "walks", "books", "watches"),
+    "JJ": ("old", "light", "quick", "green"),
+    "PRP": ("she", "he", "it"),
+    "IN": ("in", "near", "that", "like"),
+    "VBZ": ("runs", "walks", "books", "watches", "likes"),
+    "VBD": ("saw", "liked", "booked"),
+    "MD": ("can", "will", "must"),
+    "VB": ("run", "walk", "book", "watch", "like", "light"),
+    ".": (".",),
+}
+SYNTHETIC_SENTENCES = 3000
+SYNTHETIC_SEED = 20100801
+
+
+def sample_tagged(rng: random.Random) -> tuple[list[str], list[str]]:
+    """One sentence and its tags; the NP -> NP PP rule is taken at most once per phrase."""
+    words: list[str] = []
+    tags: list[str] = []
+
+    def expand(symbol: str, depth: int) -> None:
+        if symbol in SYNTHETIC_LEXICON:
+            words.append(rng.choice(SYNTHETIC_LEXICON[symbol]))
+            tags.append(symbol)
+            return
+        options = SYNTHETIC_RULES[symbol]
+        if depth > 1:
+            options = [o for o in options if o[0] != symbol]
+        for child in rng.choice(options):
+            expand(child, depth + 1)
+
+    expand("S", 0)
+    return words, tags
+
+
+class PosSynthetic(TagInductionSuite):
+    """Tag induction on sentences from a small grammar whose lexicon is ambiguous."""
+
+    spec = _spec(
+        "pos-synthetic",
+        "Induce word clusters on a sampled tagged corpus in which many words carry two or more tags.",
+        len(SYNTHETIC_LEXICON),
+        SYNTHETIC_SENTENCES,
+    )
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        rng = random.Random(SYNTHETIC_SEED + draw)
+        return split_pair([sample_tagged(rng) for _ in range(SYNTHETIC_SENTENCES)])

@@ -78,3 +78,20 @@ def test_oracle_is_perfect_and_random_is_not(runner: Runner) -> None:
     assert abs(oracle["variation_of_information"].mean) < 1e-12
     random = runner.evaluate("suites.pos_induction:UdXpos", ModelSpec(name="random"), [0]).scores["test"]
     assert random["many_to_one"].mean < 0.25 and random["v_measure"].mean < 0.1
+
+
+def test_synthetic_corpus_is_ambiguous_and_the_oracle_solves_it(runner: Runner) -> None:
+    suite = registry.suite("suites.pos_induction:PosSynthetic")
+    manifest = freeze.ensure_built(suite)
+    test = freeze.load_split(suite, manifest, 0, "test").examples
+    tags_of: dict[str, set[str]] = {}
+    for example in test:
+        for word, tag in zip(example.input, example.tags or [], strict=True):
+            tags_of.setdefault(word, set()).add(tag)
+    assert sum(len(t) > 1 for t in tags_of.values()) == 12
+    assert suite.spec.n_clusters == len({t for e in test for t in e.tags or []}) == 11
+    # the best a one-cluster-per-word-type tagger can reach stays below 1
+    by_type = induction_metrics([t for e in test for t in e.tags or []], [hash(w) for e in test for w in e.input])
+    assert by_type["many_to_one"] < 0.95
+    oracle = runner.evaluate("suites.pos_induction:PosSynthetic", ModelSpec(name="oracle"), [0])
+    assert oracle.scores["test"]["one_to_one"].mean == 1.0
