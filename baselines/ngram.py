@@ -1,0 +1,117 @@
+"""Count-based language models: interpolated modified Kneser-Ney n-grams and a unigram floor.
+
+`ngram` (Chen & Goodman 1999): order n (default 4), three discounts per order estimated from
+the counts of counts, continuation counts for the lower orders, interpolation down to a
+uniform distribution over the vocabulary plus `<unk>`. Sentences are padded with `<s>` and
+end in `</s>`; words unseen in training become `<unk>`. `unigram` is add-one smoothed. Both
+are trained on the `input` tokens of a suite's train split and serve the minimal-pair and
+forced-choice protocols (`logprob`, natural logs, end of sentence included).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+
+from harness.specs import Split
+
+BOS, EOS, UNK = "<s>", "</s>", "<unk>"
+
+
+class KneserNey:
+    """Interpolated modified Kneser-Ney language model; setting `order` (default 4)."""
+
+    name = "ngram"
+    protocols = ("minimal-pair", "forced-choice")
+
+    def __init__(self, order: int = 4) -> None:
+        if order < 1:
+            raise ValueError("order must be at least 1")
+        self.order = int(order)
+        self.vocabulary: set[str] = set()
+        # per order n (1..order): counts of n-grams (raw for the top order, continuation below)
+        self.counts: list[dict[tuple[str, ...], Counter[str]]] = []
+        self.discounts: list[tuple[float, float, float]] = []
+
+    def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
+        sentences = [list(e.input) for e in train.examples]
+        self.vocabulary = {w for s in sentences for w in s} | {EOS}
+        n = self.order
+        top: dict[tuple[str, ...], Counter[str]] = defaultdict(Counter)
+        for sentence in sentences:
+            padded = [BOS] * (n - 1) + sentence + [EOS]
+            for i in range(n - 1, len(padded)):
+                top[tuple(padded[i - n + 1 : i])][padded[i]] += 1
+        counts = [top]
+        # continuation counts: how many distinct words precede each lower-order n-gram
+        for _ in range(n - 1):
+            higher = counts[0]
+            lower: dict[tuple[str, ...], Counter[str]] = defaultdict(Counter)
+            for history, following in higher.items():
+                for word in following:
+                    lower[history[1:]][word] += 1
+            counts.insert(0, lower)
+        self.counts = counts
+        self.discounts = [_discounts(level) for level in counts]
+
+    def _probability(self, history: tuple[str, ...], word: str) -> float:
+        probability = 1.0 / (len(self.vocabulary) + 1)
+        for level in range(self.order):
+            context = history[len(history) - level :] if level else ()
+            following = self.counts[level].get(context)
+            if not following:
+                continue
+            total = sum(following.values())
+            d1, d2, d3 = self.discounts[level]
+            count = following.get(word, 0)
+            discount = 0.0 if count == 0 else d1 if count == 1 else d2 if count == 2 else d3
+            n1 = sum(1 for c in following.values() if c == 1)
+            n2 = sum(1 for c in following.values() if c == 2)
+            n3 = len(following) - n1 - n2
+            backoff = (d1 * n1 + d2 * n2 + d3 * n3) / total
+            probability = max(count - discount, 0.0) / total + backoff * probability
+        return probability
+
+    def logprob(self, sequences: list[list[str]]) -> list[float]:
+        out = []
+        for sequence in sequences:
+            words = [w if w in self.vocabulary else UNK for w in sequence] + [EOS]
+            history = [BOS] * (self.order - 1)
+            total = 0.0
+            for word in words:
+                total += math.log(self._probability(tuple(history[len(history) - self.order + 1 :]), word))
+                history.append(word)
+            out.append(total)
+        return out
+
+
+def _discounts(level: dict[tuple[str, ...], Counter[str]]) -> tuple[float, float, float]:
+    """Chen & Goodman's D1, D2, D3+ from the counts of counts of one order."""
+    of = Counter(c for following in level.values() for c in following.values())
+    n1, n2, n3, n4 = (of.get(i, 0) for i in (1, 2, 3, 4))
+    if not n1 or not n2:
+        return 0.5, 0.5, 0.5
+    y = n1 / (n1 + 2 * n2)
+    d1 = 1 - 2 * y * n2 / n1
+    d2 = 2 - 3 * y * n3 / n2 if n2 else d1
+    d3 = 3 - 4 * y * n4 / n3 if n3 else d2
+    return max(d1, 0.0), max(d2, 0.0), max(d3, 0.0)
+
+
+class Unigram:
+    """Add-one smoothed unigram model: the floor that ignores all context."""
+
+    name = "unigram"
+    protocols = ("minimal-pair", "forced-choice")
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.total = 0
+
+    def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
+        self.counts = Counter(w for e in train.examples for w in [*e.input, EOS])
+        self.total = sum(self.counts.values())
+
+    def logprob(self, sequences: list[list[str]]) -> list[float]:
+        denominator = self.total + len(self.counts) + 1
+        return [sum(math.log((self.counts.get(w, 0) + 1) / denominator) for w in [*s, EOS]) for s in sequences]

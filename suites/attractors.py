@@ -1,0 +1,249 @@
+"""Agreement attractors from a grammar (Linzen, Dupoux & Goldberg 2016; Tran 2018 §5.5).
+
+Sentences whose subject is followed by material carrying intervening nouns before the verb
+that must agree with the subject: prepositional phrases (`near the cats`), subject relative
+clauses (`that saw the cats`) and object relative clauses (`that the cats saw`), stacked up to
+four intervening nouns. Relative-clause verbs are in the past tense, which carries no number,
+so the only number cues are the nouns. An attractor is an intervening noun whose number
+differs from the subject's. The verb is an auxiliary (is/are, has/have, does/do, each with a
+fitting continuation) or a lexical present-tense verb (sleeps/sleep, ...).
+
+Two suites on the same items, reported separately:
+- `agreement-attractors` (minimal-pair): the sentence with the correct verb against the same
+  sentence with the wrong form; the correct one must be strictly more probable (ties wrong).
+- `agreement-attractors-number` (classification): the prefix up to the verb, labelled
+  `singular` or `plural`, as in Linzen et al.'s number-prediction task.
+
+Splits: `train` (20,000 sentences of the natural distribution: the subject is plural with
+probability .3, the number of intervening nouns is 0-4 with probabilities .6/.25/.1/.04/.01
+and each is an attractor with probability .2, so 89% of sentences have no attractor; usable
+as language-model training text), `dev`
+(1,000, same distribution) and six tests of 500: `attractors-0` (1-4 intervening nouns, none
+an attractor), `attractors-1` … `attractors-4` (exactly k intervening nouns, all attractors:
+the homogeneous condition) and `mixed` (2-4 intervening nouns, some but not all attractors).
+`meta`: n_attractors, n_intervening, distance (words between subject noun and verb),
+construction (e.g. `pp+src`), subject_number, verb_kind. Test sentences never occur in train.
+
+How it was checked (tests/test_attractors.py): every item's attractor count, distance and
+construction are recomputed from its words; the oracle scores 1.0; an n-gram model's accuracy
+falls as attractors rise, the effect this suite exists to measure.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import ClassVar
+
+from harness.specs import Example, Split, SplitSpec, SuiteSpec
+from harness.suite import SourceFiles, Suite
+
+NOUNS = {
+    "dog": "dogs", "cat": "cats", "author": "authors", "pilot": "pilots", "farmer": "farmers",
+    "senator": "senators", "teacher": "teachers", "doctor": "doctors", "painter": "painters", "guard": "guards",
+}  # fmt: skip
+PLURAL_NOUNS = set(NOUNS.values())
+PREPOSITIONS = ("near", "behind", "with", "beside")
+PAST_VERBS = ("saw", "liked", "met", "helped", "praised")
+VERBS = {  # singular, plural, continuations
+    "aux-be": ("is", "are", ("here", "tired", "happy", "late")),
+    "aux-have": ("has", "have", ("left", "arrived", "smiled")),
+    "aux-do": ("does", "do", ("not care", "not agree", "smile")),
+    "lexical": ("sleeps", "sleep", ("", "now", "often")),
+}
+LABELS = ["singular", "plural"]
+INTERVENING_WEIGHTS = (0.6, 0.25, 0.1, 0.04, 0.01)
+PLURAL_RATE = 0.3
+ATTRACTOR_RATE = 0.2
+SIZES = {"train": 20_000, "dev": 1_000, "test": 500}
+TEST_SPLITS = ("attractors-0", "attractors-1", "attractors-2", "attractors-3", "attractors-4", "mixed")
+GENERATOR_SEED = 20160601
+CITATION = (
+    "Linzen, Dupoux & Goldberg 2016, Assessing the ability of LSTMs to learn syntax-sensitive dependencies; "
+    "Tran 2018, Predicting and discovering linguistic structure with neural networks (thesis, §5.5)"
+)
+
+
+class Item:
+    """One generated sentence: prefix up to the verb, both verb forms, continuation and meta."""
+
+    def __init__(self, rng: random.Random, subject_plural: bool, intervening: Sequence[bool]) -> None:
+        stem = rng.choice(list(NOUNS))
+        self.prefix = ["the", NOUNS[stem] if subject_plural else stem]
+        kinds = []
+        for plural in intervening:
+            noun = rng.choice(list(NOUNS))
+            noun = NOUNS[noun] if plural else noun
+            kind = rng.choice(("pp", "src", "orc"))
+            kinds.append(kind)
+            if kind == "pp":
+                self.prefix += [rng.choice(PREPOSITIONS), "the", noun]
+            elif kind == "src":
+                self.prefix += ["that", rng.choice(PAST_VERBS), "the", noun]
+            else:
+                self.prefix += ["that", "the", noun, rng.choice(PAST_VERBS)]
+        self.verb_kind = rng.choice(list(VERBS))
+        singular, plural, continuations = VERBS[self.verb_kind]
+        self.correct, self.wrong = (plural, singular) if subject_plural else (singular, plural)
+        self.rest = [*rng.choice(continuations).split(), "."]
+        self.subject_plural = subject_plural
+        self.meta: dict[str, str | int | float | bool] = {
+            "n_attractors": sum(p != subject_plural for p in intervening),
+            "n_intervening": len(intervening),
+            "distance": len(self.prefix) - 2,
+            "construction": "+".join(kinds) or "none",
+            "subject_number": LABELS[subject_plural],
+            "verb_kind": self.verb_kind,
+        }
+
+    def sentence(self, correct: bool = True) -> list[str]:
+        return [*self.prefix, self.correct if correct else self.wrong, *self.rest]
+
+
+def natural(rng: random.Random) -> Item:
+    n = rng.choices(range(5), weights=INTERVENING_WEIGHTS)[0]
+    subject_plural = rng.random() < PLURAL_RATE
+    return Item(rng, subject_plural, [subject_plural != (rng.random() < ATTRACTOR_RATE) for _ in range(n)])
+
+
+def controlled(rng: random.Random, split: str) -> Item:
+    subject_plural = rng.random() < 0.5
+    if split == "mixed":
+        n = rng.randint(2, 4)
+        while True:
+            attract = [rng.random() < 0.5 for _ in range(n)]
+            if 0 < sum(attract) < n:
+                break
+    elif split == "attractors-0":
+        attract = [False] * rng.randint(1, 4)
+    else:
+        attract = [True] * int(split[-1])
+    return Item(rng, subject_plural, [subject_plural != a for a in attract])
+
+
+def items(draw: int) -> dict[str, list[Item]]:
+    """Every split's items. Test sentences are unique and never occur in dev or train; dev and
+    train follow the natural distribution, repeats included (its short sentences are few)."""
+    rng = random.Random(GENERATOR_SEED + draw)
+    tested: set[tuple[str, ...]] = set()
+    out: dict[str, list[Item]] = {}
+    for split in TEST_SPLITS:
+        chosen: list[Item] = []
+        while len(chosen) < SIZES["test"]:
+            item = controlled(rng, split)
+            key = tuple(item.sentence())
+            if key not in tested:
+                tested.add(key)
+                chosen.append(item)
+        out[split] = chosen
+    for split in ("dev", "train"):
+        natural_items: list[Item] = []
+        while len(natural_items) < SIZES[split]:
+            item = natural(rng)
+            if tuple(item.sentence()) not in tested:
+                natural_items.append(item)
+        out[split] = natural_items
+    return out
+
+
+class AttractorSuite(Suite):
+    """Shared generation; subclasses encode items for their protocol."""
+
+    breakdown_keys: ClassVar[tuple[str, ...]] = ("verb_kind", "construction", "subject_number")
+
+    def encode(self, item: Item, example_id: str, train: bool) -> Example:
+        raise NotImplementedError
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        return {
+            split: [self.encode(item, f"{split}-{i:05d}", split == "train") for i, item in enumerate(chosen)]
+            for split, chosen in items(draw).items()
+        }
+
+
+class AgreementAttractors(AttractorSuite):
+    """Minimal pairs: correct verb form against the wrong one."""
+
+    spec = SuiteSpec(
+        id="agreement-attractors",
+        version="1.0.0",
+        family="agreement",
+        protocol="minimal-pair",
+        description="Subject-verb agreement across 0-4 intervening nouns: the sentence with the correct verb "
+        "must be more probable than the one with the wrong form.",
+        citation=CITATION,
+        splits=[
+            SplitSpec(
+                name="train", role="train", size=SIZES["train"], description="LM training text, natural distribution"
+            ),
+            SplitSpec(name="dev", role="dev", size=SIZES["dev"]),
+            *(SplitSpec(name=name, role="test", size=SIZES["test"]) for name in TEST_SPLITS),
+        ],
+        primary_metric="accuracy",
+    )
+
+    def encode(self, item: Item, example_id: str, train: bool) -> Example:
+        if train:
+            return Example(id=example_id, input=item.sentence(), meta=item.meta)
+        return Example(
+            id=example_id,
+            input=item.prefix,
+            candidates=[item.sentence(True), item.sentence(False)],
+            answer=0,
+            meta=item.meta,
+        )
+
+    def oracle(self, train: Split) -> AgreementOracle:
+        return AgreementOracle()
+
+
+SINGULAR_FORMS = {forms[0] for forms in VERBS.values()}
+PLURAL_FORMS = {forms[1] for forms in VERBS.values()}
+
+
+class AgreementOracle:
+    """Gives a sentence log-probability 0 when its main verb agrees with its subject, else -1."""
+
+    name = "agreement-oracle"
+    protocols = ("minimal-pair",)
+
+    def logprob(self, sequences: list[list[str]]) -> list[float]:
+        out = []
+        for tokens in sequences:
+            verb = next((t for t in tokens if t in SINGULAR_FORMS | PLURAL_FORMS), "")
+            agrees = (verb in PLURAL_FORMS) == (len(tokens) > 1 and tokens[1] in PLURAL_NOUNS)
+            out.append(0.0 if agrees else -1.0)
+        return out
+
+
+class NumberOracle:
+    """Reads the subject's number off the prefix (the first noun), as the grammar defines it."""
+
+    name = "number-oracle"
+    protocols = ("classification",)
+
+    def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
+        return [LABELS[tokens[1] in PLURAL_NOUNS] for tokens in inputs]
+
+
+class AgreementAttractorsNumber(AttractorSuite):
+    """Number prediction: the verb's number from the prefix before it."""
+
+    spec = SuiteSpec(
+        id="agreement-attractors-number",
+        version="1.0.0",
+        family="agreement",
+        protocol="classification",
+        description="Predict the number of the upcoming verb from the prefix before it, across 0-4 intervening "
+        "nouns (Linzen et al.'s number-prediction task).",
+        citation=CITATION,
+        splits=AgreementAttractors.spec.splits,
+        labels=LABELS,
+        primary_metric="accuracy",
+    )
+
+    def encode(self, item: Item, example_id: str, train: bool) -> Example:
+        return Example(id=example_id, input=item.prefix, label=LABELS[item.subject_plural], meta=item.meta)
+
+    def oracle(self, train: Split) -> NumberOracle:
+        return NumberOracle()

@@ -1,0 +1,80 @@
+"""Agreement attractors: items as claimed, oracle, and the n-gram attraction effect; KN sanity."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from baselines.ngram import EOS, UNK, KneserNey
+from harness import freeze, registry
+from harness.runner import Runner
+from harness.specs import Example, ModelSpec, Split
+from suites.attractors import PLURAL_NOUNS, PREPOSITIONS, TEST_SPLITS
+from tests.conftest import REPO
+
+MINIMAL_PAIR, NUMBER = "suites.attractors:AgreementAttractors", "suites.attractors:AgreementAttractorsNumber"
+
+
+def loaded(path: str) -> dict[str, Split]:
+    suite = registry.suite(path)
+    manifest = freeze.ensure_built(suite)
+    assert manifest.suite_hash in (REPO / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+    return {s.name: freeze.load_split(suite, manifest, 0, s.name) for s in suite.spec.splits}
+
+
+def test_items_carry_the_attractors_they_claim() -> None:
+    splits = loaded(MINIMAL_PAIR)
+    for name in TEST_SPLITS:
+        for example in splits[name].examples:
+            prefix = example.input
+            subject_plural = prefix[1] in PLURAL_NOUNS
+            nouns = [w for i, w in enumerate(prefix[2:], 2) if prefix[i - 1] == "the"]
+            attractors = sum((n in PLURAL_NOUNS) != subject_plural for n in nouns)
+            assert attractors == example.meta["n_attractors"] and len(nouns) == example.meta["n_intervening"]
+            if name != "mixed" and name != "attractors-0":
+                assert attractors == len(nouns) == int(name[-1])
+            good, bad = example.candidates or [[], []]
+            assert good[: len(prefix)] == bad[: len(prefix)] == prefix and good != bad
+    train = {tuple(e.input) for e in splits["train"].examples}
+    assert not any(tuple((e.candidates or [[]])[0]) in train for n in TEST_SPLITS for e in splits[n].examples)
+    share = sum(e.meta["n_attractors"] == 0 for e in splits["train"].examples) / len(splits["train"])
+    assert share > 0.85
+    assert any(w in PREPOSITIONS for e in splits["mixed"].examples for w in e.input)
+
+
+def test_number_suite_labels_the_subject(runner: Runner) -> None:
+    splits = loaded(NUMBER)
+    for example in splits["attractors-3"].examples:
+        assert example.label == ("plural" if example.input[1] in PLURAL_NOUNS else "singular")
+    record = runner.evaluate(NUMBER, ModelSpec(name="oracle"), [0])
+    assert all(scores["accuracy"].mean == 1.0 for scores in record.scores.values())
+
+
+def test_kneser_ney_is_a_distribution() -> None:
+    sentences = [["the", "dog", "runs"], ["the", "dogs", "run"], ["a", "dog", "runs"], ["the", "cat", "runs"]] * 3
+    model = KneserNey(order=3)
+    model.fit(Split(suite="t@0", name="train", role="train", draw=0,
+                    examples=[Example(id=str(i), input=s) for i, s in enumerate(sentences)]), None, seed=0)  # fmt: skip
+    for history in [("<s>", "<s>"), ("<s>", "the"), ("the", "dog"), ("dog", "zebra")]:
+        total = sum(model._probability(history, w) for w in [*model.vocabulary, UNK])
+        assert math.isclose(total, 1.0, rel_tol=1e-9), history
+    assert EOS in model.vocabulary
+    good, bad = model.logprob([["the", "dog", "runs"], ["the", "dog", "run"]])
+    assert good > bad
+
+
+def test_ngram_accuracy_falls_as_attractors_rise(runner: Runner) -> None:
+    record = runner.evaluate(MINIMAL_PAIR, ModelSpec(name="ngram"), [0])
+    by_bin = [record.scores[f"attractors-{k}"]["accuracy"].mean for k in range(5)]
+    # a 4-gram sees only the nearest noun: right without attractors, misled by any attractor
+    assert by_bin[0] > 0.8
+    assert max(by_bin[1:]) < 0.3
+    oracle = runner.evaluate(MINIMAL_PAIR, ModelSpec(name="oracle"), [0])
+    assert all(scores["accuracy"].mean == 1.0 for scores in oracle.scores.values())
+
+
+@pytest.mark.parametrize("model", ["unigram"])
+def test_unigram_floor_runs(runner: Runner, model: str) -> None:
+    record = runner.evaluate(MINIMAL_PAIR, ModelSpec(name=model), [0])
+    assert record.status == {"0": "done"}
