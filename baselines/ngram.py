@@ -1,7 +1,8 @@
 """Count-based language models: interpolated modified Kneser-Ney n-grams and a unigram floor.
 
 `ngram` (Chen & Goodman 1999): order n (default 4), three discounts per order estimated from
-the counts of counts, continuation counts for the lower orders, interpolation down to a
+the counts of counts (kept within [0.1, count], since highly regular corpora can push the
+estimates to zero), continuation counts for the lower orders, interpolation down to a
 uniform distribution over the vocabulary plus `<unk>`. Sentences are padded with `<s>` and
 end in `</s>`; words unseen in training become `<unk>`. `unigram` is add-one smoothed. Both
 are trained on the `input` tokens of a suite's train split and serve the minimal-pair and
@@ -16,6 +17,7 @@ from collections import Counter, defaultdict
 from harness.specs import Split
 
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"
+MIN_DISCOUNT = 0.1
 
 
 class KneserNey:
@@ -95,7 +97,9 @@ def _discounts(level: dict[tuple[str, ...], Counter[str]]) -> tuple[float, float
     d1 = 1 - 2 * y * n2 / n1
     d2 = 2 - 3 * y * n3 / n2 if n2 else d1
     d3 = 3 - 4 * y * n4 / n3 if n3 else d2
-    return max(d1, 0.0), max(d2, 0.0), max(d3, 0.0)
+    # regular (synthetic) corpora can drive the estimates to 0 or below, which would leave no mass
+    # for unseen words; keep each discount inside (0, its count]
+    return min(max(d1, MIN_DISCOUNT), 1.0), min(max(d2, MIN_DISCOUNT), 2.0), min(max(d3, MIN_DISCOUNT), 3.0)
 
 
 class Unigram:

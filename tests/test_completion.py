@@ -1,0 +1,46 @@
+"""Sentence completion: one grammatical candidate per item; local constraints are easier for n-grams."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from harness import freeze, registry
+from harness.runner import Runner
+from harness.specs import ModelSpec
+from suites.completion import grammatical
+from tests.conftest import REPO
+
+PATH = "suites.completion:SentenceCompletion"
+
+
+def test_every_item_has_exactly_one_grammatical_candidate() -> None:
+    suite = registry.suite(PATH)
+    manifest = freeze.ensure_built(suite)
+    assert manifest.suite_hash in (REPO / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+    test = freeze.load_split(suite, manifest, 0, "test").examples
+    assert Counter(e.meta["constraint"] for e in test) == {
+        "agreement": 500, "subcategorisation": 500, "selection": 500, "long-distance": 500,
+    }  # fmt: skip
+    for example in test:
+        candidates = example.candidates or []
+        assert len(candidates) == 5 and len({tuple(c) for c in candidates}) == 5
+        assert [grammatical(c) for c in candidates] == [i == example.answer for i in range(5)]
+    assert len({e.answer for e in test}) == 5
+    train = {tuple(e.input) for e in freeze.load_split(suite, manifest, 0, "train").examples}
+    assert not any(tuple((e.candidates or [])[e.answer or 0]) in train for e in test)
+
+
+def test_grammar_rules() -> None:
+    assert grammatical("the old dogs that the cat saw sleep often .".split())
+    assert not grammatical("the old dogs that the cat saw sleeps often .".split())
+    assert not grammatical("the dog drinks the bread .".split())
+    assert not grammatical("the dog sleeps the bread .".split())
+
+
+def test_oracle_solves_and_ngram_prefers_local_constraints(runner: Runner) -> None:
+    oracle = runner.evaluate(PATH, ModelSpec(name="oracle"), [0]).scores["test"]
+    assert oracle["accuracy"].mean == 1.0
+    ngram = runner.evaluate(PATH, ModelSpec(name="ngram"), [0]).scores["test"]
+    local = min(ngram[f"accuracy[constraint={c}]"].mean for c in ("agreement", "subcategorisation", "selection"))
+    assert local > 0.9
+    assert ngram["accuracy[constraint=long-distance]"].mean < local - 0.3
