@@ -80,7 +80,7 @@ def cmd_suites(args: argparse.Namespace) -> int:
             r["family"],
             r["protocol"],
             r["n_draws"],
-            " ".join(f"{name}={s['size']}" for name, s in r["splits"].items()),
+            " ".join(f"{name}={s['size'] if s['size'] is not None else '?'}" for name, s in r["splits"].items()),
             (r["suite_hash"] or "-")[:12],
         ]
         for r in rows
@@ -116,6 +116,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     for name in names:
         suite = registry.suite(name)
         if args.verify:
+            if not (freeze.suite_dir(suite) / "manifest.json").is_file():
+                print(f"not built {suite.spec.key} (nothing to verify)")
+                continue
             problems = freeze.verify(suite)
             for problem in problems:
                 print(f"MISMATCH {problem}", file=sys.stderr)

@@ -224,7 +224,8 @@ class Runner:
             fit(train[0], dev[0] if dev else None, seed=seed)
         fit_seconds = time.perf_counter() - started
         tests = spec.splits_with_role("test")
-        total = sum(s.size for s in tests)
+        sizes = [s.size for s in tests]
+        total = None if None in sizes else sum(size or 0 for size in sizes)
         results: dict[str, Any] = {}
         started = time.perf_counter()
         with tqdm(

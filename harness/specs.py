@@ -59,8 +59,8 @@ class SplitSpec(Frozen):
     """Split name, e.g. `train`, `validation`, `heldout_tables`."""
     role: SplitRole
     """`train` is fitted on, `dev` is for model selection only, every `test` split is scored."""
-    size: int
-    """Number of examples in each draw of this split."""
+    size: int | None
+    """Number of examples in each draw of this split; None where it depends on user-supplied data."""
     description: str = ""
     """What the split tests, in one sentence."""
 
