@@ -9,6 +9,8 @@ Treebank (commit 15d613d) is the freely available stand-in: its dev and test fil
 
 - `pos-ud-ewt-xpos`: Penn Treebank tags (the XPOS column), 49 distinct in these files, K = 49.
 - `pos-ud-ewt-upos`: the 17 universal tags, K = 17.
+- `pos-wsj`: the user's Penn Treebank WSJ (`penn_wsj/wsj.conll`, `word<TAB>tag` lines or
+  CoNLL-U, under `STRUCTBENCH_SOURCE_DIR`; not pinned), K = 45, Tran's own setting.
 - `pos-synthetic`: 3,000 sentences (19,733 tokens) sampled from a small grammar over 11 Penn
   tags whose lexicon is ambiguous on purpose (12 of 34 words carry two or three tags: `that`
   DT/IN, `can` MD/NN, `light` JJ/NN/VB, `runs` NNS/VBZ, ...), K = 11: a clean, licence-free
@@ -212,3 +214,62 @@ class PosSynthetic(TagInductionSuite):
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         rng = random.Random(SYNTHETIC_SEED + draw)
         return split_pair([sample_tagged(rng) for _ in range(SYNTHETIC_SENTENCES)])
+
+
+WSJ = SourceFile(
+    path="penn_wsj/wsj.conll",
+    url="",
+    sha256="",
+    origin="the Penn Treebank (LDC99T42); export it as `word<TAB>tag` lines, a blank line between sentences",
+)
+
+
+def read_word_tag(text: str) -> list[tuple[list[str], list[str]]]:
+    """`word<TAB>tag` lines (or CoNLL-U, whose XPOS column is used), blank lines between sentences."""
+    sentences: list[tuple[list[str], list[str]]] = []
+    words: list[str] = []
+    tags: list[str] = []
+    for number, line in enumerate([*text.splitlines(), ""], start=1):
+        if not line.strip():
+            if words:
+                sentences.append((words, tags))
+            words, tags = [], []
+            continue
+        if line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) >= 10:
+            if "-" in fields[0] or "." in fields[0]:
+                continue
+            word, tag = fields[1], fields[4]
+        elif len(fields) == 2:
+            word, tag = fields
+        else:
+            raise ValueError(f"line {number}: expected `word<TAB>tag` or a CoNLL-U token line")
+        words.append(DIGIT.sub("0", word))
+        tags.append(tag)
+    return sentences
+
+
+class PosWsj(TagInductionSuite):
+    """POS induction on the user's Penn Treebank WSJ, Tran's setting (K = 45, all tokens scored)."""
+
+    spec = SuiteSpec(
+        id="pos-wsj",
+        version="1.0.0",
+        family="pos-induction",
+        protocol="tag-induction",
+        description="Induce 45 word clusters on the full WSJ (user-supplied) and score them against the Penn "
+        "Treebank tags, as Tran 2018 Table 6.2 does.",
+        citation=CITATION,
+        splits=[
+            SplitSpec(name="train", role="train", size=None, description="the sentences, words only"),
+            SplitSpec(name="test", role="test", size=None, description="the same sentences with gold tags"),
+        ],
+        primary_metric="many_to_one",
+        n_clusters=45,
+    )
+    sources = (WSJ,)
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        return split_pair(read_word_tag(files.read_text(WSJ.path)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from harness import freeze, registry
 from harness.runner import Runner
 from harness.scoring import induction_metrics
 from harness.specs import ModelSpec
+from suites.pos_induction import read_word_tag
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -95,3 +97,23 @@ def test_synthetic_corpus_is_ambiguous_and_the_oracle_solves_it(runner: Runner) 
     assert by_type["many_to_one"] < 0.95
     oracle = runner.evaluate("suites.pos_induction:PosSynthetic", ModelSpec(name="oracle"), [0])
     assert oracle.scores["test"]["one_to_one"].mean == 1.0
+
+
+def test_wsj_loader_reads_word_tag_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
+    folder = tmp_path / "data" / "penn_wsj"
+    folder.mkdir(parents=True)
+    (folder / "wsj.conll").write_text(
+        "Pierre\tNNP\nVinken\tNNP\n,\t,\n61\tCD\nyears\tNNS\nold\tJJ\n\nMr.\tNNP\nVinken\tNNP\nis\tVBZ\nchairman\tNN\n.\t.\n"
+    )
+    suite = registry.suite("suites.pos_induction:PosWsj")
+    manifest = freeze.build(suite, tmp_path / "data")
+    test = freeze.load_split(suite, manifest, 0, "test").examples
+    assert [e.input for e in test] == [
+        ["Pierre", "Vinken", ",", "00", "years", "old"],
+        ["Mr.", "Vinken", "is", "chairman", "."],
+    ]
+    assert test[0].tags == ["NNP", "NNP", ",", "CD", "NNS", "JJ"]
+    assert suite.spec.n_clusters == 45
+    with pytest.raises(ValueError, match="line 1"):
+        read_word_tag("just-one-column\n")
