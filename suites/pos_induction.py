@@ -56,12 +56,13 @@ CITATION = (
 DIGIT = re.compile(r"\d")
 
 
-def read_conllu(text: str, column: int) -> list[tuple[list[str], list[str]]]:
-    """(words with digits mapped to 0, tags of `column`) per sentence; multiword lines and empty nodes skipped."""
+def read_word_tag(text: str, column: int = 4) -> list[tuple[list[str], list[str]]]:
+    """(words with digits mapped to 0, tags) per sentence, from `word<TAB>tag` lines or CoNLL-U
+    (tags from `column`: 3 UPOS, 4 XPOS; multiword lines and empty nodes skipped)."""
     sentences: list[tuple[list[str], list[str]]] = []
     words: list[str] = []
     tags: list[str] = []
-    for line in text.splitlines():
+    for number, line in enumerate([*text.splitlines(), ""], start=1):
         if not line.strip():
             if words:
                 sentences.append((words, tags))
@@ -70,12 +71,16 @@ def read_conllu(text: str, column: int) -> list[tuple[list[str], list[str]]]:
         if line.startswith("#"):
             continue
         fields = line.split("\t")
-        if "-" in fields[0] or "." in fields[0]:
-            continue
-        words.append(DIGIT.sub("0", fields[1]))
-        tags.append(fields[column])
-    if words:
-        sentences.append((words, tags))
+        if len(fields) >= 10:
+            if "-" in fields[0] or "." in fields[0]:
+                continue
+            word, tag = fields[1], fields[column]
+        elif len(fields) == 2:
+            word, tag = fields
+        else:
+            raise ValueError(f"line {number}: expected `word<TAB>tag` or a CoNLL-U token line")
+        words.append(DIGIT.sub("0", word))
+        tags.append(tag)
     return sentences
 
 
@@ -127,7 +132,7 @@ class UdPosInduction(TagInductionSuite):
     column: ClassVar[int]
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
-        return split_pair([s for path in FILES for s in read_conllu(files.read_text(path), self.column)])
+        return split_pair([s for path in FILES for s in read_word_tag(files.read_text(path), self.column)])
 
 
 def _spec(suite_id: str, description: str, k: int, n_sentences: int = N_SENTENCES) -> SuiteSpec:
@@ -222,33 +227,6 @@ WSJ = SourceFile(
     sha256="",
     origin="the Penn Treebank (LDC99T42); export it as `word<TAB>tag` lines, a blank line between sentences",
 )
-
-
-def read_word_tag(text: str) -> list[tuple[list[str], list[str]]]:
-    """`word<TAB>tag` lines (or CoNLL-U, whose XPOS column is used), blank lines between sentences."""
-    sentences: list[tuple[list[str], list[str]]] = []
-    words: list[str] = []
-    tags: list[str] = []
-    for number, line in enumerate([*text.splitlines(), ""], start=1):
-        if not line.strip():
-            if words:
-                sentences.append((words, tags))
-            words, tags = [], []
-            continue
-        if line.startswith("#"):
-            continue
-        fields = line.split("\t")
-        if len(fields) >= 10:
-            if "-" in fields[0] or "." in fields[0]:
-                continue
-            word, tag = fields[1], fields[4]
-        elif len(fields) == 2:
-            word, tag = fields
-        else:
-            raise ValueError(f"line {number}: expected `word<TAB>tag` or a CoNLL-U token line")
-        words.append(DIGIT.sub("0", word))
-        tags.append(tag)
-    return sentences
 
 
 class PosWsj(TagInductionSuite):
