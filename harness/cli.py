@@ -30,6 +30,8 @@ def parse_seeds(text: str) -> list[int]:
         raise UserError(f"--seeds {text!r} is not a comma-separated list of integers, e.g. --seeds 0,1,2.") from None
     if not seeds or len(set(seeds)) != len(seeds):
         raise UserError(f"--seeds {text!r} must list at least one seed, each once.")
+    if any(not 0 <= seed < 2**63 for seed in seeds):
+        raise UserError(f"--seeds {text!r} must be integers from 0 to 2**63-1.")
     return seeds
 
 

@@ -54,7 +54,7 @@ def _import_path(path: str, what: str) -> Any:
     module_name, _, attribute = path.partition(":")
     try:
         module = importlib.import_module(module_name)
-    except ImportError as error:
+    except (ImportError, ValueError, TypeError) as error:  # ValueError/TypeError: empty or relative module
         raise UserError(f"cannot import module {module_name!r} for {what} {path!r} ({error}).") from None
     try:
         return getattr(module, attribute)
@@ -70,7 +70,14 @@ def _lookup(group: str, name: str, what: str) -> Any:
         close = difflib.get_close_matches(name, list(registered), n=3, cutoff=0.5)
         hint = f"did you mean {', '.join(close)}?" if close else f"known {what}s: {', '.join(sorted(registered))}."
         raise UserError(f"unknown {what} {name!r}; {hint} (`structbench {what}s` lists them)")
-    return registered[name].load()
+    point = registered[name]
+    try:
+        return point.load()
+    except Exception as error:  # a broken plugin must not end in a traceback
+        raise UserError(
+            f"the {what} {name!r} comes from an installed plugin ({point.value}) that cannot be loaded ({error}); "
+            "reinstall or uninstall that plugin."
+        ) from None
 
 
 def suite_names() -> list[str]:

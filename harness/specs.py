@@ -7,6 +7,7 @@ v2 frozen models so that a spec cannot drift after it was hashed or stored.
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -135,7 +136,8 @@ class ModelSpec(Frozen):
     def label(self) -> str:
         if not self.params:
             return self.name
-        settings = ",".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        # JSON values, so that e.g. the string "False" and the boolean false never share a label
+        settings = ",".join(f"{k}={json.dumps(v)}" for k, v in sorted(self.params.items()))
         return f"{self.name}[{settings}]"
 
 

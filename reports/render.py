@@ -99,6 +99,11 @@ def breakable(name: str) -> markupsafe.Markup:
     return markupsafe.Markup("_<wbr>").join(markupsafe.escape(part) for part in name.split("_"))
 
 
+def markdown_text(text: str) -> str:
+    """Text safe in a Markdown table cell: HTML special characters escaped, pipes escaped."""
+    return str(markupsafe.escape(text)).replace("|", "\\|")
+
+
 def percent(value: float) -> str:
     return f"{100 * value:.1f}"
 
@@ -114,7 +119,7 @@ def _markdown(board_list: list[SuiteBoard]) -> str:
         ]
         table = []
         for model, cells in board.rows:
-            row = [model]
+            row = [markdown_text(model)]
             for split in board.splits:
                 c = cells[split]
                 row.append(
@@ -132,7 +137,7 @@ def write_report(store: Store, out_dir: Path) -> Path:
     results = aggregate(store)
     board_list = boards(store, results)
     results.to_csv(out_dir / "results.csv", index=False)
-    results.to_json(out_dir / "results.json", orient="records", indent=1)
+    results.to_json(out_dir / "results.json", orient="records", indent=1, double_precision=15)
     (out_dir / "leaderboard.md").write_text(_markdown(board_list), encoding="utf-8")
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("reports", "templates"),
