@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import http.server
+import shutil
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,19 +15,30 @@ from harness import freeze, registry
 from harness.cli import main
 from harness.errors import DataIntegrityError, UserError
 from harness.sources import SourceFile, resolve
+from harness.store import Store
+from tests.conftest import SHARED_DATA
+
+SUITE_KEY = "lookup-tables@1.0.0"
 
 
 @pytest.fixture
-def built_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private STRUCTBENCH_HOME, so that tampering does not leak into other tests."""
+def built_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Path:
+    """A private STRUCTBENCH_HOME with lookup-tables built, so that tampering does not leak into other tests."""
     monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
     assert main(["build", "lookup-tables"]) == 0
-    return tmp_path / "home" / "suites" / "lookup-tables@1.0.0"
+    assert f"built {SUITE_KEY}" in capsys.readouterr().out
+    return tmp_path / "home" / "suites" / SUITE_KEY
+
+
+def mismatches(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("MISMATCH")]
 
 
 def test_verify_passes_on_fresh_data(built_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["build", "lookup-tables", "--verify"]) == 0
-    assert "ok lookup-tables@1.0.0" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert f"ok {SUITE_KEY}" in captured.out
+    assert mismatches(captured.err) == []
 
 
 def test_verify_names_a_split_with_one_flipped_byte(built_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -32,47 +47,160 @@ def test_verify_names_a_split_with_one_flipped_byte(built_home: Path, capsys: py
     data[100] ^= 0x01
     path.write_bytes(bytes(data))
     assert main(["build", "lookup-tables", "--verify"]) == 1
-    assert "draw2/heldout_tables" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    [line] = mismatches(captured.err)  # that split and no other
+    assert "draw2/heldout_tables" in line
+    assert f"ok {SUITE_KEY}" not in captured.out
 
 
 def test_verify_catches_a_truncated_split(built_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = built_home / "draw0" / "train.jsonl"
     path.write_bytes(path.read_bytes()[:-40])
     assert main(["build", "lookup-tables", "--verify"]) == 1
-    assert "draw0/train" in capsys.readouterr().err
+    [line] = mismatches(capsys.readouterr().err)
+    assert "draw0/train" in line
 
 
-def test_tampered_data_is_never_scored(built_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_verify_catches_a_deleted_split(built_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (built_home / "draw4" / "longer_5.jsonl").unlink()
+    assert main(["build", "lookup-tables", "--verify"]) == 1
+    [line] = mismatches(capsys.readouterr().err)
+    assert "draw4/longer_5" in line and "missing" in line
+
+
+def test_a_rebuild_repairs_tampered_data(built_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = built_home / "draw1" / "validation.jsonl"
+    original = path.read_bytes()
+    path.write_bytes(original.replace(b"t1", b"t2", 1))
+    assert main(["build", "lookup-tables"]) == 0
+    assert path.read_bytes() == original
+    assert main(["build", "lookup-tables", "--verify"]) == 0
+
+
+def test_tampered_data_is_never_scored(built_home: Path, store_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = built_home / "draw0" / "heldout_inputs.jsonl"
-    path.write_bytes(path.read_bytes().replace(b'"000"', b'"111"', 1))
-    code = main(["run", "--suite", "lookup-tables", "--model", "oracle", "--store", str(tmp_path / "r.sqlite")])
+    tampered = path.read_bytes().replace(b'"000"', b'"111"', 1)
+    assert tampered != path.read_bytes()
+    path.write_bytes(tampered)
+    code = main(["run", "--suite", "lookup-tables", "--model", "oracle", "--store", str(store_path), "--json"])
+    captured = capsys.readouterr()
     assert code == 2
-    assert "does not match the manifest" in capsys.readouterr().err
+    assert "does not match the manifest" in captured.err and str(path) in captured.err
+    assert len(captured.err.strip().splitlines()) == 1 and "Traceback" not in captured.err
+    assert captured.out == ""  # no result record
+    with Store(store_path) as store:
+        assert store.runs().empty and store.scores().empty
     suite = registry.suite("lookup-tables")
+    manifest = freeze.expected_manifest(suite)
+    assert manifest is not None
     with pytest.raises(DataIntegrityError):
-        freeze.load_split(suite, freeze.expected_manifest(suite), 0, "heldout_inputs")  # type: ignore[arg-type]
+        freeze.load_split(suite, manifest, 0, "heldout_inputs")
+    freeze.load_split(suite, manifest, 0, "heldout_tables")  # untouched splits still load
 
 
 def test_missing_source_offline_names_file_url_and_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "empty").mkdir()
     monkeypatch.setenv("STRUCTBENCH_SOURCE_DIR", str(tmp_path / "empty"))
     monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
-    source = SourceFile(path="scan/tasks.txt", url="http://127.0.0.1:9/tasks.txt", sha256="0" * 64)
+    source = SourceFile(path="scan/tasks.txt", url="http://127.0.0.1:9/nothing", sha256="0" * 64)
     with pytest.raises(UserError) as caught:
         resolve(source)
-    assert "scan/tasks.txt" in str(caught.value)
-    assert "http://127.0.0.1:9/tasks.txt" in str(caught.value)
-    assert "STRUCTBENCH_SOURCE_DIR" in str(caught.value)
+    message = str(caught.value)
+    assert "scan/tasks.txt" in message
+    assert "http://127.0.0.1:9/nothing" in message
+    assert "STRUCTBENCH_SOURCE_DIR" in message
+    assert not (tmp_path / "home" / "sources" / "scan" / "tasks.txt").exists()
 
 
-def test_a_source_file_with_other_bytes_is_refused(tmp_path: Path) -> None:
+def test_a_source_file_with_other_bytes_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "f.tsv").write_text("edited\n")
     pinned = hashlib.sha256(b"original\n").hexdigest()
-    source = SourceFile(path="d/f.tsv", url="http://127.0.0.1:9/f.tsv", sha256=pinned)
+    source = SourceFile(path="d/f.tsv", url="http://127.0.0.1:9/nothing", sha256=pinned)
     with pytest.raises(UserError, match="pinned"):
-        resolve(source, tmp_path)
+        resolve(source, tmp_path)  # --source-dir
+    monkeypatch.setenv("STRUCTBENCH_SOURCE_DIR", str(tmp_path))
+    with pytest.raises(UserError, match="STRUCTBENCH_SOURCE_DIR"):
+        resolve(source)
     (tmp_path / "d" / "f.tsv").write_text("original\n")
     assert resolve(source, tmp_path) == tmp_path / "d" / "f.tsv"
+    assert resolve(source) == tmp_path / "d" / "f.tsv"
+
+
+def test_building_from_an_edited_published_file_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
+    copy = tmp_path / "data"
+    for sample in range(1, 6):
+        shutil.copytree(SHARED_DATA / "lookup_tables" / f"sample{sample}", copy / "lookup_tables" / f"sample{sample}")
+    edited = copy / "lookup_tables" / "sample3" / "heldout_tables.tsv"
+    edited.write_text(edited.read_text().replace("\t", " \t", 1))
+    assert main(["build", "lookup-tables-mt", "--source-dir", str(copy)]) == 2
+    err = capsys.readouterr().err
+    assert "lookup_tables/sample3/heldout_tables.tsv" in err and "pinned" in err
+    assert not (tmp_path / "home" / "suites" / "lookup-tables-mt@1.0.0").exists()
+
+
+@pytest.fixture
+def web_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, str]]:
+    """A local HTTP server over a folder, standing in for the pinned download address."""
+    for variable in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    folder = tmp_path / "web"
+    folder.mkdir()
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            super().__init__(*args, directory=str(folder), **kwargs)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield folder, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_missing_file_is_downloaded_once_into_the_cache(
+    web_folder: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, url = web_folder
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("STRUCTBENCH_SOURCE_DIR", str(tmp_path / "empty"))
+    (folder / "train.tsv").write_bytes(b"000 t1 .\t000 001\t0 1 2\n")
+    source = SourceFile(
+        path="lookup_tables/x/train.tsv",
+        url=f"{url}/train.tsv",
+        sha256=hashlib.sha256(b"000 t1 .\t000 001\t0 1 2\n").hexdigest(),
+    )
+    cached = tmp_path / "home" / "sources" / "lookup_tables" / "x" / "train.tsv"
+    assert resolve(source) == cached
+    assert cached.read_bytes() == (folder / "train.tsv").read_bytes()
+    (folder / "train.tsv").unlink()  # the server no longer has it: the cache answers
+    assert resolve(source) == cached
+
+
+def test_a_download_with_other_bytes_is_refused_and_not_cached(
+    web_folder: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, url = web_folder
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("STRUCTBENCH_SOURCE_DIR", str(tmp_path / "empty"))
+    (folder / "f.tsv").write_bytes(b"upstream changed\n")
+    source = SourceFile(path="d/f.tsv", url=f"{url}/f.tsv", sha256=hashlib.sha256(b"original\n").hexdigest())
+    with pytest.raises(UserError, match="pinned") as caught:
+        resolve(source)
+    assert f"{url}/f.tsv" in str(caught.value) and "STRUCTBENCH_SOURCE_DIR" in str(caught.value)
+    assert not (tmp_path / "home" / "sources" / "d").exists()
 
 
 def test_a_generator_change_under_a_released_version_is_refused(
@@ -88,5 +216,7 @@ def test_a_generator_change_under_a_released_version_is_refused(
         return splits
 
     monkeypatch.setattr(type(suite), "generate", drifted)
-    with pytest.raises(DataIntegrityError, match="new suite version"):
+    with pytest.raises(DataIntegrityError, match="new suite version") as caught:
         freeze.build(suite)
+    assert "draw0/train" in str(caught.value) and "draw0/heldout_tables" not in str(caught.value)
+    assert not (tmp_path / "home" / "suites" / SUITE_KEY).exists()

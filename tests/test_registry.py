@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib.metadata import EntryPoint
 
 import pytest
@@ -11,6 +11,7 @@ from harness import registry
 from harness.errors import UserError
 from harness.runner import Runner
 from harness.specs import ModelSpec
+from suites.lookup_tables import LookupTables
 
 
 @pytest.fixture(autouse=True)
@@ -20,53 +21,98 @@ def fresh_registry() -> Iterator[None]:
     registry.clear_cache()
 
 
-def fake_entry_points(monkeypatch: pytest.MonkeyPatch, *points: tuple[str, str]) -> None:
+def fake_entry_points(monkeypatch: pytest.MonkeyPatch, group: str, *points: tuple[str, str]) -> None:
+    """Add entry points to one group, as if another installed distribution declared them."""
     real = registry._entry_points
 
-    def patched(group: str) -> list[EntryPoint]:
-        extra = [EntryPoint(name, value, group) for name, value in points] if group == registry.MODEL_GROUP else []
-        return real(group) + extra
+    def patched(asked: str) -> list[EntryPoint]:
+        extra = [EntryPoint(name, value, asked) for name, value in points] if asked == group else []
+        return real(asked) + extra
 
     monkeypatch.setattr(registry, "_entry_points", patched)
+
+
+def test_builtins_are_registered() -> None:
+    assert {"oracle", "copy", "random", "majority"} <= set(registry.model_names())
+    assert {"lookup-tables", "lookup-tables-mt"} <= set(registry.suite_names())
+    assert registry.model_factory("oracle").__name__ == "Oracle"
+    assert isinstance(registry.suite("lookup-tables"), LookupTables)
 
 
 def test_unknown_model_suggests_close_names() -> None:
     with pytest.raises(UserError, match=r"unknown model 'majorty'; did you mean majority\?"):
         registry.model_factory("majorty")
+    with pytest.raises(UserError, match=r"did you mean oracle\?"):
+        registry.model_factory("oracel")
+
+
+def test_unknown_suite_suggests_close_names() -> None:
+    with pytest.raises(UserError, match=r"unknown suite 'lookup-table'; did you mean .*lookup-tables"):
+        registry.suite("lookup-table")
 
 
 def test_unknown_name_without_close_match_lists_the_known_ones() -> None:
-    with pytest.raises(UserError, match=r"known models: .*oracle"):
+    with pytest.raises(UserError, match=r"known models: .*oracle") as caught:
         registry.model_factory("zzzzzz")
+    assert "did you mean" not in str(caught.value)
 
 
-def test_a_plugin_reusing_a_builtin_name_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_entry_points(monkeypatch, ("oracle", "somewhere.else:Oracle"))
-    with pytest.raises(UserError, match="two plugins register 'oracle'"):
-        registry.model_factory("copy")
+@pytest.mark.parametrize(
+    ("group", "name", "other", "asked"),
+    [
+        (registry.MODEL_GROUP, "oracle", "somewhere.else:Oracle", lambda: registry.model_factory("copy")),
+        (registry.SUITE_GROUP, "lookup-tables", "somewhere.else:Tables", lambda: registry.suite("scan-simple")),
+    ],
+)
+def test_a_plugin_reusing_a_registered_name_is_rejected(
+    monkeypatch: pytest.MonkeyPatch, group: str, name: str, other: str, asked: Callable[[], object]
+) -> None:
+    fake_entry_points(monkeypatch, group, (name, other))
+    with pytest.raises(UserError, match=f"two plugins register '{name}'") as caught:
+        asked()
+    assert other in str(caught.value) and "uninstall one of them or rename" in str(caught.value)
 
 
 def test_the_same_entry_point_seen_twice_is_not_a_duplicate(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_entry_points(monkeypatch, ("oracle", "baselines.trivial:Oracle"))
+    fake_entry_points(monkeypatch, registry.MODEL_GROUP, ("oracle", "baselines.trivial:Oracle"))
     assert registry.model_factory("oracle").__name__ == "Oracle"
+    assert registry.model_names().count("oracle") == 1
 
 
-def test_plugins_register_through_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_entry_points(monkeypatch, ("counting", "tests.helpers:CountingCopy"))
+def test_clear_cache_forgets_the_entry_points_read_so_far(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "counting" not in registry.model_names()
+    fake_entry_points(monkeypatch, registry.MODEL_GROUP, ("counting", "tests.helpers:CountingCopy"))
+    registry.clear_cache()
     assert "counting" in registry.model_names()
     assert registry.model_factory("counting").__name__ == "CountingCopy"
 
 
 def test_module_class_paths_load_without_registration() -> None:
     assert registry.model_factory("tests.helpers:CountingCopy").__name__ == "CountingCopy"
+    assert isinstance(registry.suite("suites.lookup_tables:LookupTables"), LookupTables)
     with pytest.raises(UserError, match="has no 'Nope'"):
         registry.model_factory("tests.helpers:Nope")
+    with pytest.raises(UserError, match=r"cannot import module 'tests\.no_such_module'"):
+        registry.model_factory("tests.no_such_module:Model")
+
+
+def test_a_plugin_that_cannot_be_imported_is_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_entry_points(monkeypatch, registry.MODEL_GROUP, ("broken", "no_such_plugin_package.models:Model"))
+    with pytest.raises(UserError, match="no_such_plugin_package") as caught:
+        registry.model_factory("broken")
+    assert "broken" in str(caught.value)
+
+
+def test_a_model_path_must_be_callable() -> None:
+    with pytest.raises(UserError, match="non-callable"):
+        registry.model_factory("tests.helpers:CONSTRUCTED")
 
 
 def test_versions_must_match_the_installed_suite() -> None:
     assert registry.suite("lookup-tables@1.0.0").spec.version == "1.0.0"
-    with pytest.raises(UserError, match=r"lookup-tables@9\.9\.9 is not installed"):
+    with pytest.raises(UserError, match=r"lookup-tables@9\.9\.9 is not installed") as caught:
         registry.suite("lookup-tables@9.9.9")
+    assert "1.0.0" in str(caught.value)  # says which version is installed
 
 
 def test_a_suite_path_must_name_a_suite_class() -> None:

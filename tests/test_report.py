@@ -8,12 +8,29 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.cli import main
+from harness import __version__, registry
+from harness.cli import main, parse_settings
 from harness.runner import Runner
+from harness.scoring import SplitScores
 from harness.specs import ModelSpec
-from reports.render import write_report
+from reports.render import RESULT_COLUMNS, write_report
 
 HOSTILE = "<script>alert(1)</script>"
+ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
+LOOKUP_TESTS = [s.name for s in registry.suite("lookup-tables").spec.splits_with_role("test")]
+
+
+class Flag:
+    """Copies its input, or reverses it when `reverse` is truthy."""
+
+    name = "flag"
+    protocols = ("transduction",)
+
+    def __init__(self, reverse: object = False) -> None:
+        self.reverse = bool(reverse)
+
+    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
+        return [list(reversed(t)) if self.reverse else list(t) for t in inputs]
 
 
 @pytest.fixture
@@ -24,36 +41,123 @@ def report(runner: Runner, tmp_path: Path) -> Path:
     return write_report(runner.store, tmp_path / "report")
 
 
+def row_of(html: str, model: str) -> str:
+    start = html.index(f"<td>{model}")
+    return html[start : html.index("</tr>", start)]
+
+
 def test_model_names_are_escaped(report: Path) -> None:
     html = report.read_text()
-    assert HOSTILE not in html
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert HOSTILE not in html and "<script" not in html
+    assert f"<td>tests.helpers:CountingCopy[tag=&#34;{ESCAPED}&#34;]" in html
 
 
 def test_cells_show_mean_ci_and_seed_count(report: Path) -> None:
     html = report.read_text()
-    oracle_row = html[html.index("<td>oracle") : html.index("</tr>", html.index("<td>oracle"))]
-    assert oracle_row.count('<span class="mean">100.0</span>') == 7
-    assert oracle_row.count("[100.0, 100.0]") == 7
-    assert oracle_row.count("n = 3") == 7
-    assert "3 done" in oracle_row
-    crashed = html[html.index("<td>tests.helpers:CrashOnSeed") :]
-    assert "1 failed" in crashed[: crashed.index("</tr>")]
+    oracle = row_of(html, "oracle")
+    assert oracle.count('<span class="mean">100.0</span>') == len(LOOKUP_TESTS) == 7
+    assert oracle.count('<span class="ci">[100.0, 100.0]</span>') == 7
+    assert oracle.count('<span class="seeds">n = 3</span>') == 7
+    assert "3 done" in oracle
+    copy = row_of(html, "tests.helpers:CountingCopy")
+    assert copy.count('<span class="mean">0.0</span>') == 7 and copy.count("n = 1") == 7
+    crashed = row_of(html, "tests.helpers:CrashOnSeed")
+    assert "1 failed" in crashed and crashed.count('<td class="na">n/a</td>') == 7
+    # the best model comes first
+    assert html.index("<td>oracle") < html.index("<td>tests.helpers:CountingCopy")
+    for split in LOOKUP_TESTS:
+        assert split.replace("_", "_<wbr>") in html
+    assert f"Rendered by structbench {__version__}" in html
 
 
 def test_markdown_csv_and_json_hold_every_metric(report: Path) -> None:
     folder = report.parent
+    assert sorted(p.name for p in folder.iterdir()) == ["index.html", "leaderboard.md", "results.csv", "results.json"]
     markdown = (folder / "leaderboard.md").read_text()
-    assert "| oracle" in markdown and "100.0 [100.0, 100.0] (3)" in markdown
+    assert "## lookup-tables@1.0.0 (sequence_accuracy" in markdown
+    oracle_line = next(line for line in markdown.splitlines() if line.startswith("| oracle"))
+    assert oracle_line.count("100.0 [100.0, 100.0] (3)") == 7
+
     rows = json.loads((folder / "results.json").read_text())
-    oracle = [r for r in rows if r["model"] == "oracle" and r["split"] == "heldout_tables"]
-    assert {r["metric"] for r in oracle} >= {"sequence_accuracy", "token_accuracy", "final_target_accuracy"}
-    assert all(r["n_seeds"] == 3 and r["per_seed"] == [1.0, 1.0, 1.0] for r in oracle if "[" not in r["metric"])
+    assert rows and all(list(row) == RESULT_COLUMNS for row in rows)
+    keys = [(r["suite"], r["model"], r["split"], r["metric"]) for r in rows]
+    assert len(keys) == len(set(keys)), "one row per (suite, model, split, metric)"
+    oracle = [r for r in rows if r["model"] == "oracle"]
+    assert {r["split"] for r in oracle} == set(LOOKUP_TESTS)
+    for split in LOOKUP_TESTS:
+        metrics = {r["metric"] for r in oracle if r["split"] == split}
+        assert {"sequence_accuracy", "token_accuracy", "final_target_accuracy"} <= metrics
+    assert all(r["n_seeds"] == 3 and r["per_seed"] == [1.0, 1.0, 1.0] and r["mean"] == 1.0 for r in oracle)
+    assert not [r for r in rows if r["model"] == "tests.helpers:CrashOnSeed"]  # a failed run has no numbers
+
     table = pd.read_csv(folder / "results.csv")
-    assert len(table) == len(rows)
+    assert list(table.columns) == RESULT_COLUMNS
+    from_csv = {
+        (m, s, k): v for m, s, k, v in zip(table["model"], table["split"], table["metric"], table["mean"], strict=True)
+    }
+    from_json = {(r["model"], r["split"], r["metric"]): r["mean"] for r in rows}
+    assert len(table) == len(rows) and from_csv == pytest.approx(from_json, abs=1e-9)
+
+
+def test_report_command_writes_the_four_files(
+    runner: Runner, store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runner.evaluate("lookup-tables-mt", ModelSpec(name="copy"), [0, 1])
+    runner.store.close()
+    out = tmp_path / "out"
+    assert main(["report", "--store", str(store_path), "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == str(out / "index.html")
+    for name in ("index.html", "leaderboard.md", "results.csv", "results.json"):
+        assert (out / name).is_file()
+    assert "lookup-tables-mt@1.0.0" in (out / "index.html").read_text()
+    assert '<span class="seeds">n = 2</span>' in (out / "index.html").read_text()
+
+
+def test_numbers_from_different_data_never_share_a_cell(runner: Runner, tmp_path: Path) -> None:
+    runner.evaluate("lookup-tables", ModelSpec(name="copy"), [0])
+    # the same suite id and version built from other data, stored by an older checkout
+    suite = registry.suite("lookup-tables")
+    other_hash = "f" * 64
+    runner.store.record_suite(suite.spec, other_hash)
+    run_id = runner.store.start_run(
+        {
+            "suite": "lookup-tables", "version": "1.0.0", "suite_hash": other_hash, "model": "copy",
+            "model_spec": '{"name":"copy","params":{}}', "model_hash": "0" * 64, "seed": 0, "draw": 0,
+            "harness_version": __version__, "git_commit": None, "environment": "{}",
+        }
+    )  # fmt: skip
+    scores = SplitScores(metrics={"sequence_accuracy": (0.5, 2)}, correct=[True, False])
+    runner.store.finish_run(run_id, {"heldout_tables": (scores, ["a", "b"], [["x"], ["y"]])}, 0.0, 0.0)
+
+    report = write_report(runner.store, tmp_path / "report")
+    rows = json.loads((report.parent / "results.json").read_text())
+    cells = [r for r in rows if r["model"] == "copy" and r["split"] == "heldout_tables"]
+    cells = [r for r in cells if r["metric"] == "sequence_accuracy"]
+    assert sorted((r["suite_hash"] == other_hash, r["mean"], r["n_seeds"]) for r in cells) == [
+        (False, 0.0, 1),
+        (True, 0.5, 1),
+    ]
+    html = report.read_text()
+    assert html.count("<h2>lookup-tables@1.0.0</h2>") == 2
+    assert other_hash[:12] in html
 
 
 def test_report_command_refuses_a_missing_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", "--store", str(tmp_path / "none.sqlite"), "--out", str(tmp_path / "out")]) == 2
     assert "no results store" in capsys.readouterr().err
     assert not (tmp_path / "none.sqlite").exists()
+    assert not (tmp_path / "out").exists()
+
+
+def test_models_that_differ_only_in_a_settings_type_are_not_merged(runner: Runner, tmp_path: Path) -> None:
+    as_bool = ModelSpec(name="tests.test_report:Flag", params=parse_settings(["reverse=false"]))
+    as_text = ModelSpec(name="tests.test_report:Flag", params=parse_settings(["reverse=False"]))
+    assert as_bool != as_text  # the harness stores them as two models ...
+    runner.evaluate("lookup-tables", as_bool, [0])
+    runner.evaluate("lookup-tables", as_text, [0])
+    assert len(runner.store.runs()) == 2
+    report = write_report(runner.store, tmp_path / "report")
+    rows = json.loads((report.parent / "results.json").read_text())
+    flag = [r for r in rows if r["model"].startswith("tests.test_report:Flag")]
+    # ... so no cell may pool the two: each holds the one seed of one model
+    assert flag and all(r["n_seeds"] == 1 for r in flag)

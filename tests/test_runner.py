@@ -2,11 +2,33 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from harness.runner import Runner
-from harness.specs import ModelSpec
+from harness import __version__, freeze, registry
+from harness.runner import Runner, model_hash
+from harness.specs import ModelSpec, Split
 from tests import helpers
+
+CONSTRUCTED: list[int] = []
+
+
+class CountingOracle:
+    """The lookup solver, counting how often it is built (one construction per seed that runs)."""
+
+    name = "counting-oracle"
+    protocols = ("transduction",)
+
+    def __init__(self) -> None:
+        CONSTRUCTED.append(1)
+        self.solver: object = None
+
+    def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
+        self.solver = registry.suite(train.suite).oracle(train)
+
+    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
+        return self.solver.transduce(inputs)  # type: ignore[attr-defined, no-any-return]
 
 
 def statuses(runner: Runner) -> dict[int, str]:
@@ -14,16 +36,36 @@ def statuses(runner: Runner) -> dict[int, str]:
     return dict(zip(runs["seed"], runs["status"], strict=True))
 
 
+def by_seed(runner: Runner, seed: int, column: str) -> object:
+    return runner.store.runs().set_index("seed").loc[seed, column]
+
+
 def test_a_crashed_fit_is_a_failed_run_and_the_next_seed_still_runs(runner: Runner) -> None:
     record = runner.evaluate(
         "lookup-tables", ModelSpec(name="tests.helpers:CrashOnSeed", params={"crash_seed": 0}), [0, 1]
     )
     assert record.status == {"0": "failed", "1": "done"}
-    assert "exploding gradient at seed 0" in record.errors["0"]
+    assert record.errors == {"0": "RuntimeError: exploding gradient at seed 0"}
     assert statuses(runner) == {0: "failed", 1: "done"}
-    error = runner.store.runs().set_index("seed").loc[0, "error"]
-    assert "RuntimeError: exploding gradient at seed 0" in error  # the traceback tail is stored
+    error = by_seed(runner, 0, "error")
+    assert isinstance(error, str) and "RuntimeError: exploding gradient at seed 0" in error
+    assert "Traceback" in error  # the traceback tail is stored for debugging
+    assert runner.store.run_status(int(by_seed(runner, 1, "id"))) == ("done", None)  # type: ignore[call-overload]
+    # only the finished seed is scored
     assert record.scores["heldout_tables"]["sequence_accuracy"].n_seeds == 1
+    assert set(runner.store.scores()["seed"]) == {1}
+    failed_id = int(by_seed(runner, 0, "id"))  # type: ignore[call-overload]
+    assert runner.store.predictions(failed_id).empty
+
+
+def test_a_failed_run_is_tried_again_next_time(runner: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = ModelSpec(name="tests.helpers:CrashOnSeed", params={"crash_seed": 0})
+    assert runner.evaluate("lookup-tables", model, [0]).status == {"0": "failed"}
+    monkeypatch.setattr(helpers.CrashOnSeed, "fit", lambda self, train, dev, *, seed: None)
+    record = runner.evaluate("lookup-tables", model, [0])
+    assert record.status == {"0": "done"} and record.errors == {}
+    assert statuses(runner) == {0: "done"}
+    assert len(runner.store.runs()) == 1
 
 
 def test_an_interrupted_run_is_redone_and_finished_ones_are_kept(
@@ -32,33 +74,80 @@ def test_an_interrupted_run_is_redone_and_finished_ones_are_kept(
     model = ModelSpec(name="tests.helpers:InterruptOnSeed", params={"interrupt_seed": 1})
     with pytest.raises(KeyboardInterrupt):
         runner.evaluate("lookup-tables", model, [0, 1, 2])
-    assert statuses(runner) == {0: "done", 1: "running"}
-    finished_at = runner.store.runs().set_index("seed").loc[0, "finished_at"]
+    assert statuses(runner) == {0: "done", 1: "running"}  # seed 2 never started
+    seed0 = runner.store.runs().set_index("seed").loc[0, ["id", "started_at", "finished_at"]].tolist()
     # the same cell again, this time without the Ctrl-C
     monkeypatch.setattr(helpers.InterruptOnSeed, "transduce", lambda self, inputs: [list(t) for t in inputs])
     record = runner.evaluate("lookup-tables", model, [0, 1, 2])
     assert record.status == {"0": "done", "1": "done", "2": "done"}
     assert statuses(runner) == {0: "done", 1: "done", 2: "done"}
-    assert runner.store.runs().set_index("seed").loc[0, "finished_at"] == finished_at, "seed 0 was run again"
+    assert len(runner.store.runs()) == 3  # the interrupted row was replaced, not duplicated
+    assert runner.store.runs().set_index("seed").loc[0, ["id", "started_at", "finished_at"]].tolist() == seed0
+    assert record.scores["heldout_tables"]["sequence_accuracy"].n_seeds == 3
+
+
+def test_a_run_left_running_by_a_killed_process_is_redone_alone(runner: Runner) -> None:
+    model = ModelSpec(name="tests.test_runner:CountingOracle")
+    CONSTRUCTED.clear()
+    runner.evaluate("lookup-tables", model, [0, 1])
+    assert len(CONSTRUCTED) == 2
+    suite = registry.suite("lookup-tables")
+    manifest = freeze.ensure_built(suite)
+    runner.store.start_run(  # what a process killed while evaluating seed 2 leaves behind
+        {
+            "suite": "lookup-tables", "version": "1.0.0", "suite_hash": manifest.suite_hash,
+            "model": model.label, "model_spec": json.dumps(model.model_dump(), sort_keys=True),
+            "model_hash": model_hash(model), "seed": 2, "draw": 2, "harness_version": __version__,
+            "git_commit": None, "environment": "{}",
+        }
+    )  # fmt: skip
+    assert statuses(runner) == {0: "done", 1: "done", 2: "running"}
+    stale_started = by_seed(runner, 2, "started_at")
+    record = runner.evaluate("lookup-tables", model, [0, 1, 2])
+    assert len(CONSTRUCTED) == 3, "only the unfinished seed should run again"
+    assert record.status == {"0": "done", "1": "done", "2": "done"}
+    assert statuses(runner) == {0: "done", 1: "done", 2: "done"}
+    assert by_seed(runner, 2, "started_at") > stale_started  # type: ignore[operator]
+    assert record.scores["new_compositions"]["sequence_accuracy"].per_seed == [1.0, 1.0, 1.0]
 
 
 def test_a_model_without_the_suites_protocol_is_not_applicable(runner: Runner) -> None:
-    record = runner.evaluate("lookup-tables", ModelSpec(name="tests.helpers:ClassifierOnly"), [0])
-    assert record.status == {"0": "n/a"}
-    assert record.scores == {"heldout_inputs": {}, "heldout_compositions": {}, "heldout_tables": {},
-                             "new_compositions": {}, "longer_3": {}, "longer_4": {}, "longer_5": {}}  # fmt: skip
+    model = ModelSpec(name="tests.helpers:ClassifierOnly")
+    record = runner.evaluate("lookup-tables", model, [0, 1])
+    assert record.status == {"0": "n/a", "1": "n/a"}
+    assert "transduction" in record.errors["0"]
+    tests = [s.name for s in registry.suite("lookup-tables").spec.splits_with_role("test")]
+    assert record.scores == {name: {} for name in tests}
+    assert statuses(runner) == {0: "n/a", 1: "n/a"}
+    assert "does not speak the transduction protocol" in str(by_seed(runner, 0, "error"))
+    # asked again, the store answers: still n/a, nothing new recorded
+    ids = list(runner.store.runs()["id"])
+    assert runner.evaluate("lookup-tables", model, [0, 1]).status == {"0": "n/a", "1": "n/a"}
+    assert list(runner.store.runs()["id"]) == ids
 
 
 def test_every_prediction_is_stored_with_its_correctness(runner: Runner) -> None:
+    suite = registry.suite("lookup-tables-mt")
     runner.evaluate("lookup-tables-mt", ModelSpec(name="oracle"), [3])
     run_id = int(runner.store.runs()["id"].iloc[0])
+    assert runner.store.runs()["draw"].iloc[0] == 3
     predictions = runner.store.predictions(run_id)
     sizes = predictions.groupby("split").size().to_dict()
-    assert sizes == {"heldout_inputs": 40, "heldout_compositions": 64, "heldout_tables": 192, "new_compositions": 32,
-                     "longer_compositions_seen": 544, "longer_compositions_incremental": 1084,
-                     "longer_compositions_new": 32}  # fmt: skip
+    assert sizes == {s.name: s.size for s in suite.spec.splits_with_role("test")}
+    assert sizes["heldout_tables"] == 192 and sizes["new_compositions"] == 32
     assert predictions["correct"].eq(1).all()
-    assert runner.store.runs()["draw"].iloc[0] == 3
+    # the stored prediction is the gold target, under the example's id
+    manifest = freeze.ensure_built(suite)
+    gold = {e.id: e.target for e in freeze.load_split(suite, manifest, 3, "heldout_compositions").examples}
+    stored = predictions[predictions["split"] == "heldout_compositions"]
+    assert {i: json.loads(p) for i, p in zip(stored["example_id"], stored["prediction"], strict=True)} == gold
+
+
+def test_wrong_predictions_are_stored_as_incorrect(runner: Runner) -> None:
+    runner.evaluate("lookup-tables", ModelSpec(name="copy"), [0])
+    predictions = runner.store.predictions(int(runner.store.runs()["id"].iloc[0]))
+    assert len(predictions) == sum(s.size or 0 for s in registry.suite("lookup-tables").spec.splits_with_role("test"))
+    assert predictions["correct"].eq(0).all()
 
 
 def test_seeds_cycle_through_the_draws(runner: Runner) -> None:

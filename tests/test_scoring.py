@@ -7,8 +7,16 @@ import math
 import numpy as np
 import pytest
 
-from harness.protocols import ask
-from harness.scoring import many_to_one_accuracy, score_protocol, seed_stats, strictly_best, token_accuracy
+from harness.errors import NotApplicable
+from harness.protocols import ask, speaks
+from harness.scoring import (
+    many_to_one_accuracy,
+    score_protocol,
+    seed_stats,
+    sequence_correct,
+    strictly_best,
+    token_accuracy,
+)
 from harness.specs import Example, SplitSpec, SuiteSpec
 
 
@@ -19,14 +27,30 @@ def spec(protocol: str, **extra: object) -> SuiteSpec:
     )  # fmt: skip
 
 
+# --- transduction metrics -------------------------------------------------------------------
+
+
 def test_sequence_and_token_accuracy() -> None:
     examples = [Example(id="a", input=["x"], target=["1", "2", "3"]), Example(id="b", input=["y"], target=["4", "5"])]
     scores = score_protocol("transduction", examples, [["1", "2", "3"], ["4"]])
     assert scores.metrics["sequence_accuracy"] == (0.5, 2)
     assert scores.correct == [True, False]
-    # 3 + 1 of 5 gold tokens at their position; a longer prediction gains nothing
+    # 3 + 1 of 5 gold tokens at their position
     assert scores.metrics["token_accuracy"] == (0.8, 5)
+
+
+def test_token_accuracy_is_positional_and_extra_tokens_gain_nothing() -> None:
+    examples = [Example(id="a", input=["x"], target=["1", "2", "3"]), Example(id="b", input=["y"], target=["4", "5"])]
     assert token_accuracy(examples, [["1", "2", "3", "9"], ["9", "5", "5"]]) == (0.8, 5)
+    assert token_accuracy(examples, [["2", "3"], ["5", "4"]]) == (0.0, 5)  # shifted: nothing at its position
+    assert token_accuracy(examples, [[], []]) == (0.0, 5)
+
+
+def test_a_sequence_is_right_only_when_it_is_exactly_the_target() -> None:
+    example = Example(id="a", input=["x"], target=["1", "2"])
+    assert sequence_correct([example] * 4, [["1", "2"], ["1"], ["1", "2", "2"], ["2", "1"]]) == [
+        True, False, False, False,
+    ]  # fmt: skip
 
 
 def test_breakdown_by_meta() -> None:
@@ -36,11 +60,26 @@ def test_breakdown_by_meta() -> None:
     assert scores.metrics["sequence_accuracy[n=1]"] == (1.0, 2)
 
 
+# --- minimal pairs and forced choice ---------------------------------------------------------
+
+
 def test_ties_count_wrong() -> None:
     assert strictly_best([-1.0, -2.0], 0)
+    assert not strictly_best([-2.0, -1.0], 0)
     assert not strictly_best([-1.0, -1.0], 0)
     assert not strictly_best([-3.0, -1.0, -1.0], 1)
     assert strictly_best([-3.0, -1.0, -2.0], 1)
+    assert not strictly_best([math.nan, -1.0], 0)  # a NaN answer is never right
+
+
+def test_minimal_pair_ties_score_zero() -> None:
+    examples = [Example(id=str(i), input=[], candidates=[["good"], ["bad"]], answer=0) for i in range(3)]
+    scores = score_protocol("minimal-pair", examples, [[-1.0, -2.0], [-1.5, -1.5], [-3.0, -2.0]])
+    assert scores.correct == [True, False, False]
+    assert scores.metrics["accuracy"] == (pytest.approx(1 / 3), 3)
+
+
+# --- statistics over seeds -------------------------------------------------------------------
 
 
 def test_seed_stats_match_numpy_and_are_deterministic() -> None:
@@ -48,16 +87,39 @@ def test_seed_stats_match_numpy_and_are_deterministic() -> None:
     stats = seed_stats(values)
     assert stats.mean == pytest.approx(np.mean(values))
     assert stats.std == pytest.approx(np.std(values, ddof=1))
+    assert stats.std != pytest.approx(np.std(values, ddof=0))
     assert (stats.min, stats.max, stats.n_seeds, stats.per_seed) == (0.1, 0.4, 5, values)
     assert stats.min <= stats.ci_low < stats.mean < stats.ci_high <= stats.max
     assert seed_stats(values) == stats
+    assert seed_stats(list(values)).ci_low == stats.ci_low  # the same numbers, the same interval, every time
+
+
+def test_seed_stats_keep_seed_order_and_widen_with_spread() -> None:
+    narrow = seed_stats([0.50, 0.51, 0.49, 0.50])
+    wide = seed_stats([0.1, 0.9, 0.3, 0.7])
+    assert wide.per_seed == [0.1, 0.9, 0.3, 0.7]
+    assert narrow.ci_low <= narrow.mean <= narrow.ci_high
+    assert wide.ci_low <= wide.mean <= wide.ci_high
+    assert wide.ci_high - wide.ci_low > narrow.ci_high - narrow.ci_low
+
+
+def test_the_interval_always_lies_within_the_seeds_and_around_the_mean() -> None:
+    rng = np.random.default_rng(7)
+    for n in (2, 3, 5, 10):
+        for _ in range(5):
+            values = rng.random(n).round(3).tolist()
+            stats = seed_stats(values)
+            assert stats.min <= stats.ci_low <= stats.mean <= stats.ci_high <= stats.max, values
+            assert stats.mean == pytest.approx(sum(values) / n)
 
 
 def test_seed_stats_degenerate_cases() -> None:
     one = seed_stats([0.7])
-    assert (one.mean, one.std, one.ci_low, one.ci_high) == (0.7, None, 0.7, 0.7)
+    assert one.model_dump() == {
+        "mean": 0.7, "std": None, "min": 0.7, "max": 0.7, "ci_low": 0.7, "ci_high": 0.7, "n_seeds": 1, "per_seed": [0.7]
+    }  # fmt: skip
     same = seed_stats([1.0, 1.0, 1.0])
-    assert (same.std, same.ci_low, same.ci_high) == (0.0, 1.0, 1.0)
+    assert (same.mean, same.std, same.ci_low, same.ci_high, same.n_seeds) == (1.0, 0.0, 1.0, 1.0, 3)
 
 
 def test_many_to_one() -> None:
@@ -65,7 +127,12 @@ def test_many_to_one() -> None:
     induced = [0, 0, 1, 0, 2, 1]
     # cluster 0 -> N (2 of 3), cluster 1 -> N or V (1 of 2), cluster 2 -> D (1 of 1)
     assert many_to_one_accuracy(gold, induced) == pytest.approx(4 / 6)
+    assert many_to_one_accuracy(gold, [5, 5, 7, 7, 9, 5]) == 1.0  # cluster ids are arbitrary
+    assert many_to_one_accuracy(gold, [0] * 6) == pytest.approx(3 / 6)  # one cluster: the majority tag
     assert math.isnan(many_to_one_accuracy([], []))
+
+
+# --- protocols: how answers travel from a model to the scorers --------------------------------
 
 
 class Scorer:
@@ -73,10 +140,10 @@ class Scorer:
     protocols = ("minimal-pair", "forced-choice")
 
     def __init__(self) -> None:
-        self.calls: list[int] = []
+        self.calls: list[list[list[str]]] = []
 
     def logprob(self, sequences: list[list[str]]) -> list[float]:
-        self.calls.append(len(sequences))
+        self.calls.append(sequences)
         return [-float(len(s)) for s in sequences]  # shorter is more probable
 
 
@@ -88,32 +155,87 @@ def test_candidates_are_batched_and_regrouped_per_example() -> None:
     ]
     model = Scorer()
     predictions = ask(model, spec("forced-choice"), examples, batch_size=2)
-    assert model.calls == [5, 2]
+    # two examples per batch: their 2 + 3 candidates in one call, then the last example's 2
+    assert model.calls == [
+        [["a"], ["a", "b"], ["a", "b"], ["a"], ["a", "b", "c"]],
+        [["a"], ["b"]],
+    ]
     assert predictions == [[-1.0, -2.0], [-2.0, -1.0, -3.0], [-1.0, -1.0]]
     scores = score_protocol("forced-choice", examples, predictions)
     assert scores.correct == [True, True, False]  # the third is a tie
+    assert scores.metrics["accuracy"] == (pytest.approx(2 / 3), 3)
+
+
+def test_minimal_pairs_travel_as_good_bad_pairs() -> None:
+    examples = [
+        Example(id="1", input=["the", "dog"], candidates=[["the", "dog", "runs"], ["the", "dog", "run"]]),
+        Example(id="2", input=["dogs"], candidates=[["dogs", "run"], ["dogs", "runs"]]),
+        Example(id="3", input=["a"], candidates=[["a"], ["a", "b"]]),
+    ]
+    model = Scorer()
+    predictions = ask(model, spec("minimal-pair"), examples, batch_size=2)
+    assert [len(call) for call in model.calls] == [4, 2]
+    assert predictions == [[-3.0, -3.0], [-2.0, -2.0], [-1.0, -2.0]]
+    assert score_protocol("minimal-pair", examples, predictions).correct == [False, False, True]  # ties are wrong
+
+
+class Transducer:
+    name = "reverser"
+    protocols = ("transduction",)
+
+    def __init__(self) -> None:
+        self.batches: list[int] = []
+
+    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
+        self.batches.append(len(inputs))
+        return [list(reversed(tokens)) for tokens in inputs]
+
+
+def test_transduction_batches_keep_example_order() -> None:
+    examples = [Example(id=str(n), input=[str(i) for i in range(n)], target=["0"]) for n in range(1, 6)]
+    model = Transducer()
+    seen: list[int] = []
+    predictions = ask(model, spec("transduction"), examples, batch_size=2, on_batch=seen.append)
+    assert model.batches == [2, 2, 1] and seen == [2, 2, 1]
+    assert predictions == [[str(i) for i in reversed(range(n))] for n in range(1, 6)]
+    assert score_protocol("transduction", examples, predictions).correct == [True, False, False, False, False]
 
 
 class Labeller:
     name = "labeller"
     protocols = ("classification", "tag-induction")
 
+    def __init__(self) -> None:
+        self.induce_calls = 0
+
     def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
         return [labels[len(i) % len(labels)] for i in inputs]
 
     def induce(self, sentences: list[list[str]], n_clusters: int) -> list[list[int]]:
+        self.induce_calls += 1
         return [[len(w) % n_clusters for w in s] for s in sentences]
 
 
 def test_classification_and_tag_induction_round_trip() -> None:
     examples = [Example(id=str(n), input=["w"] * n, label=gold) for n, gold in ((1, "pl"), (2, "pl"), (3, "sg"))]
-    predictions = ask(Labeller(), spec("classification", labels=["sg", "pl"]), examples)
+    predictions = ask(Labeller(), spec("classification", labels=["sg", "pl"]), examples, batch_size=2)
     assert predictions == ["pl", "sg", "pl"]
-    assert score_protocol("classification", examples, predictions).metrics["accuracy"] == (pytest.approx(1 / 3), 3)
-    tagged = [Example(id="s", input=["a", "bb", "c"], tags=["D", "N", "D"])]
-    clusters = ask(Labeller(), spec("tag-induction", n_clusters=2), tagged)
-    assert clusters == [[1, 0, 1]]
-    assert score_protocol("tag-induction", tagged, clusters).metrics["many_to_one"] == (1.0, 3)
+    scores = score_protocol("classification", examples, predictions)
+    assert scores.correct == [True, False, False]
+    assert scores.metrics["accuracy"] == (pytest.approx(1 / 3), 3)
+
+    tagged = [
+        Example(id="s", input=["a", "bb", "c"], tags=["D", "N", "D"]),
+        Example(id="t", input=["dd", "e"], tags=["N", "D"]),
+        Example(id="u", input=["ff"], tags=["V"]),
+    ]
+    model = Labeller()
+    clusters = ask(model, spec("tag-induction", n_clusters=2), tagged, batch_size=2)
+    assert model.induce_calls == 1  # the whole corpus at once, batch size notwithstanding
+    assert clusters == [[1, 0, 1], [0, 1], [0]]
+    metrics = score_protocol("tag-induction", tagged, clusters).metrics
+    # cluster 0 = {N, N, V} -> N (2), cluster 1 = {D, D, D} -> D (3)
+    assert metrics["many_to_one"] == (pytest.approx(5 / 6), 6)
 
 
 def test_a_wrong_number_of_answers_is_an_error() -> None:
@@ -124,3 +246,17 @@ def test_a_wrong_number_of_answers_is_an_error() -> None:
     examples = [Example(id=str(n), input=["w"], label="sg") for n in range(3)]
     with pytest.raises(ValueError, match="returned 1 answers for 3 inputs"):
         ask(Short(), spec("classification", labels=["sg"]), examples)
+
+
+def test_a_model_is_asked_only_in_a_protocol_it_declares() -> None:
+    assert speaks(Labeller(), "classification") and not speaks(Labeller(), "transduction")
+
+    class Undeclared(Transducer):
+        protocols = ("classification",)  # has transduce, but does not declare it
+
+    assert not speaks(Undeclared(), "transduction")
+    examples = [Example(id="1", input=["x"], target=["x"])]
+    with pytest.raises(NotApplicable):
+        ask(Undeclared(), spec("transduction"), examples)
+    with pytest.raises(NotApplicable):
+        ask(Labeller(), spec("transduction"), examples)
