@@ -1,0 +1,111 @@
+"""The harness side of every neural baseline: recipe -> network -> trained weights -> predictions.
+
+`NeuralTransducer` speaks the transduction protocol. `fit` resolves the settings from the
+model's recipe for the suite (budget `cpu-small` unless `--set budget=paper`), builds the
+vocabularies from the training split only, and either reloads the run's checkpoint or
+trains and saves one. Subclasses say which settings they take and build their network.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, ClassVar
+
+import torch
+
+from baselines.neural import checkpoint
+from baselines.neural.device import resolve_device, seed_everything
+from baselines.neural.net import TransductionNet
+from baselines.neural.settings import BUDGETS, TrainSettings, check_overrides, resolve_settings
+from baselines.neural.trainer import History, Trainer, decode_all
+from baselines.neural.vocab import Vocabulary
+from harness.errors import UserError
+from harness.specs import Split
+
+
+class NeuralTransducer:
+    """A trainable transducer whose network and settings come from a subclass and its recipes."""
+
+    name: ClassVar[str]
+    protocols: ClassVar[tuple[str, ...]] = ("transduction",)
+    settings_class: ClassVar[type[TrainSettings]] = TrainSettings
+    comparable: ClassVar[bool] = True
+    """False for entries that see test-time information (oracle guidance)."""
+
+    def __init__(self, budget: str = "cpu-small", **overrides: Any) -> None:
+        if budget not in BUDGETS:
+            raise UserError(f"unknown budget {budget!r}; use one of {', '.join(BUDGETS)}.")
+        check_overrides(self.settings_class, self.name, overrides)
+        self.budget = budget
+        self.overrides = overrides
+        self.settings: TrainSettings | None = None
+        self.citation = ""
+        self.net: TransductionNet | None = None
+        self.history: dict[str, Any] = {}
+        self.device = torch.device("cpu")
+        self.max_length = 64
+        self.log = lambda message: print(message, file=sys.stderr)
+
+    def build_net(self, settings: Any, source: Vocabulary, target: Vocabulary, train: Split) -> TransductionNet:
+        raise NotImplementedError
+
+    def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
+        settings, self.citation = resolve_settings(
+            self.settings_class, self.name, train.suite, self.budget, self.overrides
+        )
+        self.settings = settings
+        if settings.threads:
+            torch.set_num_threads(settings.threads)
+        self.device = resolve_device(settings.device)
+        seed_everything(seed)
+        source = Vocabulary.build(e.input for e in train.examples)
+        target = Vocabulary.build(e.target or [] for e in train.examples)
+        longest = max((len(e.target or []) for e in train.examples), default=0)
+        self.max_length = settings.max_length or max(64, 2 * longest + 1)
+        self.net = self.build_net(settings, source, target, train)
+        self.source, self.target = source, target
+        described = settings.model_dump(exclude={"device", "threads"})
+        path = checkpoint.checkpoint_path(
+            train.suite, train.draw, self.name, {"budget": self.budget, **described}, seed
+        )
+        if path.is_file():
+            state, meta = checkpoint.load(path)
+            if meta.get("source") == source.tokens and meta.get("target") == target.tokens:
+                self.net.load_state_dict(state)
+                self.net.to(self.device)
+                self.history = meta.get("history", {})
+                self.log(f"{self.name} seed {seed}: reloaded the trained weights from {path}")
+                return
+        trainer = Trainer(
+            self.net,
+            settings,
+            source,
+            target,
+            self.device,
+            seed=seed,
+            max_length=self.max_length,
+            description=f"{self.name} seed {seed}",
+        )
+        history: History = trainer.train(train.examples, dev.examples if dev else None)
+        self.history = history.as_dict()
+        checkpoint.save(
+            path,
+            self.net.state_dict(),
+            {
+                "model": self.name,
+                "suite": train.suite,
+                "seed": seed,
+                "settings": json.loads(settings.model_dump_json()),
+                "citation": self.citation,
+                "source": source.tokens,
+                "target": target.tokens,
+                "history": self.history,
+            },
+        )
+
+    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
+        if self.net is None:
+            raise RuntimeError(f"{self.name} must be fitted before it can transduce")
+        ids = decode_all(self.net, inputs, self.source, self.max_length, self.device)
+        return [self.target.decode(row.tolist()) for row in ids]

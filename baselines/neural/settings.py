@@ -1,0 +1,125 @@
+"""Training settings and recipes: the paper's hyper-parameters per (model, task), plus small budgets.
+
+A recipe is `recipes/MODEL/TASK.yaml` with a `citation`, a `notes` line and one block of
+settings per budget (`paper`: the published configuration; `cpu-small`: what trains in a
+minute or two on a laptop CPU, used by tests and quickstart). The task is read from the
+suite id (`scan-length` -> `scan`); a model without a recipe for a task uses its
+`default.yaml`. `--set key=value` overrides any single setting.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import yaml
+from pydantic import ValidationError
+
+from harness.errors import UserError
+from harness.specs import Frozen
+
+RECIPES = Path(__file__).resolve().parent / "recipes"
+BUDGETS = ("paper", "cpu-small")
+TASK_PREFIXES: dict[str, tuple[str, ...]] = {
+    "scan": ("scan-",),
+    "lookup": ("lookup-tables",),
+    "question-formation": ("question-formation",),
+    "symbol-rewriting": ("symbol-rewriting",),
+    "miniscan": ("miniscan",),
+}
+
+
+class TrainSettings(Frozen):
+    """Settings every neural baseline shares: device, optimisation and model selection."""
+
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """`auto` takes CUDA when available."""
+    epochs: int = 20
+    """Maximum passes over the training split."""
+    batch_size: int = 32
+    """Examples per update."""
+    lr: float = 1e-3
+    """Adam learning rate."""
+    clip: float | None = 5.0
+    """Maximum gradient norm; None disables clipping."""
+    teacher_forcing: float = 0.5
+    """Probability that a batch is decoded with the gold previous tokens as inputs."""
+    selection: Literal["dev_accuracy", "dev_loss", "train_loss", "last"] = "dev_accuracy"
+    """Which parameters are kept: best dev sequence accuracy (ties: lower dev loss), lowest dev or training loss, or the last."""
+    patience: int | None = None
+    """Stop after this many evaluations without improvement; None trains all epochs."""
+    stop_at: float | None = None
+    """Stop as soon as dev sequence accuracy reaches this fraction (a budget, not a paper setting)."""
+    eval_every: int = 1
+    """Epochs between evaluations on dev."""
+    dev_limit: int | None = 2000
+    """Evaluate on at most this many dev examples (a fixed prefix of the frozen dev split)."""
+    guidance: float = 0.0
+    """Weight of the attention loss toward the suite's attention targets (attentive guidance; 0 = off)."""
+    amp: bool = False
+    """Mixed precision (float16 autocast and loss scaling); used on CUDA only."""
+    max_length: int | None = None
+    """Longest output decoded; None = max(64, twice the longest training target + 1)."""
+    threads: int | None = None
+    """CPU threads for torch; None keeps torch's default."""
+
+
+class Recipe(Frozen):
+    """One recipe file."""
+
+    citation: str
+    """Where the `paper` settings come from (paper, table or section)."""
+    notes: str = ""
+    """What deviates from the paper, or what is a guess where the paper is silent."""
+    budgets: dict[str, dict[str, Any]]
+    """Budget name -> settings."""
+
+
+def task_of(suite_id: str) -> str:
+    """The recipe task of a suite id, e.g. `scan-length@1.0.0` -> `scan`."""
+    name = suite_id.partition("@")[0]
+    for task, prefixes in TASK_PREFIXES.items():
+        if name.startswith(prefixes):
+            return task
+    return "default"
+
+
+@cache
+def load_recipe(model: str, task: str) -> tuple[Path, Recipe]:
+    """The recipe of `model` for `task`, else the model's default recipe."""
+    for candidate in (RECIPES / model / f"{task}.yaml", RECIPES / model / "default.yaml"):
+        if candidate.is_file():
+            try:
+                raw = yaml.safe_load(candidate.read_text(encoding="utf-8"))
+                return candidate, Recipe.model_validate(raw)
+            except (yaml.YAMLError, ValidationError) as error:
+                raise UserError(f"recipe {candidate} is malformed ({error}); fix or restore it.") from None
+    raise UserError(f"model {model!r} has no recipe for {task!r} and no default.yaml under {RECIPES / model}.")
+
+
+S = TypeVar("S", bound="TrainSettings")
+
+
+def resolve_settings(cls: type[S], model: str, suite_id: str, budget: str, overrides: dict[str, Any]) -> tuple[S, str]:
+    """Settings for `model` on `suite_id`: the recipe's `budget` block, then `overrides`; and the recipe's citation."""
+    path, recipe = load_recipe(model, task_of(suite_id))
+    if budget not in recipe.budgets:
+        raise UserError(
+            f"recipe {path.name} of {model!r} has no budget {budget!r}; use one of {', '.join(recipe.budgets)}."
+        )
+    try:
+        return cls.model_validate({**recipe.budgets[budget], **overrides}), recipe.citation
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        raise UserError(f"invalid settings for {model!r} ({problems}); fix the --set values or {path}.") from None
+
+
+def check_overrides(cls: type[TrainSettings], model: str, overrides: dict[str, Any]) -> None:
+    """Refuse `--set` keys that are no setting of `cls`, naming the settings there are."""
+    unknown = sorted(set(overrides) - set(cls.model_fields))
+    if unknown:
+        raise UserError(
+            f"model {model!r} has no setting {', '.join(map(repr, unknown))}; "
+            f"its settings are: budget, {', '.join(cls.model_fields)}."
+        )
