@@ -46,6 +46,7 @@ class NeuralTransducer:
         self.device = torch.device("cpu")
         self.max_length = 64
         self.log = lambda message: print(message, file=sys.stderr)
+        self._threads_before: int | None = None
 
     def build_net(self, settings: Any, source: Vocabulary, target: Vocabulary, train: Split) -> TransductionNet:
         raise NotImplementedError
@@ -56,6 +57,7 @@ class NeuralTransducer:
         )
         self.settings = settings
         if settings.threads:
+            self._threads_before = torch.get_num_threads()
             torch.set_num_threads(settings.threads)
         self.device = resolve_device(settings.device)
         seed_everything(seed)
@@ -109,3 +111,9 @@ class NeuralTransducer:
             raise RuntimeError(f"{self.name} must be fitted before it can transduce")
         ids = decode_all(self.net, inputs, self.source, self.max_length, self.device)
         return [self.target.decode(row.tolist()) for row in ids]
+
+    def close(self) -> None:
+        """Give torch back the thread count it had before `threads` changed it (the runner calls this)."""
+        if self._threads_before is not None:
+            torch.set_num_threads(self._threads_before)
+            self._threads_before = None
