@@ -21,6 +21,11 @@ from harness.specs import ModelSpec
 from harness.store import Store
 
 QUICKSTART_MODELS = ("oracle", "copy", "random", "majority")
+QUICKSTART_NEURAL: dict[str, tuple[str, ...]] = {
+    "lookup-tables-mt": ("seq2seq-gru-attn", "attentive-guidance", "seq2attn"),
+    "miniscan": ("lstm-thrush", "lla-lstm"),
+}
+"""`quickstart --neural`: neural baselines at their cpu-small budget on suites where that takes seconds."""
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -188,12 +193,13 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
                 print(f"suite {suite.spec.key} skipped: {error}", file=sys.stderr)
                 continue
             print(f"suite {suite.spec.key} {manifest.suite_hash[:12]}", file=sys.stderr)
-            for model in QUICKSTART_MODELS:
+            models = QUICKSTART_MODELS + (QUICKSTART_NEURAL.get(name, ()) if args.neural else ())
+            for model in models:
                 record = runner.evaluate(name, ModelSpec(name=model), seeds)
                 primary = suite.spec.primary_metric
                 means = [m[primary].mean for m in record.scores.values() if primary in m]
                 shown = f"mean {primary} over test splits {sum(means) / len(means):.3f}" if means else "n/a"
-                print(f"  {model:<10} {shown}", file=sys.stderr)
+                print(f"  {model:<18} {shown}", file=sys.stderr)
         index = write_report(store, args.out)
     print(f"leaderboard written to {index}")
     return 0
@@ -243,6 +249,9 @@ def build_parser() -> argparse.ArgumentParser:
     quick.add_argument("--out", type=Path, default=Path("structbench-report"), metavar="DIR")
     quick.add_argument("--seeds", default="0,1,2,3,4")
     quick.add_argument("--source-dir", type=Path, help=source_help)
+    quick.add_argument(
+        "--neural", action="store_true", help="also train neural baselines (cpu-small) on lookup-tables-mt and miniscan"
+    )
     quick.set_defaults(handler=cmd_quickstart)
     return parser
 

@@ -42,3 +42,17 @@ def test_quickstart_skips_a_suite_whose_files_cannot_be_found(
     err = capsys.readouterr().err
     assert "suite lookup-tables-mt@1.0.0 skipped: lookup_tables/sample1/train.tsv is not available offline" in err
     assert "<td>oracle" in (tmp_path / "o" / "index.html").read_text()
+
+
+def test_quickstart_neural_adds_the_neural_baselines_at_their_small_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report"
+    store = str(tmp_path / "r.sqlite")
+    assert main(["quickstart", "miniscan", "--neural", "--store", store, "--out", str(out), "--seeds", "0"]) == 0
+    err = capsys.readouterr().err
+    for model in ("lstm-thrush", "lla-lstm"):
+        assert f"  {model}" in err
+        assert f"<td>{model}" in (out / "index.html").read_text()
+    main(["quickstart", "miniscan", "--store", store, "--out", str(out), "--seeds", "0"])
+    assert "lla-lstm" not in capsys.readouterr().err  # without --neural only the fast baselines run
