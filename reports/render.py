@@ -2,12 +2,15 @@
 
 Per (suite, version, data hash): a model x test-split matrix of the suite's primary metric,
 mean over seeds with its 95% bootstrap CI and the number of seeds. Cells of different data
-hashes are never merged. Outputs: `index.html` (Jinja2, autoescaped), `leaderboard.md`
-(tabulate), `results.csv` and `results.json` (every metric, every split).
+hashes are never merged. Published numbers (`references.yaml`) follow as reference rows,
+marked as reported and never ranked with measured rows. Outputs: `index.html` (Jinja2,
+autoescaped), `leaderboard.md` (tabulate), `results.csv` and `results.json` (every metric,
+every split) and `references.json` (the published numbers).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +24,7 @@ from harness import __version__
 from harness.scoring import seed_stats
 from harness.specs import SeedStats, SuiteSpec
 from harness.store import Store
+from reports.references import Reference, load_references
 
 RESULT_COLUMNS = [
     "suite", "version", "suite_hash", "model", "split", "metric",
@@ -38,6 +42,10 @@ class SuiteBoard:
     rows: list[tuple[str, dict[str, SeedStats | None]]] = field(default_factory=list)
     status: dict[str, str] = field(default_factory=dict)
     """model -> human summary of run statuses, e.g. `3 done, 1 failed`."""
+    references: list[Reference] = field(default_factory=list)
+    """Published rows for this suite that report the primary metric on at least one shown split."""
+    other_references: list[tuple[Reference, str, str, float]] = field(default_factory=list)
+    """Published (row, metric, split, value) for the suite's other metrics."""
 
 
 def aggregate(store: Store) -> pd.DataFrame:
@@ -64,7 +72,20 @@ def _status_summary(store: Store) -> dict[tuple[str, str, str, str], str]:
     return out
 
 
-def boards(store: Store, results: pd.DataFrame) -> list[SuiteBoard]:
+def attach_references(board: SuiteBoard, references: list[Reference]) -> None:
+    """Give `board` the published rows of its suite."""
+    primary = board.spec.primary_metric
+    for reference in references:
+        if reference.suite != board.spec.id:
+            continue
+        if any(reference.value(primary, split) is not None for split in board.splits):
+            board.references.append(reference)
+        for metric, by_split in reference.values.items():
+            if metric != primary:
+                board.other_references += [(reference, metric, split, value) for split, value in by_split.items()]
+
+
+def boards(store: Store, results: pd.DataFrame, references: list[Reference] | None = None) -> list[SuiteBoard]:
     specs = store.suite_specs()
     statuses = _status_summary(store)
     out = []
@@ -90,6 +111,7 @@ def boards(store: Store, results: pd.DataFrame) -> list[SuiteBoard]:
             return (-(sum(means) / len(means)) if means else math.inf, item[0])
 
         board.rows.sort(key=rank)
+        attach_references(board, references or [])
         out.append(board)
     return out
 
@@ -126,7 +148,22 @@ def _markdown(board_list: list[SuiteBoard]) -> str:
                     f"{percent(c.mean)} [{percent(c.ci_low)}, {percent(c.ci_high)}] ({c.n_seeds})" if c else "n/a"
                 )
             table.append(row)
+        for reference in board.references:
+            row = [
+                f"*{markdown_text(reference.model)}* (reported: {markdown_text(reference.citation)}, {markdown_text(reference.where)})"
+            ]
+            for split in board.splits:
+                value = reference.value(board.spec.primary_metric, split)
+                row.append("" if value is None else percent(value))
+            table.append(row)
         parts += [tabulate(table, headers=["model", *board.splits], tablefmt="github"), ""]
+        for reference, metric, split, value in board.other_references:
+            parts.append(
+                f"- reported {markdown_text(metric)} on {markdown_text(split)}: {percent(value)}, "
+                f"*{markdown_text(reference.model)}* ({markdown_text(reference.citation)}, {markdown_text(reference.where)})"
+            )
+        if board.other_references:
+            parts.append("")
     return "\n".join(parts)
 
 
@@ -135,10 +172,14 @@ def write_report(store: Store, out_dir: Path) -> Path:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     results = aggregate(store)
-    board_list = boards(store, results)
+    references = load_references()
+    board_list = boards(store, results, references)
     results.to_csv(out_dir / "results.csv", index=False)
     results.to_json(out_dir / "results.json", orient="records", indent=1, double_precision=15)
     (out_dir / "leaderboard.md").write_text(_markdown(board_list), encoding="utf-8")
+    (out_dir / "references.json").write_text(
+        json.dumps([r.model_dump() for r in references], indent=1, ensure_ascii=False), encoding="utf-8"
+    )
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("reports", "templates"),
         autoescape=True,

@@ -72,7 +72,13 @@ def test_cells_show_mean_ci_and_seed_count(report: Path) -> None:
 
 def test_markdown_csv_and_json_hold_every_metric(report: Path) -> None:
     folder = report.parent
-    assert sorted(p.name for p in folder.iterdir()) == ["index.html", "leaderboard.md", "results.csv", "results.json"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "index.html",
+        "leaderboard.md",
+        "references.json",
+        "results.csv",
+        "results.json",
+    ]
     markdown = (folder / "leaderboard.md").read_text()
     assert "## lookup-tables@1.0.0 (sequence_accuracy" in markdown
     oracle_line = next(line for line in markdown.splitlines() if line.startswith("| oracle"))

@@ -1,0 +1,79 @@
+"""Published reference numbers: a valid file, and rows in the report marked as reported, never ranked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import registry
+from harness.errors import UserError
+from harness.runner import Runner
+from harness.specs import ModelSpec
+from reports import render
+from reports.references import Reference, load_references
+from reports.render import write_report
+
+
+def test_every_reference_names_a_suite_split_and_metric_that_exist() -> None:
+    references = load_references()
+    assert len(references) >= 25
+    for reference in references:
+        spec = registry.suite(reference.suite).spec
+        tests = {s.name for s in spec.splits_with_role("test")}
+        for metric, by_split in reference.values.items():
+            assert set(by_split) <= tests, f"{reference.model}: {metric} on a split {reference.suite} lacks"
+            assert set(reference.spreads.get(metric, {})) <= set(by_split)
+        for metric, by_split in reference.per_run.items():
+            for split, runs in by_split.items():
+                assert reference.runs == len(runs)
+                # both are printed to 3 decimals, so their rounding errors add up
+                assert sum(runs) / len(runs) == pytest.approx(reference.values[metric][split], abs=1e-3)
+
+
+def test_the_table_6_2_rows_are_transcribed_as_printed() -> None:
+    rows = {r.model: r for r in load_references() if r.where.startswith("Table 6.2")}
+    assert len(rows) == 16
+    assert rows["Baseline"].values["sequence_accuracy"]["heldout_inputs"] == 0.3083
+    assert rows["Baseline"].spreads["sequence_accuracy"]["heldout_compositions"] == 0.0074
+    assert set(rows["Seq2Attn (GEFT)"].values["sequence_accuracy"].values()) == {1.0}
+
+
+def test_a_malformed_reference_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "references.yaml"
+    path.write_text(
+        "- suite: scan-simple\n  model: x\n  citation: c\n  where: w\n  values: {sequence_accuracy: {test: 99.7}}\n"
+    )
+    with pytest.raises(UserError, match=r"entry 1 .* outside \[0, 1\]"):
+        load_references(path)
+    path.write_text("- suite: scan-simple\n  model: x\n  values: {}\n")
+    with pytest.raises(UserError, match=r"entry 1 .*citation"):
+        load_references(path)
+
+
+def test_reported_rows_follow_the_measured_rows_escaped_and_unranked(
+    runner: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hostile = Reference(
+        suite="lookup-tables-mt",
+        model="<b>Perfect</b>",
+        citation="Somebody 2099",
+        where="Table 1",
+        values={"sequence_accuracy": {"heldout_tables": 1.0}, "token_accuracy": {"heldout_tables": 0.5}},
+    )
+    monkeypatch.setattr(render, "load_references", lambda: [hostile, *load_references()])
+    runner.evaluate("lookup-tables-mt", ModelSpec(name="copy"), [0])
+    folder = tmp_path / "report"
+    html = write_report(runner.store, folder).read_text()
+    assert "<b>Perfect" not in html and "&lt;b&gt;Perfect&lt;/b&gt;" in html
+    reported = html.index("&lt;b&gt;Perfect")
+    assert html.index("<td>copy") < reported  # measured rows first, whatever the numbers
+    assert 'class="reported"' in html and "Table 6.2" in html and "Seq2Attn (GEFT)" in html
+    assert "<code>token_accuracy</code> on <code>heldout_tables</code>: 50.0" in html
+    markdown = (folder / "leaderboard.md").read_text()
+    assert "*Seq2Attn (GEFT)* (reported: Korrel 2018" in markdown
+    assert markdown.index("| copy") < markdown.index("*Seq2Attn (GEFT)*")
+    stored = json.loads((folder / "references.json").read_text())
+    assert stored[0]["model"] == "<b>Perfect</b>" and len(stored) == len(load_references()) + 1
+    assert "scan-simple" not in html  # a suite without measured results gets no board
