@@ -149,14 +149,18 @@ def _markdown(board_list: list[SuiteBoard]) -> str:
                 )
             table.append(row)
         for reference in board.references:
-            row = [
-                f"*{markdown_text(reference.model)}* (reported: {markdown_text(reference.citation)}, {markdown_text(reference.where)})"
-            ]
+            row = [f"*{markdown_text(reference.model)}* (reported, {markdown_text(reference.where)})"]
             for split in board.splits:
                 value = reference.value(board.spec.primary_metric, split)
                 row.append("" if value is None else percent(value))
             table.append(row)
         parts += [tabulate(table, headers=["model", *board.splits], tablefmt="github"), ""]
+        citations = sorted({r.citation for r in board.references})
+        if citations:
+            parts += [
+                "Reported rows are published numbers, not measured here: " + "; ".join(map(markdown_text, citations)),
+                "",
+            ]
         for reference, metric, split, value in board.other_references:
             parts.append(
                 f"- reported {markdown_text(metric)} on {markdown_text(split)}: {percent(value)}, "

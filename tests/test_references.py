@@ -72,7 +72,7 @@ def test_reported_rows_follow_the_measured_rows_escaped_and_unranked(
     assert 'class="reported"' in html and "Table 6.2" in html and "Seq2Attn (GEFT)" in html
     assert "<code>token_accuracy</code> on <code>heldout_tables</code>: 50.0" in html
     markdown = (folder / "leaderboard.md").read_text()
-    assert "*Seq2Attn (GEFT)* (reported: Korrel 2018" in markdown
+    assert "*Seq2Attn (GEFT)* (reported, Table 6.2" in markdown and "not measured here: Korrel 2018" in markdown
     assert markdown.index("| copy") < markdown.index("*Seq2Attn (GEFT)*")
     stored = json.loads((folder / "references.json").read_text())
     assert stored[0]["model"] == "<b>Perfect</b>" and len(stored) == len(load_references()) + 1
