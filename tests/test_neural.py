@@ -183,17 +183,18 @@ def test_oracle_guidance_attends_exactly_where_the_targets_say() -> None:
     assert float(weights[0].max(dim=-1).values.min()) == 1.0
 
 
-@pytest.mark.parametrize("name", [*SEQ2SEQ_MODELS, "transformer"])
+@pytest.mark.parametrize("name", [*SEQ2SEQ_MODELS, "seq2attn", "transformer"])
 def test_every_model_runs_through_the_harness(runner: Runner, name: str) -> None:
     params: dict[str, int | float | str | bool | None] = {"epochs": 1, "batch_size": 16, "max_length": 12}
     if name == "transformer":
         params |= {"d_model": 16, "feedforward": 32, "heads": 2}
     else:
-        params |= {"hidden": 32, "embedding": 16}
-    record = runner.evaluate("lookup-tables-mt", ModelSpec(name=name, params=params), [0])
+        params |= {"hidden": 32, "embedding": 32 if name == "seq2attn" else 16}
+    guided = name.startswith("attentive-guidance")
+    suite, split_name = ("lookup-tables-mt", "heldout_inputs") if guided else ("miniscan", "test")
+    record = runner.evaluate(suite, ModelSpec(name=name, params=params), [0])
     assert record.status == {"0": "done"}
-    accuracy = record.scores["heldout_inputs"]["sequence_accuracy"].mean
-    assert 0.0 <= accuracy <= 1.0
+    assert 0.0 <= record.scores[split_name]["sequence_accuracy"].mean <= 1.0
 
 
 def test_learned_guidance_beats_the_unguided_baseline_on_heldout_inputs(runner: Runner) -> None:

@@ -68,6 +68,8 @@ class TransformerNet(TransductionNet):
             dropout=settings.dropout,
             batch_first=True,
         )
+        # The nested-tensor fast path is a prototype that warns on every padded batch; plain masks suffice.
+        self.transformer.encoder.use_nested_tensor = False
         self.output = nn.Linear(d, target_size)
 
     def _embed(self, embedding: nn.Embedding, ids: torch.Tensor) -> torch.Tensor:
