@@ -1,6 +1,7 @@
 """Evaluating one model on one suite over seeds, with every finished run kept in the store.
 
-For each seed: skip it if the store already holds it; otherwise build the model, fit it on
+For each seed: skip it if the store already holds it (same suite data, same model spec and,
+for a model that declares one, same resolved configuration); otherwise build the model, fit it on
 the draw's train split (dev only for model selection), ask it every test split, score and
 store in one transaction. A model that crashes becomes a `failed` run and the next seed
 still runs; a model that does not speak the suite's protocol becomes `n/a`.
@@ -42,8 +43,37 @@ def default_store_path() -> Path:
     return structbench_home() / "results.sqlite"
 
 
-def model_hash(spec: ModelSpec) -> str:
-    return hashlib.sha256(json.dumps(spec.model_dump(), sort_keys=True).encode()).hexdigest()
+def model_facts(spec: ModelSpec, suite_id: str) -> dict[str, Any]:
+    """What the store records of a model beyond its spec, read from its class without building it.
+
+    `configuration`: a model whose numbers also come from files it ships (a neural baseline's
+    recipe) returns its resolved settings from the optional classmethod
+    `configuration(suite_id, **settings)`, so that a changed recipe is a different model to
+    the store rather than a cache hit on results it no longer produces.
+    `comparable`: False for a model that sees test-time information (an oracle); the report
+    flags it and never ranks it among comparable models.
+    """
+    factory = registry.model_factory(spec.name)
+    facts: dict[str, Any] = {}
+    configure = getattr(factory, "configuration", None)
+    if callable(configure):
+        resolved = configure(suite_id, **spec.params)
+        if not isinstance(resolved, dict):
+            raise UserError(f"model {spec.name!r}: configuration() must return a dict, not {type(resolved).__name__}.")
+        facts["configuration"] = resolved
+    if getattr(factory, "comparable", True) is False:
+        facts["comparable"] = False
+    return facts
+
+
+def model_record(spec: ModelSpec, facts: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The model as stored: its spec (name, params) and its facts (see `model_facts`)."""
+    return {**spec.model_dump(), **(facts or {})}
+
+
+def model_hash(spec: ModelSpec, facts: dict[str, Any] | None = None) -> str:
+    text = json.dumps(model_record(spec, facts), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @cache
@@ -129,13 +159,14 @@ class Runner:
         if not seeds:
             raise UserError("no seeds given; pass --seeds, e.g. --seeds 0,1,2.")
         check_settings(model)
+        facts = model_facts(model, suite.spec.id)
         self.store.record_suite(suite.spec, manifest.suite_hash)
         status: dict[str, str] = {}
         errors: dict[str, str] = {}
         run_ids: dict[int, int] = {}
         cached = 0
         for seed in seeds:
-            run_id, outcome, error, was_cached = self._run_seed(suite, manifest, model, seed)
+            run_id, outcome, error, was_cached = self._run_seed(suite, manifest, model, facts, seed)
             cached += was_cached
             status[str(seed)] = outcome
             run_ids[seed] = run_id
@@ -155,10 +186,15 @@ class Runner:
         )
 
     def _run_seed(
-        self, suite: Suite, manifest: freeze.Manifest, model_spec: ModelSpec, seed: int
+        self,
+        suite: Suite,
+        manifest: freeze.Manifest,
+        model_spec: ModelSpec,
+        facts: dict[str, Any],
+        seed: int,
     ) -> tuple[int, str, str | None, bool]:
         spec = suite.spec
-        key = (spec.id, spec.version, manifest.suite_hash, model_hash(model_spec), seed)
+        key = (spec.id, spec.version, manifest.suite_hash, model_hash(model_spec, facts), seed)
         found = self.store.find_run(*key)
         if found is not None and found[1] in ("done", "n/a"):
             status, error = self.store.run_status(found[0])
@@ -170,7 +206,7 @@ class Runner:
                 "version": spec.version,
                 "suite_hash": manifest.suite_hash,
                 "model": model_spec.label,
-                "model_spec": json.dumps(model_spec.model_dump(), sort_keys=True),
+                "model_spec": json.dumps(model_record(model_spec, facts), sort_keys=True, default=str),
                 "model_hash": key[3],
                 "seed": seed,
                 "draw": draw,

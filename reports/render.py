@@ -2,7 +2,10 @@
 
 Per (suite, version, data hash): a model x test-split matrix of the suite's primary metric,
 mean over seeds with its 95% bootstrap CI and the number of seeds. Cells of different data
-hashes are never merged. Published numbers (`references.yaml`) follow as reference rows,
+hashes are never merged. When a model's configuration changed (a neural baseline's recipe),
+only the runs of its newest configuration are shown; the older ones stay in the store.
+Models that see test-time information (oracle guidance) are flagged as not comparable and
+ranked after the rest. Published numbers (`references.yaml`) follow as reference rows,
 marked as reported and never ranked with measured rows. Outputs: `index.html` (Jinja2,
 autoescaped), `leaderboard.md` (tabulate), `results.csv` and `results.json` (every metric,
 every split) and `references.json` (the published numbers).
@@ -13,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import jinja2
@@ -42,15 +46,30 @@ class SuiteBoard:
     rows: list[tuple[str, dict[str, SeedStats | None]]] = field(default_factory=list)
     status: dict[str, str] = field(default_factory=dict)
     """model -> human summary of run statuses, e.g. `3 done, 1 failed`."""
+    not_comparable: set[str] = field(default_factory=set)
+    """Models that see test-time information (oracles): flagged, and ranked after the comparable ones."""
     references: list[Reference] = field(default_factory=list)
     """Published rows for this suite that report the primary metric on at least one shown split."""
     other_references: list[tuple[Reference, str, str, float]] = field(default_factory=list)
     """Published (row, metric, split, value) for the suite's other metrics."""
 
 
+CELL = ["suite", "version", "suite_hash", "model"]
+
+
+def current_configuration(frame: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `frame` whose model hash is that of the newest run of their cell.
+
+    A model label names one configuration at a time: runs made before its recipe changed
+    are kept in the store but are not mixed into the seeds of the current one.
+    """
+    newest = runs.sort_values("id").groupby(CELL, as_index=False)["model_hash"].last()
+    return frame.merge(newest, on=[*CELL, "model_hash"], how="inner")
+
+
 def aggregate(store: Store) -> pd.DataFrame:
-    """Every (suite, version, hash, model, split, metric) aggregated over its seeds."""
-    scores = store.scores()
+    """Every (suite, version, hash, model, split, metric) of the current configurations, aggregated over seeds."""
+    scores = current_configuration(store.scores(), store.runs())
     records = []
     keys = ["suite", "version", "suite_hash", "model", "split", "metric"]
     for key, group in scores.groupby(keys, sort=True):
@@ -62,14 +81,19 @@ def aggregate(store: Store) -> pd.DataFrame:
     return pd.DataFrame.from_records(records, columns=RESULT_COLUMNS)
 
 
-def _status_summary(store: Store) -> dict[tuple[str, str, str, str], str]:
-    runs = store.runs()
+def _status_summary(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], str]:
     out = {}
-    for key, group in runs.groupby(["suite", "version", "suite_hash", "model"]):
+    for key, group in runs.groupby(CELL):
         counts = group["status"].value_counts()
         suite, version, suite_hash, model = (str(part) for part in key)
         out[(suite, version, suite_hash, model)] = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     return out
+
+
+def _not_comparable(runs: pd.DataFrame) -> set[tuple[str, str, str, str]]:
+    """The cells whose model the runner recorded as not comparable (`"comparable": false` in its spec)."""
+    flagged = runs[runs["model_spec"].map(lambda text: json.loads(text).get("comparable", True) is False)]
+    return {(str(s), str(v), str(h), str(m)) for s, v, h, m in flagged[CELL].itertuples(index=False)}
 
 
 def attach_references(board: SuiteBoard, references: list[Reference]) -> None:
@@ -85,9 +109,18 @@ def attach_references(board: SuiteBoard, references: list[Reference]) -> None:
                 board.other_references += [(reference, metric, split, value) for split, value in by_split.items()]
 
 
+def _rank(row: tuple[str, dict[str, SeedStats | None]], not_comparable: set[str]) -> tuple[bool, float, str]:
+    """Comparable models first, then the best mean over the shown splits, then the name."""
+    means = [cell.mean for cell in row[1].values() if cell is not None]
+    return (row[0] in not_comparable, -(sum(means) / len(means)) if means else math.inf, row[0])
+
+
 def boards(store: Store, results: pd.DataFrame, references: list[Reference] | None = None) -> list[SuiteBoard]:
     specs = store.suite_specs()
-    statuses = _status_summary(store)
+    runs = store.runs()
+    runs = current_configuration(runs, runs)
+    statuses = _status_summary(runs)
+    not_comparable = _not_comparable(runs)
     out = []
     for (suite, version, suite_hash), spec in sorted(specs.items()):
         board = SuiteBoard(spec=spec, suite_hash=suite_hash, splits=[s.name for s in spec.splits_with_role("test")])
@@ -105,12 +138,9 @@ def boards(store: Store, results: pd.DataFrame, references: list[Reference] | No
                 cells[split] = SeedStats(**{k: row.iloc[0][k] for k in SeedStats.model_fields}) if len(row) else None
             board.rows.append((model, cells))
             board.status[model] = statuses[(suite, version, suite_hash, model)]
-
-        def rank(item: tuple[str, dict[str, SeedStats | None]]) -> tuple[float, str]:
-            means = [c.mean for c in item[1].values() if c is not None]
-            return (-(sum(means) / len(means)) if means else math.inf, item[0])
-
-        board.rows.sort(key=rank)
+            if (suite, version, suite_hash, model) in not_comparable:
+                board.not_comparable.add(model)
+        board.rows.sort(key=partial(_rank, not_comparable=board.not_comparable))
         attach_references(board, references or [])
         out.append(board)
     return out
@@ -141,7 +171,7 @@ def _markdown(board_list: list[SuiteBoard]) -> str:
         ]
         table = []
         for model, cells in board.rows:
-            row = [markdown_text(model)]
+            row = [markdown_text(model) + (" (not comparable)" if model in board.not_comparable else "")]
             for split in board.splits:
                 c = cells[split]
                 row.append(

@@ -16,7 +16,7 @@ from baselines.neural.trainer import attention_loss, sequence_matches
 from baselines.neural.vocab import EOS, PAD, Vocabulary
 from harness import freeze, registry
 from harness.errors import NotApplicable, UserError
-from harness.runner import Runner, build_model
+from harness.runner import Runner, build_model, model_facts, model_hash
 from harness.specs import ModelSpec, Split
 
 TINY = {"epochs": 2, "hidden": 32, "embedding": 16, "batch_size": 16, "patience": None}
@@ -56,6 +56,22 @@ def test_suite_ids_map_to_recipe_tasks() -> None:
     assert task_of("lookup-tables-mt") == "lookup"
     assert task_of("question-formation-noagr") == "question-formation"
     assert task_of("grounded-weak") == "default"
+
+
+def test_stored_runs_are_keyed_by_the_resolved_recipe() -> None:
+    def key(name: str, suite: str, **params: str | int) -> str:
+        spec = ModelSpec(name=name, params=params)
+        return model_hash(spec, model_facts(spec, suite))
+
+    gru = model_facts(ModelSpec(name="seq2seq-gru-attn"), "scan-simple")["configuration"]
+    assert gru["budget"] == "cpu-small" and "device" not in gru
+    assert key("seq2seq-gru-attn", "scan-simple") == key("seq2seq-gru-attn", "scan-simple")
+    assert key("seq2seq-gru-attn", "scan-simple") != key("seq2seq-gru-attn", "lookup-tables")  # another recipe
+    assert key("seq2seq-gru-attn", "scan-simple") != key("seq2seq-gru-attn", "scan-simple", budget="paper")
+    lla = model_facts(ModelSpec(name="lla-lstm-noadv"), "miniscan")["configuration"]
+    assert lla["lexicon"] is True and lla["adversary"] is False
+    assert model_facts(ModelSpec(name="attentive-guidance-oracle"), "lookup-tables")["comparable"] is False
+    assert "comparable" not in model_facts(ModelSpec(name="attentive-guidance"), "lookup-tables")
 
 
 def test_settings_errors_name_the_problem() -> None:

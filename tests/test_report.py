@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from baselines.trivial import Oracle
 from harness import __version__, registry
 from harness.cli import main, parse_settings
 from harness.runner import Runner
@@ -31,6 +32,12 @@ class Flag:
 
     def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
         return [list(reversed(t)) if self.reverse else list(t) for t in inputs]
+
+
+class PeekingOracle(Oracle):
+    """The suite's own solver, declared as seeing test-time information."""
+
+    comparable = False
 
 
 @pytest.fixture
@@ -167,3 +174,15 @@ def test_models_that_differ_only_in_a_settings_type_are_not_merged(runner: Runne
     flag = [r for r in rows if r["model"].startswith("tests.test_report:Flag")]
     # ... so no cell may pool the two: each holds the one seed of one model
     assert flag and all(r["n_seeds"] == 1 for r in flag)
+
+
+def test_a_model_that_is_not_comparable_is_flagged_and_ranked_last(runner: Runner, tmp_path: Path) -> None:
+    runner.evaluate("lookup-tables", ModelSpec(name="tests.test_report:PeekingOracle"), [0])
+    runner.evaluate("lookup-tables", ModelSpec(name="copy"), [0])
+    report = write_report(runner.store, tmp_path / "report")
+    html = report.read_text()
+    assert html.index("<td>copy") < html.index("<td>tests.test_report:PeekingOracle")  # 0.0 above 1.0
+    assert '<span class="tag">not comparable</span>' in row_of(html, "tests.test_report:PeekingOracle")
+    assert "not comparable" not in row_of(html, "copy")
+    markdown = (report.parent / "leaderboard.md").read_text()
+    assert "tests.test_report:PeekingOracle (not comparable)" in markdown

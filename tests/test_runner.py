@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import ClassVar
 
 import pytest
 
 from harness import __version__, freeze, registry
 from harness.runner import Runner, model_hash
 from harness.specs import ModelSpec, Split
+from reports.render import aggregate, boards
 from tests import helpers
 
 CONSTRUCTED: list[int] = []
@@ -29,6 +31,16 @@ class CountingOracle:
 
     def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
         return self.solver.transduce(inputs)  # type: ignore[attr-defined, no-any-return]
+
+
+class ConfiguredOracle(CountingOracle):
+    """The lookup solver with a configuration a test can change, as an edited recipe file would."""
+
+    recipe: ClassVar[dict[str, object]] = {"epochs": 1}
+
+    @classmethod
+    def configuration(cls, suite: str) -> dict[str, object]:
+        return {"suite": suite, **cls.recipe}
 
 
 def statuses(runner: Runner) -> dict[int, str]:
@@ -154,3 +166,25 @@ def test_seeds_cycle_through_the_draws(runner: Runner) -> None:
     runner.evaluate("lookup-tables", ModelSpec(name="copy"), [0, 4, 5, 7])
     runs = runner.store.runs()
     assert dict(zip(runs["seed"], runs["draw"], strict=True)) == {0: 0, 4: 4, 5: 0, 7: 2}
+
+
+def test_a_changed_configuration_is_run_again_and_only_the_newest_is_reported(
+    runner: Runner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = ModelSpec(name="tests.test_runner:ConfiguredOracle")
+    runner.evaluate("lookup-tables", spec, [0, 1])
+    CONSTRUCTED.clear()
+    runner.evaluate("lookup-tables", spec, [0, 1])
+    assert CONSTRUCTED == []  # same configuration: answered from the store
+    monkeypatch.setattr(ConfiguredOracle, "recipe", {"epochs": 2})
+    record = runner.evaluate("lookup-tables", spec, [0])
+    assert len(CONSTRUCTED) == 1  # the recipe changed: the stored runs no longer answer for it
+    assert record.scores["heldout_tables"]["sequence_accuracy"].n_seeds == 1
+    runs = runner.store.runs()
+    assert len(runs) == 3  # the runs of the old configuration are kept
+    assert json.loads(runs.iloc[-1]["model_spec"])["configuration"] == {"suite": "lookup-tables", "epochs": 2}
+    results = aggregate(runner.store)
+    cell = results[(results.split == "heldout_tables") & (results.metric == "sequence_accuracy")]
+    assert cell["n_seeds"].tolist() == [1]  # not the three seeds of two configurations mixed
+    (board,) = boards(runner.store, results)
+    assert board.status == {spec.label: "1 done"}

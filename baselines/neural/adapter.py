@@ -48,6 +48,21 @@ class NeuralTransducer:
         self.log = lambda message: print(message, file=sys.stderr)
         self._threads_before: int | None = None
 
+    @classmethod
+    def configuration(cls, suite: str, budget: str = "cpu-small", **overrides: Any) -> dict[str, Any]:
+        """The settings a run on `suite` trains with: the recipe's budget with the overrides applied.
+
+        The runner stores runs under them, so a run is answered from the store only while the
+        recipe still says what it said when the run was made.
+        """
+        model = cls(budget, **overrides)
+        settings, _ = resolve_settings(cls.settings_class, cls.name, suite, model.budget, model.overrides)
+        return model.described(settings)
+
+    def described(self, settings: TrainSettings) -> dict[str, Any]:
+        """What identifies a run's training (not where or on how many threads it runs)."""
+        return {"budget": self.budget, **settings.model_dump(mode="json", exclude={"device", "threads"})}
+
     def build_net(self, settings: Any, source: Vocabulary, target: Vocabulary, train: Split) -> TransductionNet:
         raise NotImplementedError
 
@@ -67,10 +82,7 @@ class NeuralTransducer:
         self.max_length = settings.max_length or max(64, 2 * longest + 1)
         self.net = self.build_net(settings, source, target, train)
         self.source, self.target = source, target
-        described = settings.model_dump(exclude={"device", "threads"})
-        path = checkpoint.checkpoint_path(
-            train.suite, train.draw, self.name, {"budget": self.budget, **described}, seed
-        )
+        path = checkpoint.checkpoint_path(train.suite, train.draw, self.name, self.described(settings), seed)
         if path.is_file():
             state, meta = checkpoint.load(path)
             if meta.get("source") == source.tokens and meta.get("target") == target.tokens:
