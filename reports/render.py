@@ -71,7 +71,7 @@ def aggregate(store: Store) -> pd.DataFrame:
     """Every (suite, version, hash, model, split, metric) of the current configurations, aggregated over seeds."""
     scores = current_configuration(store.scores(), store.runs())
     records = []
-    keys = ["suite", "version", "suite_hash", "model", "split", "metric"]
+    keys = [*CELL, "split", "metric"]
     for key, group in scores.groupby(keys, sort=True):
         values = group.sort_values("seed")["value"].dropna().tolist()
         if not values:
