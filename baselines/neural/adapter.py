@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import torch
@@ -32,6 +33,8 @@ class NeuralTransducer:
     settings_class: ClassVar[type[TrainSettings]] = TrainSettings
     comparable: ClassVar[bool] = True
     """False for entries that see test-time information (oracle guidance)."""
+    net_class: ClassVar[Callable[..., TransductionNet]]
+    """The network, built from (settings, source vocabulary size, target vocabulary size)."""
 
     def __init__(self, budget: str = "cpu-small", **overrides: Any) -> None:
         if budget not in BUDGETS:
@@ -64,7 +67,8 @@ class NeuralTransducer:
         return {"budget": self.budget, **settings.model_dump(mode="json", exclude={"device", "threads"})}
 
     def build_net(self, settings: Any, source: Vocabulary, target: Vocabulary, train: Split) -> TransductionNet:
-        raise NotImplementedError
+        """The untrained network for this run; a subclass that needs more than the sizes overrides it."""
+        return self.net_class(settings, len(source), len(target))
 
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
         settings, self.citation = resolve_settings(

@@ -70,9 +70,8 @@ from baselines.neural.adapter import NeuralTransducer
 from baselines.neural.batching import Batch
 from baselines.neural.net import NetOutput, TransductionNet
 from baselines.neural.settings import TrainSettings
-from baselines.neural.vocab import PAD, SOS, UNK, Vocabulary
+from baselines.neural.vocab import PAD, SOS, UNK
 from harness.errors import UserError
-from harness.specs import Split
 
 assert PAD == 0, "the slack column of the LLA output is the padding id, expected to be 0"
 NEGATIVE = -1e9
@@ -271,6 +270,7 @@ class LlaLstm(NeuralTransducer):
 
     name = "lla-lstm"
     settings_class = LlaSettings
+    net_class = LlaNet
     variant: ClassVar[dict[str, bool]] = {"lexicon": True, "adversary": True}
     """The units this entry has; they are part of its identity, not settings to change."""
 
@@ -282,9 +282,6 @@ class LlaLstm(NeuralTransducer):
                     "lstm-thrush for the other variants."
                 )
         super().__init__(budget, **{**overrides, **self.variant})
-
-    def build_net(self, settings: LlaSettings, source: Vocabulary, target: Vocabulary, train: Split) -> LlaNet:
-        return LlaNet(settings, len(source), len(target))
 
 
 class LlaLstmNoAdversary(LlaLstm):

@@ -47,9 +47,8 @@ from baselines.neural.adapter import NeuralTransducer
 from baselines.neural.batching import Batch
 from baselines.neural.net import NetOutput, TransductionNet, greedy_loop
 from baselines.neural.settings import TrainSettings
-from baselines.neural.vocab import PAD, SOS, Vocabulary
+from baselines.neural.vocab import PAD, SOS
 from harness.errors import UserError
-from harness.specs import Split
 
 State = torch.Tensor | tuple[torch.Tensor, torch.Tensor]
 
@@ -219,8 +218,4 @@ class Seq2Attn(NeuralTransducer):
 
     name = "seq2attn"
     settings_class = Seq2AttnSettings
-
-    def build_net(
-        self, settings: Seq2AttnSettings, source: Vocabulary, target: Vocabulary, train: Split
-    ) -> Seq2AttnNet:
-        return Seq2AttnNet(settings, len(source), len(target))
+    net_class = Seq2AttnNet

@@ -19,8 +19,7 @@ from baselines.neural.adapter import NeuralTransducer
 from baselines.neural.batching import Batch
 from baselines.neural.net import NetOutput, TransductionNet
 from baselines.neural.settings import TrainSettings
-from baselines.neural.vocab import EOS, PAD, SOS, Vocabulary
-from harness.specs import Split
+from baselines.neural.vocab import EOS, PAD, SOS
 
 
 class TransformerSettings(TrainSettings):
@@ -118,8 +117,4 @@ class Transformer(NeuralTransducer):
 
     name = "transformer"
     settings_class = TransformerSettings
-
-    def build_net(
-        self, settings: TransformerSettings, source: Vocabulary, target: Vocabulary, train: Split
-    ) -> TransformerNet:
-        return TransformerNet(settings, len(source), len(target))
+    net_class = TransformerNet
