@@ -16,7 +16,7 @@ from collections import Counter
 
 import numpy as np
 
-from harness.specs import Split
+from structbench.specs import Split
 
 
 def _q(counts: np.ndarray, left: np.ndarray, right: np.ndarray, total: float) -> np.ndarray:

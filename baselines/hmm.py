@@ -18,7 +18,7 @@ from collections import defaultdict
 import numpy as np
 from tqdm import tqdm
 
-from harness.specs import Split
+from structbench.specs import Split
 
 TINY = 1e-300
 
@@ -59,7 +59,8 @@ class HmmInducer:
 
 
 def _normalise(array: np.ndarray) -> np.ndarray:
-    return array / array.sum(axis=-1, keepdims=True)
+    normalised: np.ndarray = array / array.sum(axis=-1, keepdims=True)
+    return normalised
 
 
 def _by_length(sentences: list[list[int]]) -> list[np.ndarray]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 
-from harness.specs import Split
+from structbench.specs import Split
 
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"
 MIN_DISCOUNT = 0.1

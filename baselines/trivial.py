@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from harness import registry
-from harness.errors import NotApplicable
-from harness.specs import PROTOCOLS, Split
+from structbench import registry
+from structbench.errors import NotApplicable
+from structbench.specs import PROTOCOLS, Split
 
 
 class Oracle:

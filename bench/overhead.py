@@ -20,10 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import freeze, registry
-from harness.runner import Runner
-from harness.specs import ModelSpec, Split
-from harness.store import Store
+from structbench import freeze, registry
+from structbench.runner import Runner
+from structbench.specs import ModelSpec, Split
+from structbench.store import Store
 
 SEEDS = (0, 1, 2, 3, 4)
 

@@ -24,12 +24,12 @@ from pathlib import Path
 
 import torch
 
-from baselines.neural.seq2seq import Seq2SeqNet, Seq2SeqSettings
-from baselines.neural.settings import resolve_settings
-from baselines.neural.trainer import Trainer
-from baselines.neural.vocab import Vocabulary
-from harness import freeze, registry
-from harness.specs import Example
+from structbench import freeze, registry
+from structbench.baselines.neural.seq2seq import Seq2SeqNet, Seq2SeqSettings
+from structbench.baselines.neural.settings import resolve_settings
+from structbench.baselines.neural.trainer import Trainer
+from structbench.baselines.neural.vocab import Vocabulary
+from structbench.specs import Example
 
 
 def examples_per_second(
@@ -70,9 +70,9 @@ def throughput(n_examples: int, repeats: int) -> None:
 
 
 def time_to_accuracy(goal: float) -> None:
-    from harness.runner import Runner
-    from harness.specs import ModelSpec
-    from harness.store import Store
+    from structbench.runner import Runner
+    from structbench.specs import ModelSpec
+    from structbench.store import Store
 
     with tempfile.TemporaryDirectory() as folder:
         os.environ["STRUCTBENCH_HOME"] = folder  # a fresh home: no stored result or checkpoint to reuse

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness import freeze, registry
-from harness.errors import UserError
-from harness.runner import Runner, default_store_path
-from harness.specs import ModelSpec
-from harness.store import Store
+from structbench import freeze, registry
+from structbench.errors import UserError
+from structbench.runner import Runner, default_store_path
+from structbench.specs import ModelSpec
+from structbench.store import Store
 
 QUICKSTART_MODELS = ("oracle", "copy", "random", "majority")
 QUICKSTART_NEURAL: dict[str, tuple[str, ...]] = {
@@ -169,7 +169,7 @@ def _print_record(record: Any) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from reports.render import write_report
+    from structbench.reports.render import write_report
 
     if not Path(args.store).is_file():
         raise UserError(f"no results store at {args.store}; run `structbench run` first or pass --store.")
@@ -180,7 +180,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_quickstart(args: argparse.Namespace) -> int:
-    from reports.render import write_report
+    from structbench.reports.render import write_report
 
     seeds = parse_seeds(args.seeds)
     with Store(args.store) as store:

@@ -30,8 +30,8 @@ import threading
 from collections import deque
 from typing import IO, Any
 
-from harness.errors import UserError
-from harness.specs import PROTOCOLS, Split
+from structbench.errors import UserError
+from structbench.specs import PROTOCOLS, Split
 
 STDERR_LINES = 20
 

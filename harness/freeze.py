@@ -13,10 +13,10 @@ import tempfile
 from collections import OrderedDict
 from pathlib import Path
 
-from harness.errors import DataIntegrityError, UserError
-from harness.sources import sha256_bytes, structbench_home
-from harness.specs import Example, Frozen, Split
-from harness.suite import SourceFiles, Suite
+from structbench.errors import DataIntegrityError, UserError
+from structbench.sources import sha256_bytes, structbench_home
+from structbench.specs import Example, Frozen, Split
+from structbench.suite import SourceFiles, Suite
 
 
 class SplitDigest(Frozen):

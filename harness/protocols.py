@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from harness.errors import NotApplicable
-from harness.specs import PROTOCOLS, Example, Split, SuiteSpec
-from harness.specs import Protocol as ProtocolName
+from structbench.errors import NotApplicable
+from structbench.specs import PROTOCOLS, Example, Split, SuiteSpec
+from structbench.specs import Protocol as ProtocolName
 
 METHOD_OF_PROTOCOL: dict[str, str] = {
     "transduction": "transduce",

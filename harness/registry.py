@@ -15,8 +15,8 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from harness.errors import UserError
-from harness.suite import Suite
+from structbench.errors import UserError
+from structbench.suite import Suite
 
 SUITE_GROUP = "structbench.suites"
 MODEL_GROUP = "structbench.models"
@@ -100,7 +100,7 @@ def suite(reference: str) -> Suite:
     name, _, version = reference.partition("@")
     factory = _lookup(SUITE_GROUP, name, "suite")
     if not (isinstance(factory, type) and issubclass(factory, Suite)):
-        raise UserError(f"{name!r} is not a structbench Suite subclass; derive it from harness.suite.Suite.")
+        raise UserError(f"{name!r} is not a structbench Suite subclass; derive it from structbench.suite.Suite.")
     instance = factory()
     if version and version != instance.spec.version:
         raise UserError(

@@ -27,14 +27,14 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from harness import __version__, freeze, registry
-from harness.errors import NotApplicable, UserError
-from harness.protocols import ask, speaks
-from harness.scoring import seed_stats
-from harness.sources import structbench_home
-from harness.specs import ModelSpec, ResultRecord, SeedStats, Split
-from harness.store import Store
-from harness.suite import Suite
+from structbench import __version__, freeze, registry
+from structbench.errors import NotApplicable, UserError
+from structbench.protocols import ask, speaks
+from structbench.scoring import seed_stats
+from structbench.sources import structbench_home
+from structbench.specs import ModelSpec, ResultRecord, SeedStats, Split
+from structbench.store import Store
+from structbench.suite import Suite
 
 ERROR_TAIL = 2000
 

@@ -15,8 +15,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from harness.errors import UserError
-from harness.specs import Frozen
+from structbench.errors import UserError
+from structbench.specs import Frozen
 
 SOURCE_DIR_VARIABLE = "STRUCTBENCH_SOURCE_DIR"
 HOME_VARIABLE = "STRUCTBENCH_HOME"

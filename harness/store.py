@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import UserError
-from harness.scoring import SplitScores
-from harness.specs import SuiteSpec
+from structbench.errors import UserError
+from structbench.scoring import SplitScores
+from structbench.specs import SuiteSpec
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.errors import NotApplicable
-from harness.scoring import SplitScores, score_protocol
-from harness.sources import SourceFile, resolve
-from harness.specs import Example, Split, SuiteSpec
+from structbench.errors import NotApplicable
+from structbench.scoring import SplitScores, score_protocol
+from structbench.sources import SourceFile, resolve
+from structbench.specs import Example, Split, SuiteSpec
 
 
 class RuleTransducer:
@@ -74,7 +74,7 @@ class Suite:
         return score_protocol(self.spec.protocol, split.examples, predictions, self.breakdown_keys)
 
     def oracle(self, train: Split) -> object:
-        """A solver implementing the suite's protocol from its definition (see baselines.trivial)."""
+        """A solver implementing the suite's protocol from its definition (see structbench.baselines.trivial)."""
         raise NotApplicable(f"{self.spec.id} has no oracle solver")
 
     @classmethod

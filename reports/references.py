@@ -13,8 +13,8 @@ from pathlib import Path
 import yaml
 from pydantic import Field, ValidationError
 
-from harness.errors import UserError
-from harness.specs import Frozen
+from structbench.errors import UserError
+from structbench.specs import Frozen
 
 REFERENCES = Path(__file__).resolve().parent / "references.yaml"
 

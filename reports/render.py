@@ -24,11 +24,11 @@ import markupsafe
 import pandas as pd
 from tabulate import tabulate
 
-from harness import __version__
-from harness.scoring import seed_stats
-from harness.specs import SeedStats, SuiteSpec
-from harness.store import Store
-from reports.references import Reference, load_references
+from structbench import __version__
+from structbench.reports.references import Reference, load_references
+from structbench.scoring import seed_stats
+from structbench.specs import SeedStats, SuiteSpec
+from structbench.store import Store
 
 RESULT_COLUMNS = [
     "suite", "version", "suite_hash", "model", "split", "metric",

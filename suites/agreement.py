@@ -26,10 +26,10 @@ import csv
 import io
 from typing import ClassVar
 
-from harness import freeze
-from harness.sources import SourceFile
-from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import SourceFiles, Suite
+from structbench import freeze
+from structbench.sources import SourceFile
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.suite import SourceFiles, Suite
 
 COMMIT = "dbffbf0f2ef86c50bac204d7a2292862e1c6036f"
 SOURCE = SourceFile(

@@ -35,8 +35,8 @@ import random
 from collections.abc import Sequence
 from typing import ClassVar
 
-from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import SourceFiles, Suite
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.suite import SourceFiles, Suite
 
 NOUNS = {
     "dog": "dogs", "cat": "cats", "author": "authors", "pilot": "pilots", "farmer": "farmers",
@@ -71,9 +71,9 @@ class Item:
         stem = rng.choice(list(NOUNS))
         self.prefix = ["the", NOUNS[stem] if subject_plural else stem]
         kinds = []
-        for plural in intervening:
+        for attractor_plural in intervening:
             noun = rng.choice(list(NOUNS))
-            noun = NOUNS[noun] if plural else noun
+            noun = NOUNS[noun] if attractor_plural else noun
             kind = rng.choice(("pp", "src", "orc"))
             kinds.append(kind)
             if kind == "pp":

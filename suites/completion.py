@@ -31,8 +31,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import SourceFiles, Suite
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.suite import SourceFiles, Suite
 
 SUBJECTS = {
     "dog": "dogs", "cat": "cats", "child": "children", "farmer": "farmers", "teacher": "teachers", "girl": "girls",

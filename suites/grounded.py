@@ -61,9 +61,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from harness.scoring import SplitScores
-from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import RuleTransducer, SourceFiles, Suite
+from structbench.scoring import SplitScores
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.suite import RuleTransducer, SourceFiles, Suite
 
 SIZES = ("small", "medium", "large")
 COLORS = ("red", "green", "blue")
@@ -219,7 +219,7 @@ class SceneGenerator:
             position = 1 if kind == 0 else 0
             if (subject.color if kind == 0 else subject.size) is not None:
                 return None
-            values = {o[position] for o in referents}
+            values = {str(o[position]) for o in referents}  # size or colour: always a word
             if len(values) != 1:
                 return None
             return [*subject.words(), verb, values.pop()], [subject]

@@ -30,11 +30,11 @@ import io
 
 import numpy as np
 
-from harness import freeze
-from harness.sources import SourceFile
-from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import SourceFiles, Suite
-from suites.attractors import LABELS
+from structbench import freeze
+from structbench.sources import SourceFile
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.suite import SourceFiles, Suite
+from structbench.suites.attractors import LABELS
 
 SOURCE = SourceFile(
     path="linzen/agr_50_mostcommon_10K.tsv",

@@ -40,8 +40,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import SourceFiles, Suite
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.suite import SourceFiles, Suite
 
 VARIABLES = ("a", "b", "c", "d", "e", "f")
 LABELS = ["=", "<", ">", "^", "|", "v", "#"]

@@ -43,10 +43,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from harness.scoring import SplitScores
-from harness.sources import SourceFile
-from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import SourceFiles, Suite
+from structbench.scoring import SplitScores
+from structbench.sources import SourceFile
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.suite import SourceFiles, Suite
 
 BITS = tuple(f"{i:03b}" for i in range(8))
 TABLES = tuple(f"t{i}" for i in range(1, 9))

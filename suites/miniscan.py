@@ -28,10 +28,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from harness.scoring import SplitScores
-from harness.sources import SourceFile
-from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import RuleTransducer, SourceFiles, Suite
+from structbench.scoring import SplitScores
+from structbench.sources import SourceFile
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.suite import RuleTransducer, SourceFiles, Suite
 
 COLOURS = {"dax": "RED", "lug": "BLUE", "wif": "GREEN", "zup": "YELLOW"}
 ORIGIN = "the items of Lake, Linzen & Baroni 2019 (Human few-shot learning of compositional instructions), transcribed"

@@ -21,11 +21,11 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from harness import freeze
-from harness.sources import SourceFile
-from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import SourceFiles, Suite
-from suites.agreement import GoldPairScorer
+from structbench import freeze
+from structbench.sources import SourceFile
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.suite import SourceFiles, Suite
+from structbench.suites.agreement import GoldPairScorer
 
 ORIGIN = "the MSR Sentence Completion Challenge (Zweig & Burges 2011); obtain the files yourself"
 QUESTIONS = SourceFile(

@@ -19,7 +19,7 @@ Treebank (commit 15d613d) is the freely available stand-in: its dev and test fil
 The `train` split holds the sentences without tags (what a model may fit on); `test` holds
 the same sentences with their gold tags, which only the scorer reads.
 
-Scorers (harness.scoring.induction_metrics, all tokens): many-to-one (primary), one-to-one by
+Scorers (structbench.scoring.induction_metrics, all tokens): many-to-one (primary), one-to-one by
 optimal assignment, one-to-one by Tran's greedy matching (labelled separately), V-measure
 with homogeneity and completeness, and variation of information. They agree with
 scikit-learn to 1e-9 where it has the metric (tests/test_pos_induction.py).
@@ -37,10 +37,10 @@ import re
 from collections import defaultdict, deque
 from typing import ClassVar
 
-from harness import freeze
-from harness.sources import SourceFile
-from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import SourceFiles, Suite
+from structbench import freeze
+from structbench.sources import SourceFile
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.suite import SourceFiles, Suite
 
 UD_COMMIT = "15d613d8447b3478787d4c278730a1e48a945efb"
 UD_URL = f"https://raw.githubusercontent.com/UniversalDependencies/UD_English-EWT/{UD_COMMIT}"

@@ -56,10 +56,10 @@ from collections import defaultdict, deque
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from harness.scoring import SplitScores
-from harness.sources import SourceFile
-from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import RuleTransducer, SourceFiles, Suite
+from structbench.scoring import SplitScores
+from structbench.sources import SourceFile
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.suite import RuleTransducer, SourceFiles, Suite
 
 MCCOY_COMMIT = "f34a87c4fe804cb288d0527daa9c251def0ae24e"
 MCCOY_URL = f"https://raw.githubusercontent.com/tommccoy1/rnn-hierarchical-biases/{MCCOY_COMMIT}"

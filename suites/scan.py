@@ -32,9 +32,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from harness.sources import SourceFile
-from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import RuleTransducer, SourceFiles, Suite
+from structbench.sources import SourceFile
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.suite import RuleTransducer, SourceFiles, Suite
 
 SCAN_COMMIT = "c4b756cbc010d75c912f16c42c8f15dc6b7e6c8f"
 SCAN_URL = f"https://raw.githubusercontent.com/brendenlake/SCAN/{SCAN_COMMIT}"

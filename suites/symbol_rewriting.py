@@ -45,10 +45,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from harness.scoring import SplitScores, breakdown, score_protocol
-from harness.sources import SourceFile
-from harness.specs import Example, Split, SplitSpec, SuiteSpec
-from harness.suite import SourceFiles, Suite
+from structbench.scoring import SplitScores, breakdown, score_protocol
+from structbench.sources import SourceFile
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.suite import SourceFiles, Suite
 
 SYMBOLS = tuple([c for c in "ABCDEFGHIJKLMNOPQRTUVWXYZ"] + [f"{c}S" for c in "ABCDEFGHIJKLMNO"])
 INDEX = {symbol: i + 1 for i, symbol in enumerate(SYMBOLS)}
@@ -144,7 +144,7 @@ def _spec(suite_id: str, description: str, sizes: dict[str, int]) -> SuiteSpec:
         protocol="transduction",
         description=description,
         citation=CITATION,
-        splits=[SplitSpec(name=name, role=roles.get(name, "test"), size=size) for name, size in sizes.items()],  # type: ignore[arg-type]
+        splits=[SplitSpec(name=name, role=roles.get(name, "test"), size=size) for name, size in sizes.items()],
         primary_metric="valid_accuracy",
     )
 

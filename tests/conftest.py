@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.runner import Runner
-from harness.store import Store
+from structbench.runner import Runner
+from structbench.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

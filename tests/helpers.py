@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.specs import Split
+from structbench.specs import Split
 
 CONSTRUCTED: list[str] = []
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from harness import freeze, registry
-from harness.runner import Runner
-from harness.specs import ModelSpec
+from structbench import freeze, registry
+from structbench.runner import Runner
+from structbench.specs import ModelSpec
 from tests.conftest import REPO
 
-PATH = "suites.agreement:AgreementGulordava"
+PATH = "structbench.suites.agreement:AgreementGulordava"
 
 
 def test_rows_pair_into_410_items() -> None:

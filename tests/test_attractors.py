@@ -6,14 +6,17 @@ import math
 
 import pytest
 
-from baselines.ngram import EOS, UNK, KneserNey
-from harness import freeze, registry
-from harness.runner import Runner
-from harness.specs import Example, ModelSpec, Split
-from suites.attractors import PLURAL_NOUNS, PREPOSITIONS, TEST_SPLITS
+from structbench import freeze, registry
+from structbench.baselines.ngram import EOS, UNK, KneserNey
+from structbench.runner import Runner
+from structbench.specs import Example, ModelSpec, Split
+from structbench.suites.attractors import PLURAL_NOUNS, PREPOSITIONS, TEST_SPLITS
 from tests.conftest import REPO
 
-MINIMAL_PAIR, NUMBER = "suites.attractors:AgreementAttractors", "suites.attractors:AgreementAttractorsNumber"
+MINIMAL_PAIR, NUMBER = (
+    "structbench.suites.attractors:AgreementAttractors",
+    "structbench.suites.attractors:AgreementAttractorsNumber",
+)
 
 
 def loaded(path: str) -> dict[str, Split]:

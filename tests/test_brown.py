@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from baselines.brown import brown_clusters
+from structbench.baselines.brown import brown_clusters
 from tests.test_hmm import corpus
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import registry
-from harness.cli import main
-from harness.store import Store
+from structbench import registry
+from structbench.cli import main
+from structbench.store import Store
 from tests import helpers
 
 RECORD_KEYS = {"suite", "version", "suite_hash", "model", "seeds", "status", "errors", "scores"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from harness.runner import Runner
-from harness.specs import ModelSpec
+from structbench.runner import Runner
+from structbench.specs import ModelSpec
 
 MODEL = Path(__file__).parent / "fixtures" / "json_lines_model.py"
 

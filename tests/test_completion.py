@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-from harness import freeze, registry
-from harness.runner import Runner
-from harness.specs import ModelSpec
-from suites.completion import grammatical
+from structbench import freeze, registry
+from structbench.runner import Runner
+from structbench.specs import ModelSpec
+from structbench.suites.completion import grammatical
 from tests.conftest import REPO
 
-PATH = "suites.completion:SentenceCompletion"
+PATH = "structbench.suites.completion:SentenceCompletion"
 
 
 def test_every_item_has_exactly_one_grammatical_candidate() -> None:

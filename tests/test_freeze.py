@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import freeze, registry
-from harness.cli import main
-from harness.errors import DataIntegrityError, UserError
-from harness.sources import SourceFile, resolve
-from harness.store import Store
+from structbench import freeze, registry
+from structbench.cli import main
+from structbench.errors import DataIntegrityError, UserError
+from structbench.sources import SourceFile, resolve
+from structbench.store import Store
 from tests.conftest import SHARED_DATA
 
 SUITE_KEY = "lookup-tables@1.0.0"

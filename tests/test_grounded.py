@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness import freeze, registry
-from harness.runner import Runner
-from harness.specs import Example, ModelSpec, Split
-from suites.grounded import flatten, meaning, parse_input, parse_np
+from structbench import freeze, registry
+from structbench.runner import Runner
+from structbench.specs import Example, ModelSpec, Split
+from structbench.suites.grounded import flatten, meaning, parse_input, parse_np
 from tests.conftest import REPO
 
 CONDITIONS = ("weak", "categorical", "descriptive", "strong")
@@ -23,7 +23,7 @@ def test_the_example_of_figure_4_5() -> None:
 
 
 def splits_of(condition: str, draw: int) -> dict[str, Split]:
-    suite = registry.suite(f"suites.grounded:Grounded{condition.title()}")
+    suite = registry.suite(f"structbench.suites.grounded:Grounded{condition.title()}")
     manifest = freeze.ensure_built(suite)
     committed = (REPO / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
     assert manifest.suite_hash in committed
@@ -74,7 +74,7 @@ def test_held_out_type_varies_with_the_draw() -> None:
 
 @pytest.mark.parametrize("condition", CONDITIONS)
 def test_oracle_solves_and_scorers_separate_ids_from_words(runner: Runner, condition: str) -> None:
-    path = f"suites.grounded:Grounded{condition.title()}"
+    path = f"structbench.suites.grounded:Grounded{condition.title()}"
     oracle = runner.evaluate(path, ModelSpec(name="oracle"), [0])
     assert {
         m: oracle.scores["test"][m].mean for m in ("sequence_accuracy", "linguistic_accuracy", "referent_accuracy")
@@ -87,7 +87,7 @@ def test_oracle_solves_and_scorers_separate_ids_from_words(runner: Runner, condi
 
 
 def test_wrong_ids_cost_referent_but_not_linguistic_accuracy() -> None:
-    suite = registry.suite("suites.grounded:GroundedWeak")
+    suite = registry.suite("structbench.suites.grounded:GroundedWeak")
     split = splits_of("weak", 0)["test"]
     predictions = suite.oracle(split).transduce([e.input for e in split.examples])
     shifted = [[{"1": "2", "2": "1"}.get(t, t) for t in p] for p in predictions]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from baselines.hmm import HmmInducer
-from harness.scoring import induction_metrics
-from harness.specs import Example, Split
+from structbench.baselines.hmm import HmmInducer
+from structbench.scoring import induction_metrics
+from structbench.specs import Example, Split
 
 
 def corpus(seed: int, n: int = 300) -> tuple[list[list[str]], list[list[str]]]:

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from harness import freeze, registry
-from harness.cli import main
-from harness.runner import Runner
-from harness.specs import ModelSpec
-from harness.store import Store
+from structbench import freeze, registry
+from structbench.cli import main
+from structbench.runner import Runner
+from structbench.specs import ModelSpec
+from structbench.store import Store
 
 FIELDS = ["sentence", "orig_sentence", "pos_sentence", "subj", "verb", "subj_pos", "has_rel", "has_nsubj", "verb_pos",
           "subj_index", "verb_index", "n_intervening", "last_intervening", "n_diff_intervening", "distance",
           "max_depth", "all_nouns", "nouns_up_to_verb"]  # fmt: skip
-PATH = "suites.linzen:AgreementLinzenNumber"
+PATH = "structbench.suites.linzen:AgreementLinzenNumber"
 
 
 def write_fixture(folder: Path, rows: int = 400) -> Path:

@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 import torch
 
-from baselines.neural.batching import example_batches, make_batch
-from baselines.neural.device import seed_everything
-from baselines.neural.lla import LlaLstm, LlaLstmNoAdversary, LlaNet, LlaSettings, ThrushLstm, grad_reverse
-from baselines.neural.trainer import Trainer
-from baselines.neural.vocab import PAD, Vocabulary
-from harness import freeze, registry
-from harness.errors import UserError
-from harness.runner import Runner
-from harness.specs import ModelSpec, Split
+from structbench import freeze, registry
+from structbench.baselines.neural.batching import example_batches, make_batch
+from structbench.baselines.neural.device import seed_everything
+from structbench.baselines.neural.lla import LlaLstm, LlaLstmNoAdversary, LlaNet, LlaSettings, ThrushLstm, grad_reverse
+from structbench.baselines.neural.trainer import Trainer
+from structbench.baselines.neural.vocab import PAD, Vocabulary
+from structbench.errors import UserError
+from structbench.runner import Runner
+from structbench.specs import ModelSpec, Split
 
 TINY = {"hidden": 16, "embedding": 8, "adversary_hidden": 16, "epochs": 3, "lexicon_epochs": 2}
 COLOURS = {"dax": "RED", "lug": "BLUE", "wif": "GREEN", "zup": "YELLOW"}
@@ -161,7 +161,7 @@ def test_same_seed_same_weights() -> None:
 @pytest.mark.parametrize("cls", ["LlaLstm", "LlaLstmNoAdversary", "ThrushLstm"])
 def test_every_variant_runs_through_the_harness(runner: Runner, cls: str) -> None:
     params: dict[str, int | float | str | bool | None] = {**TINY, "epochs": 5, "max_length": 12}
-    record = runner.evaluate("miniscan", ModelSpec(name=f"baselines.neural.lla:{cls}", params=params), [0])
+    record = runner.evaluate("miniscan", ModelSpec(name=f"structbench.baselines.neural.lla:{cls}", params=params), [0])
     assert record.status == {"0": "done"}
     for metric in ("token_precision", "token_recall", "sequence_accuracy"):
         assert 0.0 <= record.scores["test"][metric].mean <= 1.0

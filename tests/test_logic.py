@@ -7,13 +7,13 @@ import itertools
 import numpy as np
 import pytest
 
-from harness import freeze, registry
-from harness.runner import Runner
-from harness.specs import ModelSpec
-from suites.logic import LABELS, SEPARATOR, VARIABLES, FormulaGenerator, evaluate, relation
+from structbench import freeze, registry
+from structbench.runner import Runner
+from structbench.specs import ModelSpec
+from structbench.suites.logic import LABELS, SEPARATOR, VARIABLES, FormulaGenerator, evaluate, relation
 from tests.conftest import REPO
 
-SUITES = [f"suites.logic:LogicLe{n}" for n in (3, 6, 9, 12)]
+SUITES = [f"structbench.suites.logic:LogicLe{n}" for n in (3, 6, 9, 12)]
 
 
 def worlds(tokens: list[str]) -> set[int]:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import freeze, registry
-from harness.cli import main
-from harness.specs import Split
-from suites.lookup_tables import BITS, SEEN, TABLES, UNSEEN, LookupSolver, apply_tables
+from structbench import freeze, registry
+from structbench.cli import main
+from structbench.specs import Split
+from structbench.suites.lookup_tables import BITS, SEEN, TABLES, UNSEEN, LookupSolver, apply_tables
 from tests.conftest import REPO, SHARED_DATA
 
 PAPER_SIZES = {

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.runner import Runner
-from harness.specs import ModelSpec
-from suites.miniscan import interpret, precision_recall
+from structbench.runner import Runner
+from structbench.specs import ModelSpec
+from structbench.suites.miniscan import interpret, precision_recall
 from tests.conftest import SHARED_DATA
 
 
@@ -30,11 +30,11 @@ def test_bag_of_tokens_precision_and_recall() -> None:
 
 
 def test_oracle_and_copy(runner: Runner) -> None:
-    oracle = runner.evaluate("suites.miniscan:MiniScan", ModelSpec(name="oracle"), [0])
+    oracle = runner.evaluate("structbench.suites.miniscan:MiniScan", ModelSpec(name="oracle"), [0])
     assert {m: oracle.scores["test"][m].mean for m in ("sequence_accuracy", "token_precision", "token_recall")} == {
         "sequence_accuracy": 1.0,
         "token_precision": 1.0,
         "token_recall": 1.0,
     }
-    copy = runner.evaluate("suites.miniscan:MiniScan", ModelSpec(name="copy"), [0])
+    copy = runner.evaluate("structbench.suites.miniscan:MiniScan", ModelSpec(name="copy"), [0])
     assert copy.scores["test"]["token_precision"].mean == 0.0

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import freeze, registry
-from harness.runner import Runner
-from harness.specs import ModelSpec
-from harness.store import Store
-from suites.msr_completion import parse_questions
+from structbench import freeze, registry
+from structbench.runner import Runner
+from structbench.specs import ModelSpec
+from structbench.store import Store
+from structbench.suites.msr_completion import parse_questions
 
 QUESTIONS = """1a) I have it from the same source that you are both an orphan and a [crying] bachelor.
 1b) I have it from the same source that you are both an orphan and a [bachelor] bachelor.
@@ -40,7 +40,7 @@ def source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_items_follow_the_answers_file(source: Path) -> None:
-    suite = registry.suite("suites.msr_completion:MsrSentenceCompletion")
+    suite = registry.suite("structbench.suites.msr_completion:MsrSentenceCompletion")
     manifest = freeze.build(suite, source)
     test = freeze.load_split(suite, manifest, 0, "test").examples
     assert [e.answer for e in test] == [2, 0]
@@ -58,7 +58,7 @@ def test_oracle_and_ngram_run_on_the_fixture(source: Path, tmp_path: Path) -> No
     with Store(tmp_path / "r.sqlite") as store:
         runner = Runner(store, source_dir=source, progress=False)
         runner.log = lambda message: None
-        path = "suites.msr_completion:MsrSentenceCompletion"
+        path = "structbench.suites.msr_completion:MsrSentenceCompletion"
         assert runner.evaluate(path, ModelSpec(name="oracle"), [0]).scores["test"]["accuracy"].mean == 1.0
         # "the dog barked at the moon ." is in the training text; the other candidates are not
         assert runner.evaluate(path, ModelSpec(name="ngram"), [0]).scores["test"]["accuracy"].mean >= 0.5

@@ -7,17 +7,23 @@ from pathlib import Path
 import pytest
 import torch
 
-from baselines.neural import checkpoint
-from baselines.neural.adapter import NeuralTransducer
-from baselines.neural.batching import IGNORE, make_batch
-from baselines.neural.seq2seq import AttentiveGuidance, AttentiveGuidanceOracle, Seq2Seq, Seq2SeqNet, Seq2SeqSettings
-from baselines.neural.settings import BUDGETS, RECIPES, load_recipe, resolve_settings, task_of
-from baselines.neural.trainer import attention_loss, sequence_matches
-from baselines.neural.vocab import EOS, PAD, Vocabulary
-from harness import freeze, registry
-from harness.errors import NotApplicable, UserError
-from harness.runner import Runner, build_model, model_facts, model_hash
-from harness.specs import ModelSpec, Split
+from structbench import freeze, registry
+from structbench.baselines.neural import checkpoint
+from structbench.baselines.neural.adapter import NeuralTransducer
+from structbench.baselines.neural.batching import IGNORE, make_batch
+from structbench.baselines.neural.seq2seq import (
+    AttentiveGuidance,
+    AttentiveGuidanceOracle,
+    Seq2Seq,
+    Seq2SeqNet,
+    Seq2SeqSettings,
+)
+from structbench.baselines.neural.settings import BUDGETS, RECIPES, load_recipe, resolve_settings, task_of
+from structbench.baselines.neural.trainer import attention_loss, sequence_matches
+from structbench.baselines.neural.vocab import EOS, PAD, Vocabulary
+from structbench.errors import NotApplicable, UserError
+from structbench.runner import Runner, build_model, model_facts, model_hash
+from structbench.specs import ModelSpec, Split
 
 TINY = {"epochs": 2, "hidden": 32, "embedding": 16, "batch_size": 16, "patience": None}
 SEQ2SEQ_MODELS = (

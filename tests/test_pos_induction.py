@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from sklearn import metrics
 
-from harness import freeze, registry
-from harness.runner import Runner
-from harness.scoring import induction_metrics
-from harness.specs import ModelSpec
-from suites.pos_induction import read_word_tag
+from structbench import freeze, registry
+from structbench.runner import Runner
+from structbench.scoring import induction_metrics
+from structbench.specs import ModelSpec
+from structbench.suites.pos_induction import read_word_tag
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -55,7 +55,8 @@ def test_a_million_tokens_score_in_well_under_a_second() -> None:
 
 
 @pytest.mark.parametrize(
-    ("path", "k", "n_tags"), [("suites.pos_induction:UdXpos", 49, 49), ("suites.pos_induction:UdUpos", 17, 17)]
+    ("path", "k", "n_tags"),
+    [("structbench.suites.pos_induction:UdXpos", 49, 49), ("structbench.suites.pos_induction:UdUpos", 17, 17)],
 )
 def test_ud_suites_hold_the_published_tokens(path: str, k: int, n_tags: int) -> None:
     suite = registry.suite(path)
@@ -70,7 +71,7 @@ def test_ud_suites_hold_the_published_tokens(path: str, k: int, n_tags: int) -> 
 
 
 def test_oracle_is_perfect_and_random_is_not(runner: Runner) -> None:
-    oracle = runner.evaluate("suites.pos_induction:UdXpos", ModelSpec(name="oracle"), [0]).scores["test"]
+    oracle = runner.evaluate("structbench.suites.pos_induction:UdXpos", ModelSpec(name="oracle"), [0]).scores["test"]
     assert {m: oracle[m].mean for m in ("many_to_one", "one_to_one", "one_to_one_greedy", "v_measure")} == {
         "many_to_one": 1.0,
         "one_to_one": 1.0,
@@ -78,12 +79,12 @@ def test_oracle_is_perfect_and_random_is_not(runner: Runner) -> None:
         "v_measure": 1.0,
     }
     assert abs(oracle["variation_of_information"].mean) < 1e-12
-    random = runner.evaluate("suites.pos_induction:UdXpos", ModelSpec(name="random"), [0]).scores["test"]
+    random = runner.evaluate("structbench.suites.pos_induction:UdXpos", ModelSpec(name="random"), [0]).scores["test"]
     assert random["many_to_one"].mean < 0.25 and random["v_measure"].mean < 0.1
 
 
 def test_synthetic_corpus_is_ambiguous_and_the_oracle_solves_it(runner: Runner) -> None:
-    suite = registry.suite("suites.pos_induction:PosSynthetic")
+    suite = registry.suite("structbench.suites.pos_induction:PosSynthetic")
     manifest = freeze.ensure_built(suite)
     test = freeze.load_split(suite, manifest, 0, "test").examples
     tags_of: dict[str, set[str]] = {}
@@ -95,7 +96,7 @@ def test_synthetic_corpus_is_ambiguous_and_the_oracle_solves_it(runner: Runner) 
     # the best a one-cluster-per-word-type tagger can reach stays below 1
     by_type = induction_metrics([t for e in test for t in e.tags or []], [hash(w) for e in test for w in e.input])
     assert by_type["many_to_one"] < 0.95
-    oracle = runner.evaluate("suites.pos_induction:PosSynthetic", ModelSpec(name="oracle"), [0])
+    oracle = runner.evaluate("structbench.suites.pos_induction:PosSynthetic", ModelSpec(name="oracle"), [0])
     assert oracle.scores["test"]["one_to_one"].mean == 1.0
 
 
@@ -106,7 +107,7 @@ def test_wsj_loader_reads_word_tag_files(tmp_path: Path, monkeypatch: pytest.Mon
     (folder / "wsj.conll").write_text(
         "Pierre\tNNP\nVinken\tNNP\n,\t,\n61\tCD\nyears\tNNS\nold\tJJ\n\nMr.\tNNP\nVinken\tNNP\nis\tVBZ\nchairman\tNN\n.\t.\n"
     )
-    suite = registry.suite("suites.pos_induction:PosWsj")
+    suite = registry.suite("structbench.suites.pos_induction:PosWsj")
     manifest = freeze.build(suite, tmp_path / "data")
     test = freeze.load_split(suite, manifest, 0, "test").examples
     assert [e.input for e in test] == [

@@ -6,10 +6,10 @@ from collections import Counter
 
 import pytest
 
-from harness import freeze, registry
-from harness.runner import Runner
-from harness.specs import Example, ModelSpec, Split
-from suites.question_formation import (
+from structbench import freeze, registry
+from structbench.runner import Runner
+from structbench.specs import Example, ModelSpec, Split
+from structbench.suites.question_formation import (
     AUXILIARIES,
     INTRANSITIVE,
     PREPOSITIONS,
@@ -23,8 +23,8 @@ from suites.question_formation import (
 from tests.conftest import REPO, SHARED_DATA
 
 SUITES = {
-    "suites.question_formation:QuestionFormation": "question-formation",
-    "suites.question_formation:QuestionFormationNoAgreement": "question-formation-noagr",
+    "structbench.suites.question_formation:QuestionFormation": "question-formation",
+    "structbench.suites.question_formation:QuestionFormationNoAgreement": "question-formation-noagr",
 }
 
 

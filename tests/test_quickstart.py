@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import registry, sources
-from harness.cli import main
-from harness.errors import UserError
+from structbench import registry, sources
+from structbench.cli import main
+from structbench.errors import UserError
 
 
 def test_quickstart_evaluates_every_suite_and_renders_the_leaderboard(

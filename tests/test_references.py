@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from harness import registry
-from harness.errors import UserError
-from harness.runner import Runner
-from harness.specs import ModelSpec
-from reports import render
-from reports.references import Reference, load_references
-from reports.render import write_report
+from structbench import registry
+from structbench.errors import UserError
+from structbench.reports import render
+from structbench.reports.references import Reference, load_references
+from structbench.reports.render import write_report
+from structbench.runner import Runner
+from structbench.specs import ModelSpec
 
 
 def test_every_reference_names_a_suite_split_and_metric_that_exist() -> None:

@@ -7,11 +7,11 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-from harness import registry
-from harness.errors import UserError
-from harness.runner import Runner
-from harness.specs import ModelSpec
-from suites.lookup_tables import LookupTables
+from structbench import registry
+from structbench.errors import UserError
+from structbench.runner import Runner
+from structbench.specs import ModelSpec
+from structbench.suites.lookup_tables import LookupTables
 
 
 @pytest.fixture(autouse=True)
@@ -74,7 +74,7 @@ def test_a_plugin_reusing_a_registered_name_is_rejected(
 
 
 def test_the_same_entry_point_seen_twice_is_not_a_duplicate(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_entry_points(monkeypatch, registry.MODEL_GROUP, ("oracle", "baselines.trivial:Oracle"))
+    fake_entry_points(monkeypatch, registry.MODEL_GROUP, ("oracle", "structbench.baselines.trivial:Oracle"))
     assert registry.model_factory("oracle").__name__ == "Oracle"
     assert registry.model_names().count("oracle") == 1
 
@@ -89,7 +89,7 @@ def test_clear_cache_forgets_the_entry_points_read_so_far(monkeypatch: pytest.Mo
 
 def test_module_class_paths_load_without_registration() -> None:
     assert registry.model_factory("tests.helpers:CountingCopy").__name__ == "CountingCopy"
-    assert isinstance(registry.suite("suites.lookup_tables:LookupTables"), LookupTables)
+    assert isinstance(registry.suite("structbench.suites.lookup_tables:LookupTables"), LookupTables)
     with pytest.raises(UserError, match="has no 'Nope'"):
         registry.model_factory("tests.helpers:Nope")
     with pytest.raises(UserError, match=r"cannot import module 'tests\.no_such_module'"):
@@ -121,6 +121,6 @@ def test_a_suite_path_must_name_a_suite_class() -> None:
 
 
 def test_the_oracle_finds_a_suite_loaded_by_module_path(runner: Runner) -> None:
-    record = runner.evaluate("suites.lookup_tables:LookupTables", ModelSpec(name="oracle"), [0])
+    record = runner.evaluate("structbench.suites.lookup_tables:LookupTables", ModelSpec(name="oracle"), [0])
     assert record.status == {"0": "done"}
     assert record.scores["new_compositions"]["sequence_accuracy"].mean == 1.0

@@ -8,13 +8,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from baselines.trivial import Oracle
-from harness import __version__, registry
-from harness.cli import main, parse_settings
-from harness.runner import Runner
-from harness.scoring import SplitScores
-from harness.specs import ModelSpec
-from reports.render import RESULT_COLUMNS, write_report
+from structbench import __version__, registry
+from structbench.baselines.trivial import Oracle
+from structbench.cli import main, parse_settings
+from structbench.reports.render import RESULT_COLUMNS, write_report
+from structbench.runner import Runner
+from structbench.scoring import SplitScores
+from structbench.specs import ModelSpec
 
 HOSTILE = "<script>alert(1)</script>"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"

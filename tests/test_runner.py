@@ -7,10 +7,10 @@ from typing import ClassVar
 
 import pytest
 
-from harness import __version__, freeze, registry
-from harness.runner import Runner, model_hash
-from harness.specs import ModelSpec, Split
-from reports.render import aggregate, boards
+from structbench import __version__, freeze, registry
+from structbench.reports.render import aggregate, boards
+from structbench.runner import Runner, model_hash
+from structbench.specs import ModelSpec, Split
 from tests import helpers
 
 CONSTRUCTED: list[int] = []

@@ -6,17 +6,17 @@ from collections import Counter
 
 import pytest
 
-from harness import freeze, registry
-from harness.runner import Runner
-from harness.specs import ModelSpec, Split
-from suites.scan import ScanSyntaxError, interpret, parse_scan_file, template
+from structbench import freeze, registry
+from structbench.runner import Runner
+from structbench.specs import ModelSpec, Split
+from structbench.suites.scan import ScanSyntaxError, interpret, parse_scan_file, template
 from tests.conftest import REPO, SHARED_DATA
 
 SCAN_SUITES = {
-    "suites.scan:ScanSimple": "scan-simple",
-    "suites.scan:ScanLength": "scan-length",
-    "suites.scan:ScanAddPrimJump": "scan-addprim-jump",
-    "suites.scan:ScanAddPrimTurnLeft": "scan-addprim-turn-left",
+    "structbench.suites.scan:ScanSimple": "scan-simple",
+    "structbench.suites.scan:ScanLength": "scan-length",
+    "structbench.suites.scan:ScanAddPrimJump": "scan-addprim-jump",
+    "structbench.suites.scan:ScanAddPrimTurnLeft": "scan-addprim-turn-left",
 }
 Pair = tuple[list[str], list[str]]
 
@@ -106,7 +106,10 @@ def built_splits(path: str) -> dict[str, Split]:
 
 @pytest.mark.parametrize(
     ("path", "primitive", "repeats"),
-    [("suites.scan:ScanAddPrimJump", "jump", 1467), ("suites.scan:ScanAddPrimTurnLeft", "turn left", 2189)],
+    [
+        ("structbench.suites.scan:ScanAddPrimJump", "jump", 1467),
+        ("structbench.suites.scan:ScanAddPrimTurnLeft", "turn left", 2189),
+    ],
 )
 def test_add_primitive_train_and_dev_hold_the_primitive_only_alone(path: str, primitive: str, repeats: int) -> None:
     splits = built_splits(path)
@@ -118,8 +121,8 @@ def test_add_primitive_train_and_dev_hold_the_primitive_only_alone(path: str, pr
 
 
 def test_scores_break_down_by_output_length_and_template() -> None:
-    suite = registry.suite("suites.scan:ScanLength")
-    test = built_splits("suites.scan:ScanLength")["test"]
+    suite = registry.suite("structbench.suites.scan:ScanLength")
+    test = built_splits("structbench.suites.scan:ScanLength")["test"]
     # right on every output shorter than 30 actions, only the first 10 actions of the others
     predictions = [e.target if len(e.target or []) < 30 else (e.target or [])[:10] for e in test.examples]
     scores = suite.score(test, predictions).metrics

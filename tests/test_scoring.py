@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from harness.errors import NotApplicable
-from harness.protocols import ask, speaks
-from harness.scoring import (
+from structbench.errors import NotApplicable
+from structbench.protocols import ask, speaks
+from structbench.scoring import (
     many_to_one_accuracy,
     score_protocol,
     seed_stats,
@@ -17,7 +17,7 @@ from harness.scoring import (
     strictly_best,
     token_accuracy,
 )
-from harness.specs import Example, SplitSpec, SuiteSpec
+from structbench.specs import Example, SplitSpec, SuiteSpec
 
 
 def spec(protocol: str, **extra: object) -> SuiteSpec:

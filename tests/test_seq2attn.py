@@ -7,12 +7,12 @@ import itertools
 import pytest
 import torch
 
-from baselines.neural.batching import make_batch
-from baselines.neural.seq2attn import Seq2Attn, Seq2AttnNet, Seq2AttnSettings
-from baselines.neural.vocab import Vocabulary
-from harness.errors import UserError
-from harness.runner import Runner
-from harness.specs import ModelSpec
+from structbench.baselines.neural.batching import make_batch
+from structbench.baselines.neural.seq2attn import Seq2Attn, Seq2AttnNet, Seq2AttnSettings
+from structbench.baselines.neural.vocab import Vocabulary
+from structbench.errors import UserError
+from structbench.runner import Runner
+from structbench.specs import ModelSpec
 
 SWITCHES = ("transcoder", "full_context", "embedding_values", "gumbel")
 SOURCE = Vocabulary(["a", "b", "c", "."])

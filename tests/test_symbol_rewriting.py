@@ -6,15 +6,18 @@ from collections import Counter
 
 import pytest
 
-from harness import freeze, registry
-from harness.runner import Runner
-from harness.specs import ModelSpec, Split
-from suites.symbol_rewriting import INDEX, SYMBOLS, attention_targets, is_valid
+from structbench import freeze, registry
+from structbench.runner import Runner
+from structbench.specs import ModelSpec, Split
+from structbench.suites.symbol_rewriting import INDEX, SYMBOLS, attention_targets, is_valid
 from tests.conftest import REPO, SHARED_DATA
 
 FILES = ["grammar_std.train.small.tsv", "grammar.val.tsv", "grammar_std.tst.full.tsv", "grammar_repeat.tst.full.tsv",
          "grammar_short.tst.full.tsv", "grammar_long.tst.full.tsv"]  # fmt: skip
-SUITES = ["suites.symbol_rewriting:SymbolRewriting", "suites.symbol_rewriting:SymbolRewritingMachineTasks"]
+SUITES = [
+    "structbench.suites.symbol_rewriting:SymbolRewriting",
+    "structbench.suites.symbol_rewriting:SymbolRewritingMachineTasks",
+]
 
 
 def rows(name: str) -> list[tuple[list[str], list[str], list[int]]]:

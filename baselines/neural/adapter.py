@@ -15,14 +15,14 @@ from typing import Any, ClassVar
 
 import torch
 
-from baselines.neural import checkpoint
-from baselines.neural.device import resolve_device, seed_everything
-from baselines.neural.net import TransductionNet
-from baselines.neural.settings import BUDGETS, TrainSettings, check_overrides, resolve_settings
-from baselines.neural.trainer import History, Trainer, decode_all
-from baselines.neural.vocab import Vocabulary
-from harness.errors import UserError
-from harness.specs import Split
+from structbench.baselines.neural import checkpoint
+from structbench.baselines.neural.device import resolve_device, seed_everything
+from structbench.baselines.neural.net import TransductionNet
+from structbench.baselines.neural.settings import BUDGETS, TrainSettings, check_overrides, resolve_settings
+from structbench.baselines.neural.trainer import History, Trainer, decode_all
+from structbench.baselines.neural.vocab import Vocabulary
+from structbench.errors import UserError
+from structbench.specs import Split
 
 
 class NeuralTransducer:
@@ -48,7 +48,7 @@ class NeuralTransducer:
         self.history: dict[str, Any] = {}
         self.device = torch.device("cpu")
         self.max_length = 64
-        self.log = lambda message: print(message, file=sys.stderr)
+        self.log: Callable[[str], None] = lambda message: print(message, file=sys.stderr)
         self._threads_before: int | None = None
 
     @classmethod

@@ -14,8 +14,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from baselines.neural.vocab import EOS, PAD, Vocabulary
-from harness.specs import Example
+from structbench.baselines.neural.vocab import EOS, PAD, Vocabulary
+from structbench.specs import Example
 
 IGNORE = -100
 

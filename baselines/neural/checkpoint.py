@@ -15,8 +15,8 @@ from typing import Any
 
 import torch
 
-from harness.errors import UserError
-from harness.sources import structbench_home
+from structbench.errors import UserError
+from structbench.sources import structbench_home
 
 
 def settings_hash(settings: dict[str, Any]) -> str:

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import torch
 
-from harness.errors import UserError
+from structbench.errors import UserError
 
 
 def resolve_device(name: str) -> torch.device:

@@ -66,12 +66,12 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 from tqdm import tqdm
 
-from baselines.neural.adapter import NeuralTransducer
-from baselines.neural.batching import Batch
-from baselines.neural.net import NetOutput, TransductionNet
-from baselines.neural.settings import TrainSettings
-from baselines.neural.vocab import PAD, SOS, UNK
-from harness.errors import UserError
+from structbench.baselines.neural.adapter import NeuralTransducer
+from structbench.baselines.neural.batching import Batch
+from structbench.baselines.neural.net import NetOutput, TransductionNet
+from structbench.baselines.neural.settings import TrainSettings
+from structbench.baselines.neural.vocab import PAD, SOS, UNK
+from structbench.errors import UserError
 
 assert PAD == 0, "the slack column of the LLA output is the padding id, expected to be 0"
 NEGATIVE = -1e9
@@ -255,8 +255,8 @@ class LlaNet(TransductionNet):
                     self.lexicon_scores(batch)[:, self.dictionary], bags[chosen][:, self.dictionary]
                 )
                 optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
+                loss.backward()  # type: ignore[no-untyped-call]  # torch leaves backward unannotated
+                optimizer.step()  # type: ignore[no-untyped-call]
         self.lexicon.weight.requires_grad_(False)
 
     def lexicon_of(self, batch: Batch) -> torch.Tensor:

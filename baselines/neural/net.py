@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from baselines.neural.batching import Batch
-from baselines.neural.vocab import EOS, SOS
+from structbench.baselines.neural.batching import Batch
+from structbench.baselines.neural.vocab import EOS, SOS
 
 
 @dataclass

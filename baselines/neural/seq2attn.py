@@ -43,12 +43,12 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from baselines.neural.adapter import NeuralTransducer
-from baselines.neural.batching import Batch
-from baselines.neural.net import NetOutput, TransductionNet, greedy_loop
-from baselines.neural.settings import TrainSettings
-from baselines.neural.vocab import PAD, SOS
-from harness.errors import UserError
+from structbench.baselines.neural.adapter import NeuralTransducer
+from structbench.baselines.neural.batching import Batch
+from structbench.baselines.neural.net import NetOutput, TransductionNet, greedy_loop
+from structbench.baselines.neural.settings import TrainSettings
+from structbench.baselines.neural.vocab import PAD, SOS
+from structbench.errors import UserError
 
 State = torch.Tensor | tuple[torch.Tensor, torch.Tensor]
 

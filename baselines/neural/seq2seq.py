@@ -34,15 +34,15 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from baselines.neural.adapter import NeuralTransducer
-from baselines.neural.batching import IGNORE, Batch
-from baselines.neural.net import NetOutput, TransductionNet, greedy_loop
-from baselines.neural.settings import TrainSettings
-from baselines.neural.trainer import decode_all
-from baselines.neural.vocab import PAD, SOS, Vocabulary
-from harness import freeze, registry
-from harness.errors import NotApplicable
-from harness.specs import Split
+from structbench import freeze, registry
+from structbench.baselines.neural.adapter import NeuralTransducer
+from structbench.baselines.neural.batching import IGNORE, Batch
+from structbench.baselines.neural.net import NetOutput, TransductionNet, greedy_loop
+from structbench.baselines.neural.settings import TrainSettings
+from structbench.baselines.neural.trainer import decode_all
+from structbench.baselines.neural.vocab import PAD, SOS, Vocabulary
+from structbench.errors import NotApplicable
+from structbench.specs import Split
 
 Cell = Literal["srn", "gru", "lstm"]
 AttentionKind = Literal["none", "location", "content", "luong-dot", "luong-mlp", "pre-mlp", "pre-dot"]
@@ -73,7 +73,10 @@ class Seq2SeqSettings(TrainSettings):
 
 def recurrent(cell: Cell, inputs: int, hidden: int, layers: int, dropout: float) -> nn.RNNBase:
     kind = {"srn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}[cell]
-    return kind(inputs, hidden, num_layers=layers, dropout=dropout if layers > 1 else 0.0, batch_first=True)
+    network: nn.RNNBase = kind(
+        inputs, hidden, num_layers=layers, dropout=dropout if layers > 1 else 0.0, batch_first=True
+    )
+    return network
 
 
 def top(state: State) -> torch.Tensor:
@@ -105,12 +108,15 @@ class Alignment(nn.Module):
             width = keys.shape[1]
             if scores.shape[-1] < width:  # inputs longer than any seen in training: unreachable positions
                 scores = F.pad(scores, (0, width - scores.shape[-1]), value=float("-inf"))
-            return scores[..., :width]
+            located: torch.Tensor = scores[..., :width]
+            return located
         if self.kind in ("luong-dot", "pre-dot"):
-            return query @ keys.transpose(1, 2)
+            dot: torch.Tensor = query @ keys.transpose(1, 2)
+            return dot
         activation = torch.tanh if self.kind == "content" else torch.relu
         mixed = activation(keys.unsqueeze(1) + self.query(query).unsqueeze(2))
-        return self.vector(mixed).squeeze(-1)
+        scored: torch.Tensor = self.vector(mixed)
+        return scored.squeeze(-1)
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -181,7 +187,8 @@ class Seq2SeqNet(TransductionNet):
     def _logits(self, outputs: torch.Tensor, context: torch.Tensor | None) -> torch.Tensor:
         if context is not None and not self.pre:
             outputs = torch.tanh(self.combine(torch.cat([outputs, context], dim=-1)))
-        return self.output(self.dropout(outputs))
+        logits: torch.Tensor = self.output(self.dropout(outputs))
+        return logits
 
     def _step(
         self,

@@ -16,8 +16,8 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import ValidationError
 
-from harness.errors import UserError
-from harness.specs import Frozen
+from structbench.errors import UserError
+from structbench.specs import Frozen
 
 RECIPES = Path(__file__).resolve().parent / "recipes"
 BUDGETS = ("paper", "cpu-small")

@@ -20,11 +20,11 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from baselines.neural.batching import IGNORE, Batch, example_batches, length_buckets, make_batch
-from baselines.neural.net import NetOutput, TransductionNet
-from baselines.neural.settings import TrainSettings
-from baselines.neural.vocab import EOS, PAD, Vocabulary
-from harness.specs import Example
+from structbench.baselines.neural.batching import IGNORE, Batch, example_batches, length_buckets, make_batch
+from structbench.baselines.neural.net import NetOutput, TransductionNet
+from structbench.baselines.neural.settings import TrainSettings
+from structbench.baselines.neural.vocab import EOS, PAD, Vocabulary
+from structbench.specs import Example
 
 
 @dataclass
@@ -204,7 +204,7 @@ class Trainer:
                 with torch.autocast("cuda", enabled=self.amp):
                     loss = batch_loss(net(batch, coin.random() < settings.teacher_forcing), batch, settings.guidance)
                 optimizer.zero_grad(set_to_none=True)
-                scaler.scale(loss).backward()
+                scaler.scale(loss).backward()  # type: ignore[no-untyped-call]  # torch leaves backward unannotated
                 if settings.clip is not None:
                     scaler.unscale_(optimizer)
                     torch.nn.utils.clip_grad_norm_(parameters, settings.clip)

@@ -15,11 +15,11 @@ import math
 import torch
 from torch import nn
 
-from baselines.neural.adapter import NeuralTransducer
-from baselines.neural.batching import Batch
-from baselines.neural.net import NetOutput, TransductionNet
-from baselines.neural.settings import TrainSettings
-from baselines.neural.vocab import EOS, PAD, SOS
+from structbench.baselines.neural.adapter import NeuralTransducer
+from structbench.baselines.neural.batching import Batch
+from structbench.baselines.neural.net import NetOutput, TransductionNet
+from structbench.baselines.neural.settings import TrainSettings
+from structbench.baselines.neural.vocab import EOS, PAD, SOS
 
 
 class TransformerSettings(TrainSettings):
@@ -73,12 +73,14 @@ class TransformerNet(TransductionNet):
 
     def _embed(self, embedding: nn.Embedding, ids: torch.Tensor) -> torch.Tensor:
         positions: torch.Tensor = self.positions  # type: ignore[assignment]
-        return self.dropout(embedding(ids) * self.scale + positions[: ids.shape[1]])
+        embedded: torch.Tensor = self.dropout(embedding(ids) * self.scale + positions[: ids.shape[1]])
+        return embedded
 
     def _encode(self, batch: Batch) -> torch.Tensor:
-        return self.transformer.encoder(
+        encoded: torch.Tensor = self.transformer.encoder(
             self._embed(self.source_embedding, batch.source), src_key_padding_mask=~batch.source_mask
         )
+        return encoded
 
     def _decode_logits(self, memory: torch.Tensor, batch: Batch, previous: torch.Tensor) -> torch.Tensor:
         width = previous.shape[1]
@@ -91,7 +93,8 @@ class TransformerNet(TransductionNet):
             tgt_key_padding_mask=previous == PAD,
             memory_key_padding_mask=~batch.source_mask,
         )
-        return self.output(hidden)
+        logits: torch.Tensor = self.output(hidden)
+        return logits
 
     def forward(self, batch: Batch, teacher_forcing: bool) -> NetOutput:
         assert batch.target is not None

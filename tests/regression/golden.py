@@ -12,9 +12,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.runner import Runner
-from harness.specs import ModelSpec
-from harness.store import Store
+from structbench.runner import Runner
+from structbench.specs import ModelSpec
+from structbench.store import Store
 
 GOLDEN = Path(__file__).with_name("golden.json")
 SUITES = ("lookup-tables", "lookup-tables-mt")
