@@ -2,16 +2,34 @@
 
 Layout under `STRUCTBENCH_HOME/suites/ID@VERSION/`: `draw{k}/{split}.jsonl` and
 `manifest.json` (SHA-256 and size per split, one suite hash over them). A released suite
-version ships its manifest in the repository; a build whose output differs from it is
-refused, because different data under the same version would silently change numbers.
+version ships its manifest in the repository; a build whose output differs from it in any
+split is refused, because different data under the same version would silently change numbers.
+
+Every manifest read (released or local) is checked for its own consistency: its suite hash
+must be the hash of its split digests, so a manifest edited by hand or damaged is reported
+by name instead of passing a build and then failing every run.
+
+Builds are safe under concurrency (several `run`s or `build`s of one suite at once): a
+builder holds an exclusive `flock` on `STRUCTBENCH_HOME/suites/.ID@VERSION.lock` while it
+publishes, and publishing is atomic (a complete staging folder renamed into place; a stale
+folder is renamed aside first and deleted afterwards), so a published folder is never
+modified in place and readers never see a half-written one. A builder that finds, under
+the lock, the very data it would write already published leaves it alone: "built by
+someone else" is success.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import tempfile
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from pydantic import ValidationError
 
 from structbench.errors import DataIntegrityError, UserError
 from structbench.sources import sha256_bytes, structbench_home
@@ -43,12 +61,20 @@ class Manifest(Frozen):
     """`draw{k}/{split}` -> digest."""
 
 
+MANIFEST = "manifest.json"
+
+
 def split_key(draw: int, name: str) -> str:
     return f"draw{draw}/{name}"
 
 
 def suite_dir(suite: Suite) -> Path:
     return structbench_home() / "suites" / suite.spec.key
+
+
+def lock_path(suite: Suite) -> Path:
+    """The lock file that serialises building and publishing one suite version (never deleted)."""
+    return structbench_home() / "suites" / f".{suite.spec.key}.lock"
 
 
 def suite_hash(splits: dict[str, SplitDigest]) -> str:
@@ -60,9 +86,84 @@ def serialise(examples: list[Example]) -> bytes:
     return b"".join(e.model_dump_json(exclude_none=True).encode() + b"\n" for e in examples)
 
 
+@contextmanager
+def _locked(suite: Suite, *, shared: bool = False) -> Iterator[None]:
+    """Hold the suite's lock: exclusive for builders, shared for a reader waiting out a publish.
+
+    `flock` locks belong to an open file, so two opens in one process exclude each other too;
+    never nest this for the same suite. The lock is released when the file is closed, also
+    when the process dies, so a crashed builder cannot leave the suite locked.
+    """
+    path = lock_path(suite)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _read_manifest(suite: Suite, path: Path, *, released: bool) -> Manifest:
+    """Parse a manifest file and check that it is one of this suite and consistent with itself.
+
+    Raises DataIntegrityError with one sentence naming the file and the fix: for a released
+    manifest, restoring it from git (it is part of the release); for a local one, a rebuild.
+    FileNotFoundError passes through (a local folder may be renamed aside by a publisher).
+    """
+    key = suite.spec.key
+    if released:
+        fix = f"this released manifest was edited by hand or damaged: restore it with `git checkout -- {path}` (or reinstall structbench)"
+    else:
+        fix = f"run `structbench build {suite.spec.id}` to rebuild it (or delete {path.parent})"
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        raise DataIntegrityError(f"{path} cannot be read ({error.strerror}); {fix}.") from None
+    try:
+        manifest = Manifest.model_validate_json(data)
+    except ValueError as error:  # pydantic's ValidationError (bad JSON or fields) is a ValueError
+        raise DataIntegrityError(f"{path} is not a valid manifest ({_first_problem(error)}); {fix}.") from None
+    if (manifest.suite, manifest.version) != (suite.spec.id, suite.spec.version):
+        raise DataIntegrityError(f"{path} describes {manifest.suite}@{manifest.version}, not {key}; {fix}.")
+    if manifest.suite_hash != suite_hash(manifest.splits):
+        raise DataIntegrityError(
+            f"{path} is inconsistent (its suite_hash is not the hash of its split digests); {fix}."
+        )
+    return manifest
+
+
+def _first_problem(error: ValueError) -> str:
+    """A one-line reason from a pydantic ValidationError (or any ValueError), without the input."""
+    if isinstance(error, ValidationError):
+        problems = error.errors(include_url=False, include_input=False)
+        where = ".".join(str(part) for part in problems[0]["loc"])
+        reason = f"{where}: {problems[0]['msg']}" if where else problems[0]["msg"]
+        if len(problems) > 1:
+            reason += f", and {len(problems) - 1} more"
+    else:
+        reason = str(error)
+    return " ".join(reason.split()).rstrip(".")
+
+
 def _released(suite: Suite) -> Manifest | None:
+    """The manifest committed with this suite version, checked; None for an unreleased version."""
     path = suite.released_manifest()
-    return Manifest.model_validate_json(path.read_bytes()) if path else None
+    return _read_manifest(suite, path, released=True) if path else None
+
+
+def _local(suite: Suite) -> Manifest | None:
+    """The manifest of the published local build, checked; None when nothing is published."""
+    try:
+        return _read_manifest(suite, suite_dir(suite) / MANIFEST, released=False)
+    except FileNotFoundError:
+        return None
+
+
+def _declared_keys(suite: Suite) -> set[str]:
+    return {split_key(draw, s.name) for draw in range(suite.spec.n_draws) for s in suite.spec.splits}
 
 
 def _generate(suite: Suite, source_dir: Path | None) -> dict[str, bytes]:
@@ -99,84 +200,216 @@ def manifest_of(suite: Suite, blobs: dict[str, bytes]) -> Manifest:
     )
 
 
-def build(suite: Suite, source_dir: Path | None = None) -> Manifest:
-    """Generate, check against the released manifest, and write the suite's frozen data."""
+def _differing(expected: Manifest, actual: Manifest) -> list[str]:
+    """Split keys whose digest differs between two manifests, or that only one of them has."""
+    keys = set(expected.splits) | set(actual.splits)
+    return sorted(k for k in keys if expected.splits.get(k) != actual.splits.get(k))
+
+
+def _fresh(suite: Suite, source_dir: Path | None) -> tuple[Manifest, dict[str, bytes]]:
+    """Generate the suite's data and refuse it unless every split matches the released manifest.
+
+    Comparing every split digest (not only the suite hash) means a build can never succeed
+    into data that `run` then refuses. The released manifest is read first, so a damaged one
+    is reported before the (possibly slow) generation.
+    """
+    released = _released(suite)
     blobs = _generate(suite, source_dir)
     manifest = manifest_of(suite, blobs)
-    released = _released(suite)
-    if released is not None and released.suite_hash != manifest.suite_hash:
-        changed = sorted(k for k in manifest.splits if released.splits.get(k) != manifest.splits[k])
+    if released is not None and (changed := _differing(released, manifest)):
+        path = suite.released_manifest()
         raise DataIntegrityError(
-            f"{suite.spec.key} built from this code differs from its released manifest in {', '.join(changed)}; "
-            "a change to a suite's data needs a new suite version."
+            f"{suite.spec.key} built from this code differs from its released manifest {path} in "
+            f"{', '.join(changed)}; a change to a suite's data needs a new suite version "
+            f"(if the manifest was edited instead, restore it with `git checkout -- {path}`)."
         )
+    return manifest, blobs
+
+
+def _intact(suite: Suite, manifest: Manifest) -> bool:
+    """Whether the published folder holds exactly `manifest`'s data (every split re-hashed)."""
+    try:
+        if _local(suite) != manifest:
+            return False
+    except DataIntegrityError:
+        return False
+    folder = suite_dir(suite)
+    for key, digest in manifest.splits.items():
+        try:
+            if sha256_bytes((folder / f"{key}.jsonl").read_bytes()) != digest.sha256:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _publish(suite: Suite, manifest: Manifest, blobs: dict[str, bytes]) -> None:
+    """Make `blobs` the suite's published data atomically; call only while holding `_locked(suite)`.
+
+    Nothing is touched when the same data is already published (another process built it).
+    Otherwise the data is written into a staging folder next to the target, a stale target is
+    renamed aside, the staging folder renamed into place, and the stale one deleted: the
+    target path is always either absent or a complete folder, never one being written.
+    Leftovers of builders that crashed mid-publish are removed here, since under the lock no
+    other builder of this suite can be using them.
+    """
+    if _intact(suite, manifest):
+        return
     target = suite_dir(suite)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{suite.spec.key}.", dir=target.parent))
-    for key, blob in blobs.items():
-        path = staging / f"{key}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(blob)
-    (staging / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n")
-    if target.exists():
-        shutil.rmtree(target)
-    staging.replace(target)
+    parent = target.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    for leftover in [*parent.glob(f".{suite.spec.key}.staging-*"), *parent.glob(f".{suite.spec.key}.stale-*")]:
+        shutil.rmtree(leftover, ignore_errors=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{suite.spec.key}.staging-", dir=parent))
+    aside: Path | None = None
+    try:
+        for key, blob in blobs.items():
+            path = staging / f"{key}.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(blob)
+        (staging / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n")
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        elif target.exists():
+            aside = Path(tempfile.mkdtemp(prefix=f".{suite.spec.key}.stale-", dir=parent))
+            os.rename(target, aside / "old")
+        os.rename(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    finally:
+        if aside is not None:
+            shutil.rmtree(aside, ignore_errors=True)
+
+
+def build(suite: Suite, source_dir: Path | None = None) -> Manifest:
+    """Generate, check against the released manifest, and publish the suite's frozen data.
+
+    Always regenerates (this is how a changed generator is caught); generation needs no lock,
+    publishing takes the suite's lock and keeps data that another process already published
+    if it is byte for byte what this build produced.
+    """
+    manifest, blobs = _fresh(suite, source_dir)
+    with _locked(suite):
+        _publish(suite, manifest, blobs)
     return manifest
 
 
 def expected_manifest(suite: Suite) -> Manifest | None:
-    """The released manifest, else the one written by the last local build, else None."""
+    """The released manifest, else the one written by the last local build, else None.
+
+    Either is checked for consistency; a damaged one raises DataIntegrityError naming it.
+    """
     released = _released(suite)
     if released is not None:
         return released
-    local = suite_dir(suite) / "manifest.json"
-    return Manifest.model_validate_json(local.read_bytes()) if local.is_file() else None
+    return _local(suite)
+
+
+def _usable(suite: Suite) -> Manifest | None:
+    """The manifest to read the published data with, or None when it must be (re)built.
+
+    None when nothing is published, or the published build is stale: other splits than the
+    spec declares, or other data than the released manifest. A damaged manifest raises; split
+    files are not re-hashed here, `load_split` checks each one it reads.
+    """
+    released = _released(suite)
+    local = _local(suite)
+    if local is None or set(local.splits) != _declared_keys(suite):
+        return None
+    if released is not None and local != released:
+        return None
+    return local
 
 
 def verify(suite: Suite) -> list[str]:
     """Every problem with the built data on disk, one sentence each; empty when it matches."""
-    manifest = expected_manifest(suite)
-    if manifest is None:
-        return [f"{suite.spec.key} is not built; run `structbench build {suite.spec.id}`."]
+    key = suite.spec.key
+    try:
+        released = _released(suite)
+        local = _local(suite)
+    except DataIntegrityError as error:
+        return [str(error)]
+    if local is None:
+        return [f"{key} is not built; run `structbench build {suite.spec.id}`."]
+    if set(local.splits) != _declared_keys(suite):
+        return [
+            f"{key} was built for other splits than it declares; run `structbench build {suite.spec.id}` to rebuild it."
+        ]
+    if released is not None and (changed := _differing(released, local)):
+        return [
+            f"{key} was built with other data than its released manifest ({', '.join(changed)}); "
+            f"run `structbench build {suite.spec.id}` to rebuild it."
+        ]
     problems = []
-    for key, digest in sorted(manifest.splits.items()):
-        path = suite_dir(suite) / f"{key}.jsonl"
-        if not path.is_file():
-            problems.append(f"{suite.spec.key} split {key} is missing ({path}).")
-        elif sha256_bytes(path.read_bytes()) != digest.sha256:
-            problems.append(f"{suite.spec.key} split {key} does not match its manifest ({path}); rebuild it.")
+    for split, digest in sorted(local.splits.items()):
+        path = suite_dir(suite) / f"{split}.jsonl"
+        try:
+            blob = path.read_bytes()
+        except FileNotFoundError:
+            problems.append(f"{key} split {split} is missing ({path}); run `structbench build {suite.spec.id}`.")
+            continue
+        if sha256_bytes(blob) != digest.sha256:
+            problems.append(f"{key} split {split} does not match its manifest ({path}); rebuild it.")
     return problems
 
 
 def is_built(suite: Suite) -> bool:
-    return expected_manifest(suite) is not None and not verify(suite)
+    return not verify(suite)
 
 
 def ensure_built(suite: Suite, source_dir: Path | None = None) -> Manifest:
-    """Build the suite on first use; refuse data on disk that does not match its manifest."""
-    manifest = expected_manifest(suite)
-    if manifest is None or not (suite_dir(suite) / "manifest.json").is_file():
-        return build(suite, source_dir)
+    """Build the suite on first use (or when the published build is stale) and return its manifest.
+
+    Safe when several processes do this at once: the check is repeated under the suite's
+    lock, so only the first one builds and the others use what it published. Tampered split
+    files are not repaired here: `load_split` refuses them.
+    """
+    manifest = _usable(suite)
+    if manifest is not None:
+        return manifest
+    with _locked(suite):
+        manifest = _usable(suite)
+        if manifest is None:
+            manifest, blobs = _fresh(suite, source_dir)
+            _publish(suite, manifest, blobs)
     return manifest
 
 
-def load_split(suite: Suite, manifest: Manifest, draw: int, name: str) -> Split:
-    """Read one frozen split, checking its bytes against the manifest first."""
-    key = split_key(draw, name)
-    path = suite_dir(suite) / f"{key}.jsonl"
+def _read_split(path: Path) -> bytes | None:
     try:
-        blob = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
-        raise UserError(f"{suite.spec.key} split {key} is missing; run `structbench build {suite.spec.id}`.") from None
-    if sha256_bytes(blob) != manifest.splits[key].sha256:
+        return None
+
+
+def load_split(suite: Suite, manifest: Manifest, draw: int, name: str) -> Split:
+    """Read one frozen split, checking its bytes against the manifest first.
+
+    A file that is missing or differs may be a publish in progress (the folder is renamed
+    aside for an instant): the read is retried once under the suite's shared lock, which
+    waits for the publisher, before the data is refused.
+    """
+    key = split_key(draw, name)
+    digest = manifest.splits.get(key)
+    if digest is None:
+        raise UserError(
+            f"the manifest of {suite.spec.key} has no split {key}; run `structbench build {suite.spec.id}`."
+        )
+    path = suite_dir(suite) / f"{key}.jsonl"
+    blob = _read_split(path)
+    if blob is None or sha256_bytes(blob) != digest.sha256:
+        with _locked(suite, shared=True):
+            blob = _read_split(path)
+    if blob is None:
+        raise UserError(f"{suite.spec.key} split {key} is missing; run `structbench build {suite.spec.id}`.")
+    if sha256_bytes(blob) != digest.sha256:
         raise DataIntegrityError(
             f"{path} does not match the manifest of {suite.spec.key}; "
             f"run `structbench build {suite.spec.id}` to rebuild it."
         )
     role = suite.spec.split(name).role
-    return Split(
-        suite=suite.spec.key, name=name, role=role, draw=draw, examples=_parse(manifest.splits[key].sha256, blob)
-    )
+    return Split(suite=suite.spec.key, name=name, role=role, draw=draw, examples=_parse(digest.sha256, blob))
 
 
 _PARSED: OrderedDict[str, list[Example]] = OrderedDict()

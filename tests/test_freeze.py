@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import http.server
+import json
+import os
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,8 +19,9 @@ from structbench import freeze, registry
 from structbench.cli import main
 from structbench.errors import DataIntegrityError, UserError
 from structbench.sources import SourceFile, resolve
+from structbench.specs import Split
 from structbench.store import Store
-from tests.conftest import SHARED_DATA
+from tests.conftest import REPO, SHARED_DATA
 
 SUITE_KEY = "lookup-tables@1.0.0"
 
@@ -220,3 +225,171 @@ def test_a_generator_change_under_a_released_version_is_refused(
         freeze.build(suite)
     assert "draw0/train" in str(caught.value) and "draw0/heldout_tables" not in str(caught.value)
     assert not (tmp_path / "home" / "suites" / SUITE_KEY).exists()
+
+
+def fake_released(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: Callable[[dict[str, Any]], str] | None = None
+) -> Path:
+    """A copy of lookup-tables' committed manifest, passed through `edit`, that the suite takes for its released one."""
+    suite = registry.suite("lookup-tables")
+    committed = suite.released_manifest()
+    assert committed is not None
+    path = tmp_path / "manifests" / f"{SUITE_KEY}.json"
+    path.parent.mkdir(parents=True)
+    text = committed.read_text()
+    path.write_text(text if edit is None else edit(json.loads(text)))
+    monkeypatch.setattr(type(suite), "released_manifest", classmethod(lambda cls: path))
+    return path
+
+
+def one_sentence_error(err: str) -> str:
+    """The CLI's error output, asserted to be one line without a traceback."""
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("structbench: error: ") and lines[0].endswith("."), err
+    return lines[0]
+
+
+def wrong_hash(manifest: dict[str, Any]) -> str:
+    """draw1/validation gets another SHA-256; the suite hash is left as it was (a hand edit)."""
+    manifest["splits"]["draw1/validation"]["sha256"] = "0" * 64
+    return json.dumps(manifest, indent=2)
+
+
+def test_a_released_manifest_with_one_wrong_split_hash_is_refused_at_build_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
+    path = fake_released(tmp_path, monkeypatch, wrong_hash)
+    assert main(["build", "lookup-tables"]) == 2
+    line = one_sentence_error(capsys.readouterr().err)
+    assert str(path) in line and "git checkout" in line
+    assert not (tmp_path / "home" / "suites" / SUITE_KEY).exists()
+    # `run` reports the same damaged file, not a "rebuild it" that no rebuild can satisfy
+    assert main(["run", "--suite", "lookup-tables", "--model", "oracle", "--store", str(store_path)]) == 2
+    line = one_sentence_error(capsys.readouterr().err)
+    assert str(path) in line and "git checkout" in line and "rebuild" not in line
+
+
+def recomputed(edit: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], str]:
+    """An edit of a manifest after which its suite hash is recomputed, so it stays consistent with itself."""
+
+    def apply(manifest: dict[str, Any]) -> str:
+        edit(manifest)
+        digests = {key: freeze.SplitDigest(**digest) for key, digest in manifest["splits"].items()}
+        manifest["suite_hash"] = freeze.suite_hash(digests)
+        return json.dumps(manifest, indent=2)
+
+    return apply
+
+
+@pytest.mark.parametrize("field, value", [("sha256", "0" * 64), ("n_examples", 17)], ids=["sha256", "n_examples"])
+def test_a_build_is_compared_with_every_split_of_a_consistent_released_manifest(
+    field: str,
+    value: object,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    store_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
+    path = fake_released(
+        tmp_path, monkeypatch, recomputed(lambda m: m["splits"]["draw1/validation"].update({field: value}))
+    )
+    assert main(["build", "lookup-tables"]) == 2
+    line = one_sentence_error(capsys.readouterr().err)
+    assert "draw1/validation" in line and "draw0/validation" not in line and "new suite version" in line
+    assert str(path) in line
+    assert not (tmp_path / "home" / "suites" / SUITE_KEY).exists()
+    assert main(["run", "--suite", "lookup-tables", "--model", "oracle", "--store", str(store_path)]) == 2
+    assert "draw1/validation" in one_sentence_error(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("command", [["build", "lookup-tables"], ["build", "lookup-tables", "--verify"], ["suites"]])
+def test_a_truncated_released_manifest_is_one_sentence_naming_it(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
+    (tmp_path / "home" / "suites" / SUITE_KEY).mkdir(parents=True)
+    (tmp_path / "home" / "suites" / SUITE_KEY / "manifest.json").write_text("{}")  # so that --verify looks
+    path = fake_released(tmp_path, monkeypatch, lambda manifest: json.dumps(manifest, indent=2)[:700])
+    assert main(command) in (1, 2)
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    [line] = [line for line in captured.err.splitlines() if str(path) in line]
+    assert "not a valid manifest" in line and "git checkout" in line
+
+
+def test_a_consistent_released_manifest_still_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
+    fake_released(tmp_path, monkeypatch, lambda manifest: json.dumps(manifest))  # same content, other layout
+    assert main(["build", "lookup-tables"]) == 0
+    assert main(["build", "lookup-tables", "--verify"]) == 0
+    assert f"ok {SUITE_KEY}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "suites" / "manifests").glob("*.json")), ids=lambda p: p.stem)
+def test_every_committed_manifest_is_consistent(path: Path) -> None:
+    suite = registry.suite(path.stem)
+    assert (released := suite.released_manifest()) is not None and released.resolve() == path.resolve()
+    manifest = freeze.expected_manifest(suite)
+    assert manifest is not None and manifest.suite_hash == json.loads(path.read_text())["suite_hash"]
+
+
+def test_a_damaged_local_manifest_is_one_sentence_and_a_build_repairs_it(
+    built_home: Path, store_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = built_home / "manifest.json"
+    path.write_text(path.read_text()[:300])
+    assert main(["run", "--suite", "lookup-tables", "--model", "oracle", "--store", str(store_path)]) == 2
+    line = one_sentence_error(capsys.readouterr().err)
+    assert str(path) in line and "structbench build lookup-tables" in line
+    assert main(["build", "lookup-tables", "--verify"]) == 1
+    [line] = mismatches(capsys.readouterr().err)
+    assert str(path) in line
+    assert main(["build", "lookup-tables"]) == 0
+    assert main(["build", "lookup-tables", "--verify"]) == 0
+
+
+def test_a_build_of_identical_data_leaves_the_published_folder_alone(
+    built_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = os.stat(built_home).st_ino
+    assert main(["build", "lookup-tables"]) == 0  # as when another process built it first
+    assert os.stat(built_home).st_ino == before
+    (built_home / "draw3" / "train.jsonl").write_bytes(b"tampered\n")
+    assert main(["build", "lookup-tables"]) == 0  # a stale folder is replaced by a new one
+    assert os.stat(built_home).st_ino != before
+    leftovers = [p.name for p in built_home.parent.iterdir() if p.name.startswith(".") and not p.name.endswith(".lock")]
+    assert leftovers == []
+    assert main(["build", "lookup-tables", "--verify"]) == 0
+
+
+def test_a_reader_waits_out_a_publish_instead_of_failing(built_home: Path) -> None:
+    suite = registry.suite("lookup-tables")
+    manifest = freeze.expected_manifest(suite)
+    assert manifest is not None
+    aside = built_home.parent / f".{SUITE_KEY}.stale-test"
+    loaded: list[object] = []
+
+    def read() -> None:
+        try:
+            loaded.append(freeze.load_split(suite, manifest, 2, "train"))
+        except Exception as error:
+            loaded.append(error)
+
+    with freeze.lock_path(suite).open("a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # a publisher between its two renames
+        built_home.rename(aside)
+        reader = threading.Thread(target=read)
+        reader.start()
+        reader.join(0.5)
+        assert reader.is_alive() and loaded == []
+        aside.rename(built_home)
+        fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+    reader.join(10)
+    [split] = loaded
+    assert isinstance(split, Split) and len(split) == manifest.splits["draw2/train"].n_examples
