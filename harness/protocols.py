@@ -8,12 +8,11 @@ prediction per example, which is what the store keeps and the scorers read.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from structbench.errors import NotApplicable
 from structbench.specs import PROTOCOLS, Example, Split, SuiteSpec
-from structbench.specs import Protocol as ProtocolName
 
 METHOD_OF_PROTOCOL: dict[str, str] = {
     "transduction": "transduce",
@@ -25,39 +24,56 @@ METHOD_OF_PROTOCOL: dict[str, str] = {
 
 
 @runtime_checkable
-class Model(Protocol):
-    """Anything evaluated by the harness. `fit` is optional: zero-shot models omit it."""
-
-    name: str
-    protocols: Sequence[ProtocolName]
-
-
 class Trainable(Protocol):
+    """A model that learns from the train split (dev for model selection only) before it is asked."""
+
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None: ...
 
 
-class Transducer(Model, Protocol):
+@runtime_checkable
+class OracleUser(Protocol):
+    """A model that answers with the suite's own oracle solver (the `oracle` baseline): the runner
+    builds the solver from the frozen splits of the draw and hands it over before `fit`."""
+
+    def use_oracle(self, solver: object) -> None: ...
+
+
+@runtime_checkable
+class Transducer(Protocol):
     def transduce(self, inputs: list[list[str]]) -> list[list[str]]: ...
 
 
-class SequenceScorer(Model, Protocol):
+@runtime_checkable
+class SequenceScorer(Protocol):
     """Minimal-pair and forced-choice: sum of natural-log token probabilities per sequence."""
 
     def logprob(self, sequences: list[list[str]]) -> list[float]: ...
 
 
-class Classifier(Model, Protocol):
+@runtime_checkable
+class Classifier(Protocol):
     def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]: ...
 
 
-class TagInducer(Model, Protocol):
+@runtime_checkable
+class TagInducer(Protocol):
     def induce(self, sentences: list[list[str]], n_clusters: int) -> list[list[int]]: ...
+
+
+SERVES: dict[str, type] = {
+    "transduction": Transducer,
+    "minimal-pair": SequenceScorer,
+    "forced-choice": SequenceScorer,
+    "classification": Classifier,
+    "tag-induction": TagInducer,
+}
+"""The typed protocol class whose method serves each protocol."""
 
 
 def speaks(model: object, protocol: str) -> bool:
     """Whether `model` declares `protocol` and has the method that serves it."""
     declared = getattr(model, "protocols", ())
-    return protocol in declared and callable(getattr(model, METHOD_OF_PROTOCOL[protocol], None))
+    return protocol in declared and isinstance(model, SERVES[protocol])
 
 
 def _batched(items: list[Any], size: int) -> list[list[Any]]:
@@ -89,7 +105,7 @@ def ask(
     if protocol == "tag-induction":
         # Induction clusters a whole corpus at once: batching would change the answer.
         sentences = [list(e.input) for e in examples]
-        clusters = model.induce(sentences, spec.n_clusters or 0)
+        clusters = cast(TagInducer, model).induce(sentences, spec.n_clusters or 0)
         induced = _checked(clusters, len(examples), method)
         if on_batch:
             on_batch(len(examples))
@@ -97,16 +113,18 @@ def ask(
     predictions: list[Any] = []
     for batch in _batched(examples, batch_size):
         if protocol == "transduction":
-            answers = _checked(model.transduce([list(e.input) for e in batch]), len(batch), method)
+            answers = _checked(cast(Transducer, model).transduce([list(e.input) for e in batch]), len(batch), method)
             predictions.extend([str(token) for token in answer] for answer in answers)
         elif protocol == "classification":
             answers = _checked(
-                model.classify([list(e.input) for e in batch], list(spec.labels or [])), len(batch), method
+                cast(Classifier, model).classify([list(e.input) for e in batch], list(spec.labels or [])),
+                len(batch),
+                method,
             )
             predictions.extend(str(a) for a in answers)
         else:
             flat = [list(c) for e in batch for c in (e.candidates or [])]
-            scores = _checked(model.logprob(flat), len(flat), method)
+            scores = _checked(cast(SequenceScorer, model).logprob(flat), len(flat), method)
             start = 0
             for example in batch:
                 k = len(example.candidates or [])

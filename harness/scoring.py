@@ -1,4 +1,4 @@
-"""Per-split scoring for each protocol, per-`meta` breakdowns, and statistics over seeds.
+"""Per-split scoring for each protocol, suite extras and per-`meta` breakdowns.
 
 Scoring only reads examples and stored predictions, so any split can be re-scored from the
 store without the model. Ties in minimal-pair and forced-choice comparisons count as wrong.
@@ -8,37 +8,89 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from harness.specs import Example, SeedStats
+from structbench.specs import Example
+
+
+@dataclass(frozen=True)
+class Score:
+    """One aggregated metric of one split of one run: over the whole split, or over the examples
+    of one breakdown condition (`breakdown` is an `Example.meta` key, `level` its value)."""
+
+    metric: str
+    value: float
+    """NaN where undefined (no items)."""
+    n: int
+    """Number of items the value is computed over (examples, or tokens for token accuracy)."""
+    breakdown: str = ""
+    level: str = ""
+
+    @property
+    def name(self) -> str:
+        """Display name: `metric`, or `metric[key=level]` for a breakdown condition."""
+        return f"{self.metric}[{self.breakdown}={self.level}]" if self.breakdown else self.metric
 
 
 @dataclass(frozen=True)
 class SplitScores:
     """The metrics of one split of one run, and which examples were right."""
 
-    metrics: dict[str, tuple[float, int]]
-    """metric name -> (value, number of items it is computed over)."""
+    scores: list[Score]
+    """Whole-split scores first (primary metric first), then breakdowns."""
     correct: list[bool | None] = field(default_factory=list)
-    """Per example in split order; None where correctness is not defined per example."""
+    """Per example in split order: the primary metric's verdict; None where it is not per example."""
+
+    @property
+    def metrics(self) -> dict[str, tuple[float, int]]:
+        """Display name -> (value, n)."""
+        return {score.name: (score.value, score.n) for score in self.scores}
 
 
-def sequence_correct(examples: Sequence[Example], predictions: Sequence[Sequence[str]]) -> list[bool]:
-    return [list(p) == e.target for e, p in zip(examples, predictions, strict=True)]
+@dataclass(frozen=True)
+class Counts:
+    """A per-example metric whose items are not the examples: `hits[i]` right out of `items[i]`
+    (e.g. tokens of example i). The value is sum(hits) / sum(items), n is sum(items)."""
+
+    hits: Sequence[float]
+    items: Sequence[int]
 
 
-def token_accuracy(examples: Sequence[Example], predictions: Sequence[Sequence[str]]) -> tuple[float, int]:
-    """Share of gold target tokens matched at the same position (missing positions count wrong)."""
-    matched = total = 0
-    for example, prediction in zip(examples, predictions, strict=True):
-        target = example.target or []
-        total += len(target)
-        matched += sum(1 for gold, guess in zip(target, prediction, strict=False) if gold == guess)
-    return (matched / total if total else math.nan), total
+PerExample = Sequence[float | None] | Counts
+"""One metric's values per example, in split order; None where undefined for that example."""
+
+
+def aggregate_values(values: PerExample, selected: Sequence[int] | None = None) -> tuple[float, int]:
+    """(mean, n) of per-example values, over the examples at `selected` positions (all by default).
+
+    Sums run in example order with Python floats, so counts of 0/1 values are exact."""
+    if isinstance(values, Counts):
+        indices = range(len(values.hits)) if selected is None else selected
+        total = sum(values.items[i] for i in indices)
+        hits = sum(values.hits[i] for i in indices)
+        return (hits / total if total else math.nan), total
+    chosen = values if selected is None else [values[i] for i in selected]
+    defined = [float(v) for v in chosen if v is not None]
+    return (sum(defined) / len(defined) if defined else math.nan), len(defined)
+
+
+def breakdown_scores(examples: Sequence[Example], values: PerExample, keys: Sequence[str], metric: str) -> list[Score]:
+    """`metric` per condition: one score for each value of each `Example.meta` key, in sorted order."""
+    out: list[Score] = []
+    for key in keys:
+        groups: dict[str, list[int]] = defaultdict(list)
+        for i, example in enumerate(examples):
+            if key in example.meta:
+                groups[str(example.meta[key])].append(i)
+        for level, positions in sorted(groups.items()):
+            value, n = aggregate_values(values, positions)
+            if n:
+                out.append(Score(metric, value, n, key, level))
+    return out
 
 
 def strictly_best(logprobs: Sequence[float], answer: int) -> bool:
@@ -56,14 +108,6 @@ def contingency(gold: Sequence[str], induced: Sequence[int]) -> np.ndarray:
     n_gold = int(gold_ids.max()) + 1
     flat = np.bincount(cluster_ids * n_gold + gold_ids, minlength=(int(cluster_ids.max()) + 1) * n_gold)
     return flat.reshape(-1, n_gold)
-
-
-def many_to_one_accuracy(gold: Sequence[str], induced: Sequence[int]) -> float:
-    """Tag accuracy after mapping each induced cluster to its most frequent gold tag."""
-    if not gold:
-        return math.nan
-    counts = contingency(gold, induced)
-    return float(counts.max(axis=1).sum() / len(gold))
 
 
 def _entropy(counts: np.ndarray) -> float:
@@ -116,87 +160,78 @@ def induction_metrics(gold: Sequence[str], induced: Sequence[int]) -> dict[str, 
     }
 
 
-def breakdown(
-    examples: Sequence[Example], correct: Sequence[bool | None], keys: Sequence[str], metric: str
-) -> dict[str, tuple[float, int]]:
-    """`metric[key=value]` -> accuracy of the examples whose meta[key] equals value."""
-    out: dict[str, tuple[float, int]] = {}
-    for key in keys:
-        groups: dict[str, list[bool]] = defaultdict(list)
-        for example, ok in zip(examples, correct, strict=True):
-            if ok is not None and key in example.meta:
-                groups[str(example.meta[key])].append(ok)
-        for value, oks in sorted(groups.items()):
-            out[f"{metric}[{key}={value}]"] = (sum(oks) / len(oks), len(oks))
-    return out
+PROTOCOL_METRIC = {
+    "transduction": "sequence_accuracy",
+    "minimal-pair": "accuracy",
+    "forced-choice": "accuracy",
+    "classification": "accuracy",
+    "tag-induction": "many_to_one",
+}
+"""The protocol's own headline metric; a suite's spec may rank another one."""
 
 
-def score_protocol(
-    protocol: str, examples: Sequence[Example], predictions: Sequence[Any], breakdown_keys: Sequence[str] = ()
-) -> SplitScores:
-    """Default metrics of a protocol; the first metric listed is the protocol's primary one."""
-    n = len(examples)
-    correct: list[bool | None]
+def protocol_values(protocol: str, examples: Sequence[Example], predictions: Sequence[Any]) -> dict[str, PerExample]:
+    """The per-example metrics every suite of a protocol gets (tag induction has none: see `corpus_metrics`)."""
     if protocol == "transduction":
-        seq = sequence_correct(examples, predictions)
-        metrics = {
-            "sequence_accuracy": (sum(seq) / n if n else math.nan, n),
-            "token_accuracy": token_accuracy(examples, predictions),
+        targets = [example.target or [] for example in examples]
+        return {
+            "sequence_accuracy": [float(list(p) == t) for t, p in zip(targets, predictions, strict=True)],
+            "token_accuracy": Counts(
+                hits=[
+                    sum(g == o for g, o in zip(t, p, strict=False)) for t, p in zip(targets, predictions, strict=True)
+                ],
+                items=[len(t) for t in targets],
+            ),
         }
-        correct = list(seq)
-        name = "sequence_accuracy"
-    elif protocol in ("minimal-pair", "forced-choice"):
-        correct = [strictly_best(p, e.answer or 0) for e, p in zip(examples, predictions, strict=True)]
-        name = "accuracy"
-        metrics = {name: (sum(map(bool, correct)) / n if n else math.nan, n)}
-    elif protocol == "classification":
-        correct = [p == e.label for e, p in zip(examples, predictions, strict=True)]
-        name = "accuracy"
-        metrics = {name: (sum(map(bool, correct)) / n if n else math.nan, n)}
-    elif protocol == "tag-induction":
-        gold = [tag for e in examples for tag in (e.tags or [])]
-        induced = [int(c) for p in predictions for c in p]
-        if len(gold) != len(induced):
-            raise ValueError(f"the model returned {len(induced)} cluster ids for {len(gold)} tokens")
-        name = "many_to_one"
-        scores = induction_metrics(gold, induced) if gold else {name: math.nan}
-        metrics = {metric: (value, len(gold)) for metric, value in scores.items()}
-        correct = [None] * n
-    else:
-        raise ValueError(f"unknown protocol {protocol!r}")
-    metrics.update(breakdown(examples, correct, breakdown_keys, name))
-    return SplitScores(metrics=metrics, correct=correct)
+    if protocol in ("minimal-pair", "forced-choice"):
+        return {
+            "accuracy": [float(strictly_best(p, e.answer or 0)) for e, p in zip(examples, predictions, strict=True)]
+        }
+    if protocol == "classification":
+        return {"accuracy": [float(p == e.label) for e, p in zip(examples, predictions, strict=True)]}
+    if protocol == "tag-induction":
+        return {}
+    raise ValueError(f"unknown protocol {protocol!r}")
 
 
-def seed_stats(values: Sequence[float], *, confidence: float = 0.95, resamples: int = 9999) -> SeedStats:
-    """Mean, sample std (ddof=1), min, max and a percentile-bootstrap CI of the mean over seeds.
+def corpus_metrics(protocol: str, examples: Sequence[Example], predictions: Sequence[Any]) -> dict[str, Score]:
+    """Metrics of the whole split that are not means over examples (tag induction's cluster metrics)."""
+    if protocol != "tag-induction":
+        return {}
+    gold = [tag for e in examples for tag in (e.tags or [])]
+    induced = [int(c) for p in predictions for c in p]
+    if len(gold) != len(induced):
+        raise ValueError(f"the model returned {len(induced)} cluster ids for {len(gold)} tokens")
+    if not gold:
+        return {"many_to_one": Score("many_to_one", math.nan, 0)}
+    return {metric: Score(metric, value, len(gold)) for metric, value in induction_metrics(gold, induced).items()}
 
-    The bootstrap uses a fixed random state, so the same per-seed values always give the same
-    interval. With one seed, or identical values, the interval collapses to the mean.
-    """
-    array = np.asarray(values, dtype=float)
-    mean = float(array.mean())
-    if len(array) < 2 or np.all(array == array[0]):
-        low = high = mean
-    else:
-        from scipy import stats  # imported here: it costs half a second of CLI start-up
 
-        result = stats.bootstrap(
-            (array,),
-            np.mean,
-            confidence_level=confidence,
-            n_resamples=resamples,
-            method="percentile",
-            rng=np.random.default_rng(0),
-        )
-        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
-    return SeedStats(
-        mean=mean,
-        std=float(array.std(ddof=1)) if len(array) > 1 else None,
-        min=float(array.min()),
-        max=float(array.max()),
-        ci_low=low,
-        ci_high=high,
-        n_seeds=len(array),
-        per_seed=[float(v) for v in array],
-    )
+def score_split(
+    protocol: str,
+    primary: str,
+    examples: Sequence[Example],
+    predictions: Sequence[Any],
+    extra: Mapping[str, PerExample] | None = None,
+    breakdown_keys: Sequence[str] = (),
+) -> SplitScores:
+    """Every metric of one split: the protocol's, the suite's extras, and the primary metric per condition.
+
+    The primary metric's per-example values (where it has them) are what `correct` records
+    and what the breakdowns by `breakdown_keys` report."""
+    per_example = {**protocol_values(protocol, examples, predictions), **(extra or {})}
+    for metric, values in per_example.items():
+        length = len(values.hits) if isinstance(values, Counts) else len(values)
+        if length != len(examples):
+            raise ValueError(f"metric {metric!r} has {length} values for {len(examples)} examples")
+    whole = corpus_metrics(protocol, examples, predictions)
+    whole.update({metric: Score(metric, *aggregate_values(values)) for metric, values in per_example.items()})
+    ordered = [whole.pop(primary)] if primary in whole else []
+    ordered += [whole[metric] for metric in sorted(whole)]
+    correct: list[bool | None] = [None] * len(examples)
+    primary_values = per_example.get(primary)
+    if primary_values is not None:
+        ordered += breakdown_scores(examples, primary_values, breakdown_keys, primary)
+        if not isinstance(primary_values, Counts):
+            correct = [None if v is None else bool(v) for v in primary_values]
+    return SplitScores(scores=ordered, correct=correct)

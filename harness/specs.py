@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Protocol = Literal["transduction", "minimal-pair", "forced-choice", "classification", "tag-induction"]
 PROTOCOLS: tuple[Protocol, ...] = (
@@ -21,6 +21,8 @@ PROTOCOLS: tuple[Protocol, ...] = (
     "tag-induction",
 )
 SplitRole = Literal["train", "dev", "test"]
+TestRole = Literal["in-distribution", "generalisation"]
+"""What a test split measures: performance on the training distribution, or generalisation beyond it."""
 MetaValue = str | int | float | bool
 
 
@@ -64,6 +66,37 @@ class SplitSpec(Frozen):
     """Number of examples in each draw of this split; None where it depends on user-supplied data."""
     description: str = ""
     """What the split tests, in one sentence."""
+    test_role: TestRole | None = None
+    """Test splits only: `in-distribution` or `generalisation` (the suite's docstring says why)."""
+    ranked: bool = True
+    """Test splits only: whether the leaderboard ranks on it; False for a pooled union of other
+    splits or a split overlapping another, which would count the same items twice."""
+
+    @model_validator(mode="after")
+    def _roles_agree(self) -> SplitSpec:
+        if (self.role == "test") != (self.test_role is not None):
+            raise ValueError(
+                f"split {self.name!r}: a test split needs test_role (in-distribution or generalisation), "
+                "and a train or dev split must not have one"
+            )
+        return self
+
+
+def train_split(size: int | None, description: str = "", name: str = "train") -> SplitSpec:
+    """A split models are fitted on."""
+    return SplitSpec(name=name, role="train", size=size, description=description)
+
+
+def dev_split(size: int | None, description: str = "", name: str = "dev") -> SplitSpec:
+    """A split for model selection only."""
+    return SplitSpec(name=name, role="dev", size=size, description=description)
+
+
+def scored_split(
+    name: str, size: int | None, role: TestRole, description: str = "", *, ranked: bool = True
+) -> SplitSpec:
+    """A scored split; `role` says whether it tests the training distribution or generalisation."""
+    return SplitSpec(name=name, role="test", size=size, description=description, test_role=role, ranked=ranked)
 
 
 class SuiteSpec(Frozen):
@@ -85,8 +118,13 @@ class SuiteSpec(Frozen):
     """Declared splits in display order."""
     n_draws: int = 1
     """Independent data draws (e.g. random table sets); seed s is evaluated on draw s mod n_draws."""
-    primary_metric: str = "sequence_accuracy"
-    """Metric shown on the leaderboard."""
+    primary_metric: str
+    """The metric the suite's paper headlines: ranked on the leaderboard, broken down by condition."""
+    higher_is_better: bool = True
+    """Direction of the primary metric."""
+    task: str
+    """Recipe task family the neural baselines train with (`recipes/MODEL/TASK.yaml`), e.g. `scan`;
+    `default` for suites no recipe targets."""
     labels: list[str] | None = None
     """Label set for classification suites."""
     n_clusters: int | None = None
@@ -104,6 +142,26 @@ class SuiteSpec(Frozen):
 
     def splits_with_role(self, role: SplitRole) -> list[SplitSpec]:
         return [s for s in self.splits if s.role == role]
+
+    @property
+    def ranked_splits(self) -> list[SplitSpec]:
+        """Test splits the leaderboard ranks on (pooled or overlapping splits excluded)."""
+        return [s for s in self.splits if s.role == "test" and s.ranked]
+
+    def variant(self, **changes: object) -> SuiteSpec:
+        """A validated copy with `changes`: how a family declares its members from one base spec."""
+        return SuiteSpec.model_validate({**self.model_dump(), **changes})
+
+    @model_validator(mode="after")
+    def _splits_are_sound(self) -> SuiteSpec:
+        names = [s.name for s in self.splits]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.id}: split names repeat: {names}")
+        if not self.ranked_splits:
+            raise ValueError(f"{self.id}: at least one test split must be ranked")
+        if len(self.splits_with_role("train")) > 1 or len(self.splits_with_role("dev")) > 1:
+            raise ValueError(f"{self.id}: at most one train and one dev split")
+        return self
 
 
 class Split(Frozen):
@@ -180,4 +238,7 @@ class ResultRecord(Frozen):
     errors: dict[str, str] = Field(default_factory=dict)
     """Per failed seed: the error message."""
     scores: dict[str, dict[str, SeedStats]]
-    """split -> metric -> statistics over the seeds that finished."""
+    """split -> metric -> the leaderboard cell: statistics over every finished seed of this model
+    configuration in the store (the seeds asked for, and any stored before)."""
+    breakdowns: dict[str, dict[str, dict[str, dict[str, SeedStats]]]] = Field(default_factory=dict)
+    """split -> metric -> `Example.meta` key -> its value -> cell: the primary metric per condition."""

@@ -1,45 +1,27 @@
-"""The base class every suite derives from: spec, data generation, scoring and oracle.
+"""The abstract base every suite derives from: spec, data generation, extra metrics and oracle.
 
-A suite is a class with a `spec` (what it is), `sources` (published files it reads, if
-any), `generate` (the examples of every split of one draw, deterministically) and
-optionally its own metrics and an oracle solver. The harness freezes what `generate`
-returns; it never calls `generate` at evaluation time once the data is built.
+A suite declares what it is (`spec`, made with the helpers of `structbench.specs`), which
+published files it reads (`sources`), and implements `generate` (the examples of every split
+of one draw, deterministically). Optionally it adds per-example metrics (`extra_metrics`),
+meta keys to break its primary metric down by (`breakdown_keys`) and an oracle solver built
+from the frozen splits the runner hands it. Aggregation (means, n, breakdowns) belongs to the
+harness, freezing and storage too: a suite module imports neither, nor another suite module
+(shared pieces live in `structbench.suites.common`). The harness freezes what `generate`
+returns and never calls it at evaluation time once the data is built.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from structbench.errors import NotApplicable
-from structbench.scoring import SplitScores, score_protocol
+from structbench.scoring import PerExample, SplitScores, score_split
 from structbench.sources import SourceFile, resolve
 from structbench.specs import Example, Split, SuiteSpec
-
-
-class RuleTransducer:
-    """A transduction oracle made from a rule that maps one input to its output.
-
-    An input the rule rejects (ValueError or IndexError) gets an empty output, which scores
-    as wrong, instead of failing the whole run.
-    """
-
-    protocols = ("transduction",)
-
-    def __init__(self, name: str, rule: Callable[[list[str]], list[str]]) -> None:
-        self.name = name
-        self._rule = rule
-
-    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
-        outputs = []
-        for tokens in inputs:
-            try:
-                outputs.append(self._rule(tokens))
-            except (ValueError, IndexError):
-                outputs.append([])
-        return outputs
 
 
 class SourceFiles:
@@ -57,24 +39,40 @@ class SourceFiles:
         return self.path(relative).read_text(encoding="utf-8")
 
 
-class Suite:
+class Suite(ABC):
     """A versioned benchmark unit. Subclasses set `spec` and implement `generate`."""
 
     spec: ClassVar[SuiteSpec]
     sources: ClassVar[tuple[SourceFile, ...]] = ()
     breakdown_keys: ClassVar[tuple[str, ...]] = ()
-    """`Example.meta` keys over which the per-example correctness is broken down."""
+    """`Example.meta` keys over which the primary metric is broken down (attractors, length, bin)."""
 
+    @abstractmethod
     def generate(self, draw: int, files: SourceFiles) -> Mapping[str, list[Example]]:
         """Return the examples of every declared split of `draw`; must be deterministic."""
-        raise NotImplementedError
+
+    def extra_metrics(
+        self, split: str, examples: Sequence[Example], predictions: Sequence[Any]
+    ) -> Mapping[str, PerExample]:
+        """Suite-specific metrics as per-example values (the harness aggregates them); none by default."""
+        return {}
 
     def score(self, split: Split, predictions: Sequence[Any]) -> SplitScores:
-        """Score one split's predictions; subclasses add suite-specific metrics on top."""
-        return score_protocol(self.spec.protocol, split.examples, predictions, self.breakdown_keys)
+        """Every metric of one split: the protocol's, the suite's extras, breakdowns of the primary one."""
+        return score_split(
+            self.spec.protocol,
+            self.spec.primary_metric,
+            split.examples,
+            predictions,
+            self.extra_metrics(split.name, split.examples, predictions),
+            self.breakdown_keys,
+        )
 
-    def oracle(self, train: Split) -> object:
-        """A solver implementing the suite's protocol from its definition (see structbench.baselines.trivial)."""
+    def oracle(self, splits: Mapping[str, Split]) -> object:
+        """A solver implementing the suite's protocol from its definition (see structbench.baselines.trivial).
+
+        `splits` holds the frozen splits of the draw being evaluated, by name; an oracle reads
+        the gold answers of test splits only where the suite has no rule to compute them from."""
         raise NotApplicable(f"{self.spec.id} has no oracle solver")
 
     @classmethod

@@ -11,25 +11,34 @@ item when it gives the correct sequence a strictly higher log-probability (ties 
 since both share the prefix, this is Gulordava's comparison of p(verb | prefix).
 
 Protocol minimal-pair, zero-shot: the train split is empty (Gulordava's models were trained on
-80M tokens of Wikipedia; a user's language model brings its own training). Breakdowns by
-`type` (original / generated), `n_attr` (number of attractors: 0, 1 or 2) and `pattern`.
+80M tokens of Wikipedia; a user's language model brings its own training). Primary metric
+`accuracy` (higher is better; the share of items right, as Gulordava et al. report it for
+original and nonce sentences), broken down by `type` (original / generated),
+`n_attr` (number of attractors: 0, 1 or 2) and `pattern`.
+
+Test role: `test` is a generalisation split: its constructions were chosen for long-distance
+agreement across intervening material, and its nonce sentences are outside any natural
+training text by design, so it asks whether agreement was learned as syntax rather than as
+word co-occurrence.
 
 How it was checked (tests/test_agreement.py): 820 rows pair up into 410 items of one correct
 and one wrong form with the same prefix (41 original, 369 generated; 330 / 70 / 10 items with
-0 / 1 / 2 attractors); the oracle scores 1.0. Deviation: none in the data; we score the whole
-sequence rather than the verb alone, which gives the same decision for any language model.
+0 / 1 / 2 attractors); the oracle (the gold forms read from the frozen test split) scores 1.0.
+Deviation: none in the data; we score the whole sequence rather than the verb alone, which
+gives the same decision for any language model.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Mapping
 from typing import ClassVar
 
-from structbench import freeze
 from structbench.sources import SourceFile
-from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.specs import Example, Split, SuiteSpec, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
+from structbench.suites.common import GoldPairScorer
 
 COMMIT = "dbffbf0f2ef86c50bac204d7a2292862e1c6036f"
 SOURCE = SourceFile(
@@ -67,19 +76,6 @@ def parse_gulordava(text: str) -> list[Example]:
     return examples
 
 
-class GoldPairScorer:
-    """Gives every correct sequence log-probability 0 and every other one -1 (the oracle)."""
-
-    name = "gold-pairs"
-    protocols = ("minimal-pair", "forced-choice")
-
-    def __init__(self, tested: Split) -> None:
-        self.correct = {tuple(e.candidates[e.answer or 0]) for e in tested.examples if e.candidates}
-
-    def logprob(self, sequences: list[list[str]]) -> list[float]:
-        return [0.0 if tuple(s) in self.correct else -1.0 for s in sequences]
-
-
 class AgreementGulordava(Suite):
     """Gulordava et al.'s English agreement test set, original and nonce sentences."""
 
@@ -91,11 +87,13 @@ class AgreementGulordava(Suite):
         description="Long-distance subject-verb agreement in original and nonce ('colorless green') English "
         "sentences: the correct verb form must be more probable than the wrong one.",
         citation=CITATION,
-        splits=[
-            SplitSpec(name="train", role="train", size=0, description="empty: models bring their own training"),
-            SplitSpec(name="test", role="test", size=410, description="41 original and 369 nonce items"),
-        ],
         primary_metric="accuracy",
+        higher_is_better=True,
+        task="default",
+        splits=[
+            train_split(0, "empty: models bring their own training"),
+            scored_split("test", 410, "generalisation", "41 original and 369 nonce items"),
+        ],
     )
     sources = (SOURCE,)
     breakdown_keys: ClassVar[tuple[str, ...]] = ("type", "n_attr", "pattern")
@@ -103,8 +101,5 @@ class AgreementGulordava(Suite):
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         return {"train": [], "test": parse_gulordava(files.read_text(SOURCE.path))}
 
-    def oracle(self, train: Split) -> GoldPairScorer:
-        manifest = freeze.expected_manifest(self)
-        if manifest is None:
-            raise ValueError(f"{self.spec.key} is not built")
-        return GoldPairScorer(freeze.load_split(self, manifest, 0, "test"))
+    def oracle(self, splits: Mapping[str, Split]) -> GoldPairScorer:
+        return GoldPairScorer(splits["test"])

@@ -24,19 +24,35 @@ the homogeneous condition) and `mixed` (2-4 intervening nouns, some but not all 
 `meta`: n_attractors, n_intervening, distance (words between subject noun and verb),
 construction (e.g. `pp+src`), subject_number, verb_kind. Test sentences never occur in train.
 
+Primary metric `accuracy` (higher is better; Linzen et al.'s and Tran's measure, reported per
+attractor count), broken down by verb_kind, construction and subject_number within each split.
+
+Test roles: `attractors-0` is in-distribution (no attractor is what 89% of the training
+sentences show, and 29% have intervening nouns without one); `attractors-1` to `attractors-4`
+and `mixed` are generalisation splits (in training, sentences whose intervening nouns are all
+attractors are 4.8% with one, 0.4% with two, 4 sentences with three and none with four, and
+mixed ones 5.5%: these conditions are the long tail Linzen et al. test beyond). All six are
+ranked: their sentences are distinct from each other (one set of tested sentences is kept
+across the splits), and `mixed` holds only partial-attractor items, which no bin contains.
+
 How it was checked (tests/test_attractors.py): every item's attractor count, distance and
-construction are recomputed from its words; the oracle scores 1.0; an n-gram model's accuracy
-falls as attractors rise, the effect this suite exists to measure.
+construction are recomputed from its words; test sentences are unique across the six test
+splits and absent from train; the oracle (which reads the subject's number off the sentence,
+as the grammar defines agreement) scores 1.0; an n-gram model's accuracy falls as attractors
+rise, the effect this suite exists to measure. Deviation: the items come from a grammar, not
+from Linzen et al.'s Wikipedia corpus (that is `agreement-linzen-number`), so the conditions
+are controlled and balanced and the numbers are not comparable with the papers'.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
+from structbench.suites.common import NUMBER_LABELS
 
 NOUNS = {
     "dog": "dogs", "cat": "cats", "author": "authors", "pilot": "pilots", "farmer": "farmers",
@@ -51,12 +67,20 @@ VERBS = {  # singular, plural, continuations
     "aux-do": ("does", "do", ("not care", "not agree", "smile")),
     "lexical": ("sleeps", "sleep", ("", "now", "often")),
 }
-LABELS = ["singular", "plural"]
+LABELS = NUMBER_LABELS
 INTERVENING_WEIGHTS = (0.6, 0.25, 0.1, 0.04, 0.01)
 PLURAL_RATE = 0.3
 ATTRACTOR_RATE = 0.2
 SIZES = {"train": 20_000, "dev": 1_000, "test": 500}
 TEST_SPLITS = ("attractors-0", "attractors-1", "attractors-2", "attractors-3", "attractors-4", "mixed")
+TEST_ROLES: dict[str, TestRole] = {
+    name: "in-distribution" if name == "attractors-0" else "generalisation" for name in TEST_SPLITS
+}
+TEST_DESCRIPTIONS = {
+    "attractors-0": "1-4 intervening nouns, none an attractor",
+    **{f"attractors-{k}": f"exactly {k} intervening nouns, all attractors" for k in range(1, 5)},
+    "mixed": "2-4 intervening nouns, some but not all attractors",
+}
 GENERATOR_SEED = 20160601
 CITATION = (
     "Linzen, Dupoux & Goldberg 2016, Assessing the ability of LSTMs to learn syntax-sensitive dependencies; "
@@ -161,26 +185,32 @@ class AttractorSuite(Suite):
         }
 
 
+SPLITS: list[SplitSpec] = [
+    train_split(SIZES["train"], "LM training text, natural distribution"),
+    dev_split(SIZES["dev"], "natural distribution (model selection)"),
+    *(scored_split(name, SIZES["test"], TEST_ROLES[name], TEST_DESCRIPTIONS[name]) for name in TEST_SPLITS),
+]
+
+ATTRACTORS = SuiteSpec(
+    id="agreement-attractors",
+    version="1.0.0",
+    family="agreement",
+    protocol="minimal-pair",
+    description="Subject-verb agreement across 0-4 intervening nouns: the sentence with the correct verb "
+    "must be more probable than the one with the wrong form.",
+    citation=CITATION,
+    primary_metric="accuracy",
+    higher_is_better=True,
+    task="default",
+    splits=SPLITS,
+)
+"""The minimal-pair member; the number-prediction member is its variant on the same items and splits."""
+
+
 class AgreementAttractors(AttractorSuite):
     """Minimal pairs: correct verb form against the wrong one."""
 
-    spec = SuiteSpec(
-        id="agreement-attractors",
-        version="1.0.0",
-        family="agreement",
-        protocol="minimal-pair",
-        description="Subject-verb agreement across 0-4 intervening nouns: the sentence with the correct verb "
-        "must be more probable than the one with the wrong form.",
-        citation=CITATION,
-        splits=[
-            SplitSpec(
-                name="train", role="train", size=SIZES["train"], description="LM training text, natural distribution"
-            ),
-            SplitSpec(name="dev", role="dev", size=SIZES["dev"]),
-            *(SplitSpec(name=name, role="test", size=SIZES["test"]) for name in TEST_SPLITS),
-        ],
-        primary_metric="accuracy",
-    )
+    spec = ATTRACTORS
 
     def encode(self, item: Item, example_id: str, train: bool) -> Example:
         if train:
@@ -193,7 +223,7 @@ class AgreementAttractors(AttractorSuite):
             meta=item.meta,
         )
 
-    def oracle(self, train: Split) -> AgreementOracle:
+    def oracle(self, splits: Mapping[str, Split]) -> AgreementOracle:
         return AgreementOracle()
 
 
@@ -229,21 +259,16 @@ class NumberOracle:
 class AgreementAttractorsNumber(AttractorSuite):
     """Number prediction: the verb's number from the prefix before it."""
 
-    spec = SuiteSpec(
+    spec = ATTRACTORS.variant(
         id="agreement-attractors-number",
-        version="1.0.0",
-        family="agreement",
         protocol="classification",
         description="Predict the number of the upcoming verb from the prefix before it, across 0-4 intervening "
         "nouns (Linzen et al.'s number-prediction task).",
-        citation=CITATION,
-        splits=AgreementAttractors.spec.splits,
         labels=LABELS,
-        primary_metric="accuracy",
     )
 
     def encode(self, item: Item, example_id: str, train: bool) -> Example:
         return Example(id=example_id, input=item.prefix, label=LABELS[item.subject_plural], meta=item.meta)
 
-    def oracle(self, train: Split) -> NumberOracle:
+    def oracle(self, splits: Mapping[str, Split]) -> NumberOracle:
         return NumberOracle()

@@ -20,18 +20,29 @@ wrong. Splits: train (20,000 grammatical sentences of the four shapes, as LM tra
 dev (500 items) and test (2,000 items, 500 per constraint; the answer's position is random).
 Test sentences never occur in train.
 
+Primary metric `accuracy` (higher is better; the challenge's measure, the share of items
+whose right word wins), broken down by `constraint`.
+
+Test role: `test` is in-distribution: each item's right sentence is a held-out sentence of
+the grammar that generates the training text (long-distance items take the half of that
+distribution whose relative-clause noun has the other number), so it measures how well a
+language model learned that distribution, not extrapolation beyond it.
+
 How it was checked (tests/test_completion.py): in every item exactly one candidate is
 grammatical under the grammar (the oracle, which is that grammaticality check, scores 1.0),
 and a 4-gram model solves the local constraints far better than the long-distance one.
-`msr-sentence-completion` (loader for the real challenge files) is not implemented yet.
+Deviation: the items come from a grammar with one constraint each, not from Holmes
+sentences with n-gram-chosen impostors, so the numbers are not comparable with the
+challenge's; the real challenge files are read by `msr-sentence-completion`
+(structbench.suites.msr_completion).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.specs import Example, Split, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
 
 SUBJECTS = {
@@ -164,12 +175,14 @@ class SentenceCompletion(Suite):
         description="Pick the word that completes a sentence among five; distractors break number agreement, "
         "subcategorisation, selectional restrictions, or agreement across a relative clause.",
         citation=CITATION,
-        splits=[
-            SplitSpec(name="train", role="train", size=SIZES["train"], description="LM training text"),
-            SplitSpec(name="dev", role="dev", size=SIZES["dev"]),
-            SplitSpec(name="test", role="test", size=SIZES["test"], description="500 items per constraint"),
-        ],
         primary_metric="accuracy",
+        higher_is_better=True,
+        task="default",
+        splits=[
+            train_split(SIZES["train"], "LM training text"),
+            dev_split(SIZES["dev"], "cloze items of the test's kind (model selection)"),
+            scored_split("test", SIZES["test"], "in-distribution", "500 items per constraint"),
+        ],
     )
     breakdown_keys = ("constraint",)
 
@@ -208,5 +221,5 @@ class SentenceCompletion(Suite):
                 train.append(Example(id=f"train-{len(train):05d}", input=sentence))
         return {"train": train, "dev": dev, "test": test}
 
-    def oracle(self, train: Split) -> GrammarScorer:
+    def oracle(self, splits: Mapping[str, Split]) -> GrammarScorer:
         return GrammarScorer()

@@ -1,7 +1,7 @@
 """Grounded scenes (Monner 2011, chapter 4): sentences about a scene, comprehended as predicates.
 
-Reproduces the grounded-meaning task of Monner's dissertation (`../shared/specs/monner-2011.md`
-§2.4): a scene of 2-4 objects (size x colour x shape = 27 object types, each object with a
+Reproduces the grounded-meaning task of Monner's dissertation (chapter 4, the grounded-meaning
+model): a scene of 2-4 objects (size x colour x shape = 27 object types, each object with a
 distinct id 1-4, presented in random order) is followed by a sentence from the chapter's
 grammar (Fig. 4.3):
 
@@ -20,8 +20,9 @@ block`: `Size small 1+2 | Shape pyramid 1+2 | Location near 1+2 4 | Color blue 4
 block 4` (Fig. 4.5).
 
 Input: the scene as tokens, four per object (`small red pyramid 1`), objects in random order,
-then `:` and the sentence's words. Monner fed unsegmented phoneme features; we use word
-tokens (deviation, as the issue asks).
+then `:` and the sentence's words. Monner fed the sentence as unsegmented phonemes, each a
+vector of acoustic features (Table 4.1), and the scene as one vector per object; we use word
+tokens for both (deviation: the suite tests composition, not word segmentation).
 
 Four suites, one per systematicity condition (§4.2.3-4.2.4), each with five draws; the
 held-out object type is drawn per draw (from the 27 types, with the draw as seed) and stored
@@ -47,6 +48,11 @@ noun phrase's ids, and a phrase like `the things` has no predicate of its own, s
 per predicate). Monner reports 95 / 93 / 93 / 97% exact (weak / categorical / descriptive /
 strong) for LSTM-g, 10 networks x 100 items.
 
+Test roles: `grounded-weak`'s test is in-distribution (new scene-sentence pairs from the
+training distribution); the test splits of the categorical, descriptive and strong conditions
+are generalisation splits (an object type absent from training scenes, or never fully
+described in training).
+
 How it was checked (tests/test_grounded.py): the example of Fig. 4.5 gives the chapter's
 target; every generated item's target is recomputed by the oracle, which parses the sentence
 against the scene; each condition holds out what it claims; splits are disjoint.
@@ -56,14 +62,15 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
-from structbench.scoring import SplitScores
-from structbench.specs import Example, Split, SplitSpec, SuiteSpec
-from structbench.suite import RuleTransducer, SourceFiles, Suite
+from structbench.scoring import Counts, PerExample
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
+from structbench.suite import SourceFiles, Suite
+from structbench.suites.common import RuleTransducer
 
 SIZES = ("small", "medium", "large")
 COLORS = ("red", "green", "blue")
@@ -313,74 +320,87 @@ class GroundedScenes(Suite):
             return refers_to(scene, phrases, kind) and not describes_fully(phrases, kind)
         return describes_fully(phrases, kind)
 
-    def score(self, split: Split, predictions: Sequence[Any]) -> SplitScores:
-        scores = super().score(split, predictions)
-        linguistic = referent_hits = referent_total = 0
-        for example, prediction in zip(split.examples, predictions, strict=True):
+    def extra_metrics(
+        self, split: str, examples: Sequence[Example], predictions: Sequence[Any]
+    ) -> Mapping[str, PerExample]:
+        linguistic: list[float | None] = []
+        referent_hits: list[float] = []
+        referent_items: list[int] = []
+        for example, prediction in zip(examples, predictions, strict=True):
             target, output = unflatten(example.target or []), unflatten(prediction)
-            linguistic += _without_ids(target) == _without_ids(output)
-            for i, predicate in enumerate(target):
-                referent_total += 1
-                referent_hits += i < len(output) and _ids_of(output[i]) == _ids_of(predicate)
-        n = len(split.examples)
-        metrics = dict(scores.metrics)
-        metrics["linguistic_accuracy"] = (linguistic / n if n else float("nan"), n)
-        metrics["referent_accuracy"] = (
-            referent_hits / referent_total if referent_total else float("nan"),
-            referent_total,
-        )
-        return SplitScores(metrics=metrics, correct=scores.correct)
+            linguistic.append(float(_without_ids(target) == _without_ids(output)))
+            referent_hits.append(
+                sum(i < len(output) and _ids_of(output[i]) == _ids_of(predicate) for i, predicate in enumerate(target))
+            )
+            referent_items.append(len(target))
+        return {
+            "linguistic_accuracy": linguistic,
+            "referent_accuracy": Counts(hits=referent_hits, items=referent_items),
+        }
 
-    def oracle(self, train: Split) -> RuleTransducer:
+    def oracle(self, splits: Mapping[str, Split]) -> RuleTransducer:
         return RuleTransducer("grounded-oracle", ground)
 
 
-def _spec(condition: str, description: str) -> SuiteSpec:
-    return SuiteSpec(
-        id=f"grounded-{condition}",
-        version="1.0.0",
-        family="systematicity",
-        protocol="transduction",
-        description=description,
-        citation=CITATION,
-        splits=[
-            SplitSpec(name="train", role="train", size=SPLIT_SIZES["train"]),
-            SplitSpec(name="dev", role="dev", size=SPLIT_SIZES["dev"], description="train distribution"),
-            SplitSpec(name="test", role="test", size=SPLIT_SIZES["test"]),
-        ],
-        n_draws=5,
-    )
+GROUNDED = SuiteSpec(
+    id="grounded",
+    version="1.0.0",
+    family="systematicity",
+    protocol="transduction",
+    description="Ground sentences in scenes as predicates.",
+    citation=CITATION,
+    primary_metric="sequence_accuracy",
+    higher_is_better=True,
+    task="default",
+    splits=[
+        train_split(SPLIT_SIZES["train"]),
+        dev_split(SPLIT_SIZES["dev"], "train distribution"),
+        scored_split("test", SPLIT_SIZES["test"], "generalisation"),
+    ],
+    n_draws=5,
+)
+"""What the four conditions share; each declares its id, description and its test split's role."""
+
+
+def _splits(role: TestRole) -> list[SplitSpec]:
+    """A condition's splits: train, dev and a test split with the condition's role."""
+    return [*GROUNDED.splits[:2], scored_split("test", SPLIT_SIZES["test"], role)]
 
 
 class GroundedWeak(GroundedScenes):
     condition = "weak"
-    spec = _spec(
-        "weak", "Ground sentences in scenes as predicates; test pairs are new, objects and descriptions familiar."
+    spec = GROUNDED.variant(
+        id="grounded-weak",
+        description="Ground sentences in scenes as predicates; test pairs are new, objects and descriptions familiar.",
+        splits=_splits("in-distribution"),
     )
 
 
 class GroundedCategorical(GroundedScenes):
     condition = "categorical"
-    spec = _spec(
-        "categorical",
-        "Ground sentences in scenes; one object type never appears in training and is tested by familiar partial "
-        "descriptions.",
+    spec = GROUNDED.variant(
+        id="grounded-categorical",
+        description="Ground sentences in scenes; one object type never appears in training and is tested by "
+        "familiar partial descriptions.",
+        splits=_splits("generalisation"),
     )
 
 
 class GroundedDescriptive(GroundedScenes):
     condition = "descriptive"
-    spec = _spec(
-        "descriptive",
-        "Ground sentences in scenes; one object type is seen but never fully described in training, and is tested "
-        "with its full description.",
+    spec = GROUNDED.variant(
+        id="grounded-descriptive",
+        description="Ground sentences in scenes; one object type is seen but never fully described in training, "
+        "and is tested with its full description.",
+        splits=_splits("generalisation"),
     )
 
 
 class GroundedStrong(GroundedScenes):
     condition = "strong"
-    spec = _spec(
-        "strong",
-        "Ground sentences in scenes; one object type is neither seen nor described in training, and is tested with "
-        "its full description.",
+    spec = GROUNDED.variant(
+        id="grounded-strong",
+        description="Ground sentences in scenes; one object type is neither seen nor described in training, and is "
+        "tested with its full description.",
+        splits=_splits("generalisation"),
     )

@@ -15,26 +15,38 @@ test items with k intervening nouns all of which differ in number from the subje
 (`n_intervening == n_diff_intervening == k`, k = 0..4). `meta` keeps n_intervening,
 n_diff_intervening, distance and has_rel.
 
+Primary metric `accuracy` (higher is better; Linzen et al. report its complement, the error
+rate, overall and per attractor count), broken down by `n_diff_intervening`.
+
+Test roles: `test` is in-distribution (a random 89% of the same corpus whose 10% is train);
+`attractors-0` is in-distribution too (no intervening noun at all, the common case), and
+`attractors-1` to `attractors-4` are generalisation splits (every intervening noun an
+attractor: a rare condition in the corpus, on which Linzen et al. measure whether the number
+was learned from the subject rather than from the nearest noun).
+Only `test` is ranked: the attractor splits are subsets of it, so ranking them as well would
+count their items twice; they are reported per condition.
+
 How it was checked (tests/test_linzen.py): on a fixture written in the file's layout, labels
-follow verb_pos, prefixes stop before the verb, the split proportions and attractor bins hold.
-The oracle answers with the gold labels read from the built splits (a prefix that occurs with
-both numbers in the file gets the first). Deviation:
-Linzen's own number-prediction code reads the `sentence` column, in which rare
-words are replaced by their part of speech; we read `orig_sentence`.
+follow verb_pos, prefixes stop before the verb, the split proportions and attractor bins hold,
+and each attractor split is exactly its subset of `test`. The oracle answers with the gold
+labels of the frozen `test` split (a prefix that occurs there with both numbers gets the
+label of its first occurrence). Deviation: Linzen's own number-prediction code reads the
+`sentence` column, in which rare words are replaced by their part of speech; we read
+`orig_sentence`.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Mapping
 
 import numpy as np
 
-from structbench import freeze
 from structbench.sources import SourceFile
-from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.specs import Example, Split, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
-from structbench.suites.attractors import LABELS
+from structbench.suites.common import NUMBER_LABELS, GoldLabels
 
 SOURCE = SourceFile(
     path="linzen/agr_50_mostcommon_10K.tsv",
@@ -44,6 +56,7 @@ SOURCE = SourceFile(
 )
 SPLIT_SEED = 20161201
 BINS = range(5)
+LABELS = NUMBER_LABELS
 
 
 def parse_linzen(text: str) -> list[Example]:
@@ -83,17 +96,27 @@ class AgreementLinzenNumber(Suite):
         "2016; user-supplied corpus), by number of attractors.",
         citation="Linzen, Dupoux & Goldberg 2016, Assessing the ability of LSTMs to learn syntax-sensitive "
         "dependencies; Tran 2018 (thesis, §5.5)",
+        primary_metric="accuracy",
+        higher_is_better=True,
+        task="default",
         splits=[
-            SplitSpec(name="train", role="train", size=None, description="10% of the rows"),
-            SplitSpec(name="dev", role="dev", size=None, description="1% of the rows"),
-            SplitSpec(name="test", role="test", size=None, description="89% of the rows"),
+            train_split(None, "10% of the rows"),
+            dev_split(None, "1% of the rows"),
+            scored_split("test", None, "in-distribution", "89% of the rows"),
             *(
-                SplitSpec(name=f"attractors-{k}", role="test", size=None, description=f"test items with {k} attractors")
+                scored_split(
+                    f"attractors-{k}",
+                    None,
+                    "in-distribution" if k == 0 else "generalisation",
+                    f"the test items with {k} intervening nouns, all attractors (a subset of test)"
+                    if k
+                    else "the test items without intervening nouns (a subset of test)",
+                    ranked=False,
+                )
                 for k in BINS
             ),
         ],
         labels=LABELS,
-        primary_metric="accuracy",
     )
     sources = (SOURCE,)
     breakdown_keys = ("n_diff_intervening",)
@@ -112,22 +135,5 @@ class AgreementLinzenNumber(Suite):
             ]
         return splits
 
-    def oracle(self, train: Split) -> GoldLabels:
-        manifest = freeze.expected_manifest(self)
-        if manifest is None:
-            raise ValueError(f"{self.spec.key} is not built")
-        labelled = [freeze.load_split(self, manifest, train.draw, name) for name in ("train", "dev", "test")]
-        return GoldLabels({tuple(e.input): e.label or "" for split in labelled for e in reversed(split.examples)})
-
-
-class GoldLabels:
-    """Answers each prefix with its gold label (the oracle)."""
-
-    name = "gold-labels"
-    protocols = ("classification",)
-
-    def __init__(self, labels: dict[tuple[str, ...], str]) -> None:
-        self.labels = labels
-
-    def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
-        return [self.labels.get(tuple(tokens), labels[0]) for tokens in inputs]
+    def oracle(self, splits: Mapping[str, Split]) -> GoldLabels:
+        return GoldLabels(splits["test"])

@@ -15,6 +15,15 @@ count one), 0 to 12, as in the generator Tran used. Four suites, `logic-inferenc
 one test split per bin (`ops-00` … `ops-12`) plus `pooled`, all bins together. They share one
 pool of pairs, so every suite's test splits are the same items.
 
+Scorers: accuracy of the predicted relation (`accuracy`, primary), broken down by bin
+(`n_ops`), as Tran plots it per bin (Figure 5.5).
+
+Test roles: a bin's test split is in-distribution where the suite trains on that bin (b <= n)
+and a generalisation split where its formulas are longer than any in training (b > n).
+`pooled` is the union of the bin splits, so it is not ranked (ranking it would count every
+item twice); its role is generalisation where it holds longer bins, in-distribution for
+`-le12`.
+
 Pool: per pair, 4 of the 6 variables are drawn (as in the generator); the premise gets exactly
 b operators and the hypothesis a uniform count from 0 to b (sides swapped with probability
 1/2), each formula built top-down with a negation at a node with probability 1/3 and an even
@@ -34,13 +43,13 @@ a fixed seed. No published data exists to compare with.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import ClassVar
 
 import numpy as np
 
-from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
 
 VARIABLES = ("a", "b", "c", "d", "e", "f")
@@ -196,49 +205,76 @@ class LogicInference(Suite):
         splits["pooled"] = [e for b in bins for e in bins[b][2]]
         return splits
 
-    def oracle(self, train: Split) -> LogicSolver:
+    def oracle(self, splits: Mapping[str, Split]) -> LogicSolver:
         return LogicSolver()
 
 
-def _spec(limit: int) -> SuiteSpec:
+def _splits(limit: int) -> list[SplitSpec]:
+    """Train and dev on bins 0..limit; one test split per bin, in-distribution up to the limit; `pooled`."""
     sizes = {b: bin_sizes(b) for b in range(MAX_OPS + 1)}
-    return SuiteSpec(
-        id=f"logic-inference-le{limit}",
-        version="1.0.0",
-        family="systematicity",
-        protocol="classification",
-        description=f"Natural-logic relation between two propositional formulas; trained on at most {limit} "
-        "operators, tested on 0 to 12.",
-        citation=CITATION,
-        splits=[
-            SplitSpec(name="train", role="train", size=sum(sizes[b][0] for b in range(limit + 1))),
-            SplitSpec(name="dev", role="dev", size=sum(sizes[b][1] for b in range(limit + 1))),
-            *(
-                SplitSpec(name=f"ops-{b:02d}", role="test", size=sizes[b][2], description=f"pairs whose bin is {b}")
-                for b in sizes
-            ),
-            SplitSpec(name="pooled", role="test", size=sum(s[2] for s in sizes.values()), description="every bin"),
-        ],
-        labels=LABELS,
-        primary_metric="accuracy",
-    )
+
+    def role(b: int) -> TestRole:
+        return "in-distribution" if b <= limit else "generalisation"
+
+    return [
+        train_split(sum(sizes[b][0] for b in range(limit + 1))),
+        dev_split(sum(sizes[b][1] for b in range(limit + 1))),
+        *(scored_split(f"ops-{b:02d}", sizes[b][2], role(b), f"pairs whose bin is {b}") for b in sizes),
+        scored_split("pooled", sum(s[2] for s in sizes.values()), role(MAX_OPS), "every bin", ranked=False),
+    ]
+
+
+LOGIC = SuiteSpec(
+    id="logic-inference",
+    version="1.0.0",
+    family="systematicity",
+    protocol="classification",
+    description="Natural-logic relation between two propositional formulas.",
+    citation=CITATION,
+    primary_metric="accuracy",
+    higher_is_better=True,
+    task="default",
+    labels=LABELS,
+    splits=_splits(MAX_OPS),
+)
+"""What the four suites share; each declares its id, description and the bins it trains on."""
 
 
 class LogicLe3(LogicInference):
     max_train_ops = 3
-    spec = _spec(3)
+    spec = LOGIC.variant(
+        id="logic-inference-le3",
+        description="Natural-logic relation between two propositional formulas; trained on at most 3 operators, "
+        "tested on 0 to 12.",
+        splits=_splits(3),
+    )
 
 
 class LogicLe6(LogicInference):
     max_train_ops = 6
-    spec = _spec(6)
+    spec = LOGIC.variant(
+        id="logic-inference-le6",
+        description="Natural-logic relation between two propositional formulas; trained on at most 6 operators, "
+        "tested on 0 to 12.",
+        splits=_splits(6),
+    )
 
 
 class LogicLe9(LogicInference):
     max_train_ops = 9
-    spec = _spec(9)
+    spec = LOGIC.variant(
+        id="logic-inference-le9",
+        description="Natural-logic relation between two propositional formulas; trained on at most 9 operators, "
+        "tested on 0 to 12.",
+        splits=_splits(9),
+    )
 
 
 class LogicLe12(LogicInference):
     max_train_ops = 12
-    spec = _spec(12)
+    spec = LOGIC.variant(
+        id="logic-inference-le12",
+        description="Natural-logic relation between two propositional formulas; trained on at most 12 operators, "
+        "tested on 0 to 12.",
+        splits=_splits(12),
+    )

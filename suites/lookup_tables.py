@@ -1,11 +1,11 @@
 """Lookup-table compositions (Liška et al. 2018; Hupkes et al. 2018; Korrel 2018).
 
-Reproduces the lookup-table task of Korrel (2018, §4.1; `../shared/specs/korrel-2018.md`
-§1.1): eight random bijective tables t1…t8 over the 3-bit strings (each string one token);
-an input `x t_a t_b .` asks for the copy step and every intermediate result,
-`x t_a(x) t_b(t_a(x))`, tables applied left to right; `.` is the input's end-of-sequence
-token. Attention targets (output step i attends to input token i, the output end aligned
-to the input `.`) are stored on every example for attentively guided models.
+Reproduces the lookup-table task of Korrel (2018, §4.1): eight random bijective tables
+t1…t8 over the 3-bit strings (each string one token); an input `x t_a t_b .` asks for the
+copy step and every intermediate result, `x t_a(x) t_b(t_a(x))`, tables applied left to
+right; `.` is the input's end-of-sequence token. Attention targets (output step i attends
+to input token i, the output end aligned to the input `.`) are stored on every example for
+attentively guided models.
 
 Two suites:
 
@@ -20,8 +20,22 @@ Two suites:
   fixed draws, each with its own tables and held-out choices; seed s is evaluated on draw
   s mod 5, so averaging over seeds 0..4 averages over table draws.
 - `lookup-tables-mt` loads the five published samples of the `machine-tasks` repository
-  (commit 467a283, the data of Hupkes et al. 2018 and Korrel 2018) with their own splits,
-  including the three length-3 test sets published with them, one sample per draw.
+  (github.com/i-machine-think/machine-tasks, commit 467a283, the data of Hupkes et al. 2018
+  and Korrel 2018) with their own splits, including the three length-3 test sets published
+  with them, one sample per draw.
+
+Scorers: exact match (`sequence_accuracy`, primary; the sequence accuracy Korrel reports),
+token accuracy, `final_target_accuracy` (the composition's result, the target's last token,
+right at its position), and a breakdown of the primary metric by composition length
+(`n_tables`).
+
+Test roles: every test split is a generalisation split: each holds out something training
+never shows, an input of a trained composition (heldout_inputs), a composition
+(heldout_compositions, new_compositions), tables seen only atomically (heldout_tables), or
+longer compositions (longer_*, longer_compositions_*). The published
+`longer_compositions_incremental` set shares its t1..t6 compositions (184 to 196 items per
+sample) with `longer_compositions_seen`, so it is not ranked: ranking both would count those
+items twice.
 
 How it was checked: the split sizes equal the thesis's stated and derived sizes (232 / 16 /
 40 / 64 / 192 / 32), which are also the sizes of every published sample; every target of
@@ -43,9 +57,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from structbench.scoring import SplitScores
+from structbench.scoring import PerExample
 from structbench.sources import SourceFile
-from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.specs import Example, Split, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
 
 BITS = tuple(f"{i:03b}" for i in range(8))
@@ -63,21 +77,12 @@ CITATION = (
 )
 
 MAIN_SPLITS = [
-    SplitSpec(
-        name="train", role="train", size=232, description="all atomic applications and 28 seen pairs, 6 inputs each"
-    ),
-    SplitSpec(
-        name="validation", role="dev", size=16, description="held-out inputs of training pairs (model selection)"
-    ),
-    SplitSpec(name="heldout_inputs", role="test", size=40, description="training pairs on their 2 held-out inputs"),
-    SplitSpec(name="heldout_compositions", role="test", size=64, description="pairs of t1..t6 never composed in train"),
-    SplitSpec(
-        name="heldout_tables",
-        role="test",
-        size=192,
-        description="pairs with exactly one of t7, t8 (seen only atomically)",
-    ),
-    SplitSpec(name="new_compositions", role="test", size=32, description="pairs of t7 and t8 only"),
+    train_split(232, "all atomic applications and 28 seen pairs, 6 inputs each"),
+    dev_split(16, "held-out inputs of training pairs (model selection)", name="validation"),
+    scored_split("heldout_inputs", 40, "generalisation", "training pairs on their 2 held-out inputs"),
+    scored_split("heldout_compositions", 64, "generalisation", "pairs of t1..t6 never composed in train"),
+    scored_split("heldout_tables", 192, "generalisation", "pairs with exactly one of t7, t8 (seen only atomically)"),
+    scored_split("new_compositions", 32, "generalisation", "pairs of t7 and t8 only"),
 ]
 
 
@@ -121,53 +126,63 @@ class LookupSolver:
         return [apply_tables(self.tables, tokens) for tokens in inputs]
 
 
+def final_target_correct(target: Sequence[str], prediction: Sequence[str]) -> bool:
+    """Whether the prediction holds the composition's result (the target's last token) at its position."""
+    return len(prediction) >= len(target) > 0 and prediction[len(target) - 1] == target[-1]
+
+
 class LookupScoring(Suite):
-    """Scorers shared by both lookup suites: sequence, token and final-target accuracy."""
+    """Scorers and oracle shared by both lookup suites: final-target accuracy on top of the protocol's."""
 
     breakdown_keys: ClassVar[tuple[str, ...]] = ("n_tables",)
 
-    def score(self, split: Split, predictions: Sequence[Any]) -> SplitScores:
-        scores = super().score(split, predictions)
-        final = [
-            len(p) >= len(e.target or []) > 0 and p[len(e.target or []) - 1] == (e.target or [])[-1]
-            for e, p in zip(split.examples, predictions, strict=True)
-        ]
-        n = len(final)
-        metrics = dict(scores.metrics)
-        metrics["final_target_accuracy"] = (sum(final) / n if n else float("nan"), n)
-        return SplitScores(metrics=metrics, correct=scores.correct)
+    def extra_metrics(
+        self, split: str, examples: Sequence[Example], predictions: Sequence[Any]
+    ) -> Mapping[str, PerExample]:
+        return {
+            "final_target_accuracy": [
+                float(final_target_correct(e.target or [], p)) for e, p in zip(examples, predictions, strict=True)
+            ]
+        }
 
-    def oracle(self, train: Split) -> LookupSolver:
-        return LookupSolver(train)
+    def oracle(self, splits: Mapping[str, Split]) -> LookupSolver:
+        return LookupSolver(splits["train"])
+
+
+LOOKUP_TABLES = SuiteSpec(
+    id="lookup-tables",
+    version="1.0.0",
+    family="lookup",
+    protocol="transduction",
+    description=(
+        "Compose random bijective lookup tables over 3-bit strings, emitting every intermediate result; "
+        "held-out inputs, compositions and tables, and compositions of length 3 to 5."
+    ),
+    citation=CITATION,
+    primary_metric="sequence_accuracy",
+    higher_is_better=True,
+    task="lookup",
+    splits=[
+        *MAIN_SPLITS,
+        *(
+            scored_split(
+                f"longer_{n}",
+                LONGER_COMPOSITIONS * len(BITS),
+                "generalisation",
+                f"{LONGER_COMPOSITIONS} random compositions of {n} tables from t1..t6",
+            )
+            for n in LONGER_LENGTHS
+        ),
+    ],
+    n_draws=5,
+)
+"""The generated suite; the published samples (`lookup-tables-mt`) are a variant of it."""
 
 
 class LookupTables(LookupScoring):
     """Generated lookup-table compositions, five fixed table draws."""
 
-    spec = SuiteSpec(
-        id="lookup-tables",
-        version="1.0.0",
-        family="lookup",
-        protocol="transduction",
-        description=(
-            "Compose random bijective lookup tables over 3-bit strings, emitting every intermediate result; "
-            "held-out inputs, compositions and tables, and compositions of length 3 to 5."
-        ),
-        citation=CITATION,
-        splits=[
-            *MAIN_SPLITS,
-            *(
-                SplitSpec(
-                    name=f"longer_{n}",
-                    role="test",
-                    size=LONGER_COMPOSITIONS * len(BITS),
-                    description=f"{LONGER_COMPOSITIONS} random compositions of {n} tables from t1..t6",
-                )
-                for n in LONGER_LENGTHS
-            ),
-        ],
-        n_draws=5,
-    )
+    spec = LOOKUP_TABLES
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         rng = np.random.default_rng([GENERATOR_SEED, draw])
@@ -209,16 +224,15 @@ MT_COMMIT = "467a283a970fa74d34b581988f7fd7519da168f0"
 MT_URL = f"https://raw.githubusercontent.com/i-machine-think/machine-tasks/{MT_COMMIT}/LookupTables/data"
 MT_SPLITS = [
     *MAIN_SPLITS,
-    SplitSpec(name="longer_compositions_seen", role="test", size=544, description="published length-3 set (seen)"),
-    SplitSpec(
-        name="longer_compositions_incremental",
-        role="test",
-        size=1084,
-        description="published length-3 set (incremental)",
+    scored_split("longer_compositions_seen", 544, "generalisation", "published length-3 set (seen)"),
+    scored_split(
+        "longer_compositions_incremental",
+        1084,
+        "generalisation",
+        "published length-3 set (incremental); shares its t1..t6 compositions with the seen set",
+        ranked=False,
     ),
-    SplitSpec(
-        name="longer_compositions_new", role="test", size=32, description="published length-3 set of t7, t8 only"
-    ),
+    scored_split("longer_compositions_new", 32, "generalisation", "published length-3 set of t7, t8 only"),
 ]
 MT_SHA256 = {
     "lookup_tables/sample1/train.tsv": "9e27673af207ff46822bba8121c5a52739aabdc129dc0d3fdf885c993c698aee",
@@ -298,18 +312,13 @@ def parse_machine_tasks(text: str, source: str) -> list[Example]:
 class LookupTablesMachineTasks(LookupScoring):
     """The five published lookup-table samples, loaded with their own splits."""
 
-    spec = SuiteSpec(
+    spec = LOOKUP_TABLES.variant(
         id="lookup-tables-mt",
-        version="1.0.0",
-        family="lookup",
-        protocol="transduction",
         description=(
             "The five published lookup-table samples of Hupkes et al. 2018 / Korrel 2018 (machine-tasks), "
             "one sample per draw, for comparison with the papers on the same data."
         ),
-        citation=CITATION,
         splits=MT_SPLITS,
-        n_draws=5,
     )
     sources = tuple(SourceFile(path=p, url=f"{MT_URL}/{p.split('/', 1)[1]}", sha256=h) for p, h in MT_SHA256.items())
 

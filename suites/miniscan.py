@@ -7,10 +7,10 @@ compose them: `x fep` repeats x three times, `x blicket y` is x y x, `x kiki y` 
 precedence fep > blicket > kiki (kiki binds loosest). `zup` appears in training only alone,
 so every test item asks for a primitive in a composition never seen with it.
 
-The items are the published ones (`../shared/data/miniscan`, transcribed from the paper;
-they have no download address). There is no dev split: Thrush used the train set for
+The items are the published ones, transcribed from the paper (they have no download address). There is no dev split: Thrush used the train set for
 validation, which we cannot mark as a dev split without training on it, so model selection
-on this suite must use train.
+on this suite must use train. The test split is a generalisation split: every item composes
+`zup`, which training shows only alone.
 
 Scorers: exact match (`sequence_accuracy`, primary), and the mean per-item token precision
 and recall Thrush reports: the paper does not define them, so we take the bag-of-tokens
@@ -25,13 +25,14 @@ reproduces all 24 published pairs.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from structbench.scoring import SplitScores
+from structbench.scoring import PerExample
 from structbench.sources import SourceFile
-from structbench.specs import Example, Split, SplitSpec, SuiteSpec
-from structbench.suite import RuleTransducer, SourceFiles, Suite
+from structbench.specs import Example, Split, SuiteSpec, scored_split, train_split
+from structbench.suite import SourceFiles, Suite
+from structbench.suites.common import RuleTransducer
 
 COLOURS = {"dax": "RED", "lug": "BLUE", "wif": "GREEN", "zup": "YELLOW"}
 ORIGIN = "the items of Lake, Linzen & Baroni 2019 (Human few-shot learning of compositional instructions), transcribed"
@@ -75,9 +76,11 @@ class MiniScan(Suite):
         "and apply them to a primitive seen only alone.",
         citation="Lake, Linzen & Baroni 2019, Human few-shot learning of compositional instructions; "
         "Thrush 2020, Compositional neural machine translation by removing the lexicon from syntax",
+        primary_metric="sequence_accuracy",
+        task="miniscan",
         splits=[
-            SplitSpec(name="train", role="train", size=14, description="the study items"),
-            SplitSpec(name="test", role="test", size=10, description="the test items"),
+            train_split(14, "the study items"),
+            scored_split("test", 10, "generalisation", "the test items: zup in compositions never seen with it"),
         ],
     )
     sources = tuple(SourceFile(path=path, url="", origin=ORIGIN, sha256=sha) for path, sha in FILES.values())
@@ -97,14 +100,11 @@ class MiniScan(Suite):
             ]
         return splits
 
-    def score(self, split: Split, predictions: Sequence[Any]) -> SplitScores:
-        scores = super().score(split, predictions)
-        pairs = [precision_recall(p, e.target or []) for e, p in zip(split.examples, predictions, strict=True)]
-        n = len(pairs)
-        metrics = dict(scores.metrics)
-        metrics["token_precision"] = (sum(p for p, _ in pairs) / n if n else float("nan"), n)
-        metrics["token_recall"] = (sum(r for _, r in pairs) / n if n else float("nan"), n)
-        return SplitScores(metrics=metrics, correct=scores.correct)
+    def extra_metrics(
+        self, split: str, examples: Sequence[Example], predictions: Sequence[Any]
+    ) -> Mapping[str, PerExample]:
+        pairs = [precision_recall(p, e.target or []) for e, p in zip(examples, predictions, strict=True)]
+        return {"token_precision": [p for p, _ in pairs], "token_recall": [r for _, r in pairs]}
 
-    def oracle(self, train: Split) -> RuleTransducer:
+    def oracle(self, splits: Mapping[str, Split]) -> RuleTransducer:
         return RuleTransducer("miniscan-interpreter", interpret)

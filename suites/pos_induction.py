@@ -17,30 +17,35 @@ Treebank (commit 15d613d) is the freely available stand-in: its dev and test fil
   check that an inducer uses context, since a word-type clustering cannot score 1.0 on it.
 
 The `train` split holds the sentences without tags (what a model may fit on); `test` holds
-the same sentences with their gold tags, which only the scorer reads.
+the same sentences with their gold tags, which only the scorer reads. Test role: `test` is
+in-distribution, since it is the training sentences themselves (the task's protocol: tags are
+induced for the text the model was fitted on).
 
-Scorers (structbench.scoring.induction_metrics, all tokens): many-to-one (primary), one-to-one by
-optimal assignment, one-to-one by Tran's greedy matching (labelled separately), V-measure
-with homogeneity and completeness, and variation of information. They agree with
-scikit-learn to 1e-9 where it has the metric (tests/test_pos_induction.py).
+Scorers (structbench.scoring.induction_metrics, all tokens): many-to-one (primary; higher is
+better), one-to-one by optimal assignment, one-to-one by Tran's greedy matching (labelled
+separately), V-measure with homogeneity and completeness, and variation of information (lower
+is better). They agree with scikit-learn to 1e-9 where it has the metric
+(tests/test_pos_induction.py).
 
 How it was checked: the token, tag and sentence counts above were measured on the published
-files; the oracle (the gold tags as clusters) scores 1.0 on every metric but variation of
-information, which is 0. Deviation: English-EWT instead of WSJ, so numbers are not comparable
-with Tran's Table 6.2 (HMM 62.5 / 41.4 / 53.3, Brown 68.2 / 49.9 / 63.0, M-1 / 1-1 / VM).
+files; the oracle (the gold tags of the frozen test split as clusters) scores 1.0 on every
+metric but variation of information, which is 0. Deviations: the `pos-ud-ewt-*` suites use
+English-EWT instead of WSJ, so their numbers are not comparable with Tran's Table 6.2 (HMM
+62.5 / 41.4 / 53.3, Brown 68.2 / 49.9 / 63.0, M-1 / 1-1 / VM); `pos-wsj` is Tran's setting on
+the user's copy of WSJ; `pos-synthetic` is our own corpus, with no published numbers.
 """
 
 from __future__ import annotations
 
 import random
 import re
-from collections import defaultdict, deque
+from collections.abc import Mapping
 from typing import ClassVar
 
-from structbench import freeze
 from structbench.sources import SourceFile
-from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
+from structbench.suites.common import GoldTagger
 
 UD_COMMIT = "15d613d8447b3478787d4c278730a1e48a945efb"
 UD_URL = f"https://raw.githubusercontent.com/UniversalDependencies/UD_English-EWT/{UD_COMMIT}"
@@ -84,36 +89,11 @@ def read_word_tag(text: str, column: int = 4) -> list[tuple[list[str], list[str]
     return sentences
 
 
-class GoldTagger:
-    """Returns each sentence's gold tags as cluster ids (the oracle of tag-induction suites)."""
-
-    name = "gold-tagger"
-    protocols = ("tag-induction",)
-
-    def __init__(self, tagged: Split) -> None:
-        self.tag_ids = {tag: i for i, tag in enumerate(sorted({t for e in tagged.examples for t in e.tags or []}))}
-        self.by_sentence: dict[tuple[str, ...], deque[list[str]]] = defaultdict(deque)
-        for example in tagged.examples:
-            self.by_sentence[tuple(example.input)].append(example.tags or [])
-
-    def induce(self, sentences: list[list[str]], n_clusters: int) -> list[list[int]]:
-        out = []
-        for words in sentences:
-            queue = self.by_sentence[tuple(words)]
-            tags = queue.popleft() if queue else []
-            queue.append(tags)  # sentences that repeat get their tags back in turn
-            out.append([self.tag_ids.get(t, 0) for t in tags] if tags else [0] * len(words))
-        return out
-
-
 class TagInductionSuite(Suite):
     """Sentences without tags in `train`, the same with gold tags in `test`; gold as the oracle."""
 
-    def oracle(self, train: Split) -> GoldTagger:
-        manifest = freeze.expected_manifest(self)
-        if manifest is None:
-            raise ValueError(f"{self.spec.key} is not built")
-        return GoldTagger(freeze.load_split(self, manifest, train.draw, "test"))
+    def oracle(self, splits: Mapping[str, Split]) -> GoldTagger:
+        return GoldTagger(splits["test"])
 
 
 def split_pair(sentences: list[tuple[list[str], list[str]]]) -> dict[str, list[Example]]:
@@ -135,32 +115,46 @@ class UdPosInduction(TagInductionSuite):
         return split_pair([s for path in FILES for s in read_word_tag(files.read_text(path), self.column)])
 
 
-def _spec(suite_id: str, description: str, k: int, n_sentences: int = N_SENTENCES) -> SuiteSpec:
-    return SuiteSpec(
-        id=suite_id,
-        version="1.0.0",
-        family="pos-induction",
-        protocol="tag-induction",
-        description=description,
-        citation=CITATION,
-        splits=[
-            SplitSpec(name="train", role="train", size=n_sentences, description="the sentences, words only"),
-            SplitSpec(name="test", role="test", size=n_sentences, description="the same sentences with gold tags"),
-        ],
-        primary_metric="many_to_one",
-        n_clusters=k,
-    )
+def _splits(n_sentences: int | None) -> list[SplitSpec]:
+    """A member's splits: the same sentences twice, without and with gold tags."""
+    return [
+        train_split(n_sentences, "the sentences, words only"),
+        scored_split("test", n_sentences, "in-distribution", "the same sentences with gold tags"),
+    ]
+
+
+POS = SuiteSpec(
+    id="pos-induction",
+    version="1.0.0",
+    family="pos-induction",
+    protocol="tag-induction",
+    description="Induce word clusters and score them against gold part-of-speech tags.",
+    citation=CITATION,
+    primary_metric="many_to_one",
+    higher_is_better=True,
+    task="default",
+    splits=_splits(N_SENTENCES),
+)
+"""What every POS-induction suite shares; each member declares its id, description, K and sizes."""
 
 
 class UdXpos(UdPosInduction):
     column = 4
-    spec = _spec("pos-ud-ewt-xpos", "Induce 49 word clusters on English-EWT, scored against Penn Treebank tags.", 49)
+    spec = POS.variant(
+        id="pos-ud-ewt-xpos",
+        description="Induce 49 word clusters on English-EWT, scored against Penn Treebank tags.",
+        n_clusters=49,
+    )
     sources = tuple(SourceFile(path=p, url=f"{UD_URL}/{p.split('/')[1]}", sha256=h) for p, h in FILES.items())
 
 
 class UdUpos(UdPosInduction):
     column = 3
-    spec = _spec("pos-ud-ewt-upos", "Induce 17 word clusters on English-EWT, scored against universal POS tags.", 17)
+    spec = POS.variant(
+        id="pos-ud-ewt-upos",
+        description="Induce 17 word clusters on English-EWT, scored against universal POS tags.",
+        n_clusters=17,
+    )
     sources = UdXpos.sources
 
 
@@ -209,11 +203,11 @@ def sample_tagged(rng: random.Random) -> tuple[list[str], list[str]]:
 class PosSynthetic(TagInductionSuite):
     """Tag induction on sentences from a small grammar whose lexicon is ambiguous."""
 
-    spec = _spec(
-        "pos-synthetic",
-        "Induce word clusters on a sampled tagged corpus in which many words carry two or more tags.",
-        len(SYNTHETIC_LEXICON),
-        SYNTHETIC_SENTENCES,
+    spec = POS.variant(
+        id="pos-synthetic",
+        description="Induce word clusters on a sampled tagged corpus in which many words carry two or more tags.",
+        n_clusters=len(SYNTHETIC_LEXICON),
+        splits=_splits(SYNTHETIC_SENTENCES),
     )
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
@@ -232,20 +226,12 @@ WSJ = SourceFile(
 class PosWsj(TagInductionSuite):
     """POS induction on the user's Penn Treebank WSJ, Tran's setting (K = 45, all tokens scored)."""
 
-    spec = SuiteSpec(
+    spec = POS.variant(
         id="pos-wsj",
-        version="1.0.0",
-        family="pos-induction",
-        protocol="tag-induction",
         description="Induce 45 word clusters on the full WSJ (user-supplied) and score them against the Penn "
         "Treebank tags, as Tran 2018 Table 6.2 does.",
-        citation=CITATION,
-        splits=[
-            SplitSpec(name="train", role="train", size=None, description="the sentences, words only"),
-            SplitSpec(name="test", role="test", size=None, description="the same sentences with gold tags"),
-        ],
-        primary_metric="many_to_one",
         n_clusters=45,
+        splits=_splits(None),
     )
     sources = (WSJ,)
 

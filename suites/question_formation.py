@@ -26,8 +26,9 @@ left out of training, and the `gen` split consists of exactly those.
   131,000 items shuffled into train 120,000, dev 1,000 and test 10,000, so that the three
   share one distribution even where deduplication uses up the short sentences.
 
-No sentence repeats within or across the splits we generate (the published agreement files
-hold one declarative twice, once in test and once in gen; they are loaded as published).
+No sentence repeats within or across the splits we generate (the published agreement test
+file holds one declarative twice, `your walruses do applaud the yaks`, once with each task;
+it is loaded as published).
 
 How it was checked (tests/test_question_formation.py): the question transformation used by
 the oracle reproduces all 21,000 published dev/test/gen pairs; every generated sentence parses
@@ -38,13 +39,20 @@ Scorers: full-sentence accuracy (`sequence_accuracy`, primary), first-word accur
 over question-task items, where the first output word comes from: the main auxiliary
 (`first_word_main_aux`), the first auxiliary of the sentence when that is another one (the
 linear rule on gen; `first_word_first_aux`), any other auxiliary (`first_word_other_aux`)
-or not an auxiliary (`first_word_not_aux`); the four shares sum to 1. Breakdowns by task
-and by what modifies the subject (`subject`: none, pp, orc = object relative clause,
-src_trans / src_intrans = subject relative clause with a transitive / intransitive verb),
-the relative-clause types of McCoy's results files.
+or not an auxiliary (`first_word_not_aux`); the four shares sum to 1 (a split without
+question-task items has none of them). Breakdowns of the primary metric by task and by what
+modifies the subject (`subject`: none, pp, orc = object relative clause, src_trans /
+src_intrans = subject relative clause with a transitive / intransitive verb), the
+relative-clause types of McCoy's results files.
 
-Deviations: McCoy's train files have 100,000 lines; the 120,000 here follow our issue. Train
-sentences are sampled by us, so they are not McCoy's training sentences.
+Test roles: `test` is in-distribution (the training distribution: no question on a subject
+with a relative clause); `gen` is the generalisation split (only such questions, which
+training never asks). The two share no sentence.
+
+Deviations: McCoy's published train files have 100,000 lines; the 120,000 here follow the
+supplement of McCoy, Frank & Linzen 2020 ("120,000 sentences were generated from this
+grammar as the training set"). Train sentences are sampled by us, so they are not McCoy's
+training sentences.
 """
 
 from __future__ import annotations
@@ -53,13 +61,14 @@ import bisect
 import itertools
 import random
 from collections import defaultdict, deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from structbench.scoring import SplitScores
+from structbench.scoring import PerExample
 from structbench.sources import SourceFile
-from structbench.specs import Example, Split, SplitSpec, SuiteSpec
-from structbench.suite import RuleTransducer, SourceFiles, Suite
+from structbench.specs import Example, Split, SuiteSpec, dev_split, scored_split, train_split
+from structbench.suite import SourceFiles, Suite
+from structbench.suites.common import RuleTransducer
 
 MCCOY_COMMIT = "f34a87c4fe804cb288d0527daa9c251def0ae24e"
 MCCOY_URL = f"https://raw.githubusercontent.com/tommccoy1/rnn-hierarchical-biases/{MCCOY_COMMIT}"
@@ -255,27 +264,29 @@ def numbered(prefix: str, items: Sequence[tuple[list[str], str]]) -> list[Exampl
     return [make_example(f"{prefix}-{i:06d}", words, task) for i, (words, task) in enumerate(items)]
 
 
-def _first_word_shares(
-    examples: Sequence[Example], predictions: Sequence[Sequence[str]]
-) -> dict[str, tuple[float, int]]:
-    counts = {"main_aux": 0, "first_aux": 0, "other_aux": 0, "not_aux": 0}
-    questions = 0
-    for example, prediction in zip(examples, predictions, strict=True):
-        if example.meta.get("task") != "quest":
-            continue
-        questions += 1
-        first = prediction[0] if prediction else ""
-        if first == example.meta["main_aux"]:
-            counts["main_aux"] += 1
-        elif first == example.meta["first_aux"]:
-            counts["first_aux"] += 1
-        elif first in AUXILIARIES:
-            counts["other_aux"] += 1
-        else:
-            counts["not_aux"] += 1
-    if not questions:
+FIRST_WORD_KINDS = ("main_aux", "first_aux", "other_aux", "not_aux")
+
+
+def first_word_kind(example: Example, prediction: Sequence[str]) -> str:
+    """Where the first output word of a question-task item comes from (see FIRST_WORD_KINDS)."""
+    first = prediction[0] if prediction else ""
+    if first == example.meta["main_aux"]:
+        return "main_aux"
+    if first == example.meta["first_aux"]:
+        return "first_aux"
+    return "other_aux" if first in AUXILIARIES else "not_aux"
+
+
+def first_word_shares(examples: Sequence[Example], predictions: Sequence[Sequence[str]]) -> dict[str, PerExample]:
+    """`first_word_KIND` per example: 1 where a question-task item's first word is of that kind,
+    None for copy-task items; no metrics at all for a split without question-task items."""
+    kinds = [
+        first_word_kind(e, p) if e.meta.get("task") == "quest" else None
+        for e, p in zip(examples, predictions, strict=True)
+    ]
+    if all(kind is None for kind in kinds):
         return {}
-    return {f"first_word_{kind}": (count / questions, questions) for kind, count in counts.items()}
+    return {f"first_word_{kind}": [None if k is None else float(k == kind) for k in kinds] for kind in FIRST_WORD_KINDS}
 
 
 class QuestionFormationBase(Suite):
@@ -283,34 +294,37 @@ class QuestionFormationBase(Suite):
 
     breakdown_keys: ClassVar[tuple[str, ...]] = ("task", "subject")
 
-    def score(self, split: Split, predictions: Sequence[Any]) -> SplitScores:
-        scores = super().score(split, predictions)
-        metrics = dict(scores.metrics)
-        n = len(split.examples)
-        first = sum(bool(p) and p[0] == (e.target or [""])[0] for e, p in zip(split.examples, predictions, strict=True))
-        metrics["first_word_accuracy"] = (first / n if n else float("nan"), n)
-        metrics.update(_first_word_shares(split.examples, predictions))
-        return SplitScores(metrics=metrics, correct=scores.correct)
+    def extra_metrics(
+        self, split: str, examples: Sequence[Example], predictions: Sequence[Any]
+    ) -> Mapping[str, PerExample]:
+        first_word = [
+            float(bool(p) and p[0] == (e.target or [""])[0]) for e, p in zip(examples, predictions, strict=True)
+        ]
+        return {"first_word_accuracy": first_word, **first_word_shares(examples, predictions)}
 
-    def oracle(self, train: Split) -> RuleTransducer:
+    def oracle(self, splits: Mapping[str, Split]) -> RuleTransducer:
         return RuleTransducer("question-formation-oracle", transform)
 
 
-def _spec(suite_id: str, description: str) -> SuiteSpec:
-    return SuiteSpec(
-        id=suite_id,
-        version="1.0.0",
-        family="systematicity",
-        protocol="transduction",
-        description=description,
-        citation=CITATION,
-        splits=[
-            SplitSpec(name="train", role="train", size=SIZES["train"], description="no questions on RC subjects"),
-            SplitSpec(name="dev", role="dev", size=SIZES["dev"], description="train distribution (model selection)"),
-            SplitSpec(name="test", role="test", size=SIZES["test"], description="train distribution"),
-            SplitSpec(name="gen", role="test", size=SIZES["gen"], description="questions whose subject has an RC"),
-        ],
-    )
+QUESTION_FORMATION = SuiteSpec(
+    id="question-formation",
+    version="1.0.0",
+    family="systematicity",
+    protocol="transduction",
+    description="Turn declaratives into yes/no questions (agreement language, do-support); "
+    "gen asks for questions on sentences whose subject carries a relative clause.",
+    citation=CITATION,
+    primary_metric="sequence_accuracy",
+    higher_is_better=True,
+    task="question-formation",
+    splits=[
+        train_split(SIZES["train"], "no questions on RC subjects"),
+        dev_split(SIZES["dev"], "train distribution (model selection)"),
+        scored_split("test", SIZES["test"], "in-distribution", "train distribution"),
+        scored_split("gen", SIZES["gen"], "generalisation", "questions whose subject has an RC"),
+    ],
+)
+"""The agreement language; the no-agreement language (`question-formation-noagr`) is a variant of it."""
 
 
 AGREEMENT_FILES = {
@@ -336,11 +350,7 @@ AGREEMENT_FILES = {
 class QuestionFormation(QuestionFormationBase):
     """Agreement language: published dev/test/gen, train sampled from the published grammar."""
 
-    spec = _spec(
-        "question-formation",
-        "Turn declaratives into yes/no questions (agreement language, do-support); "
-        "gen asks for questions on sentences whose subject carries a relative clause.",
-    )
+    spec = QUESTION_FORMATION
     sources = tuple(
         SourceFile(path=path, url=f"{MCCOY_URL}/{upstream}", sha256=sha)
         for path, (upstream, sha) in AGREEMENT_FILES.items()
@@ -360,9 +370,9 @@ class QuestionFormation(QuestionFormationBase):
 class QuestionFormationNoAgreement(QuestionFormationBase):
     """No-agreement language: every split sampled from the supplement's grammar."""
 
-    spec = _spec(
-        "question-formation-noagr",
-        "Turn declaratives into yes/no questions (no-agreement language, can/will/could/would); "
+    spec = QUESTION_FORMATION.variant(
+        id="question-formation-noagr",
+        description="Turn declaratives into yes/no questions (no-agreement language, can/will/could/would); "
         "gen asks for questions on sentences whose subject carries a relative clause.",
     )
     sources = (

@@ -1,7 +1,7 @@
 """SCAN (Lake & Baroni 2018): simple, length and add-primitive splits, with a SCAN interpreter.
 
 Reproduces the four standard splits of the SCAN release (github.com/brendenlake/SCAN,
-commit c4b756c; `../shared/specs/korrel-2018.md` §1.3): commands such as `jump around left
+commit c4b756c; Korrel 2018, §1.3): commands such as `jump around left
 twice after walk` translated into action sequences (`I_JUMP`, `I_TURN_LEFT`, ...). Train and
 test are the published files, repeated primitive examples included. SCAN has no dev split,
 and choosing a model on test is a known leak, so a dev split of 10% of the published train
@@ -22,19 +22,24 @@ and breakdowns by output length (`n_actions`) and by command template (`template
 command with every primitive replaced by `U`, every direction by `D`, repetitions dropped
 and `turn` kept, e.g. `U around D after turn D`; 105 templates).
 
+Test roles: `scan-simple` tests in distribution (a random split of one command
+distribution); the length and add-primitive tests are generalisation splits (longer outputs, or
+a primitive in compositions never seen in training).
+
 Deviations: the dev split (train is 90% of the published train file); nothing else.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
 
 from structbench.sources import SourceFile
-from structbench.specs import Example, Split, SplitSpec, SuiteSpec
-from structbench.suite import RuleTransducer, SourceFiles, Suite
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
+from structbench.suite import SourceFiles, Suite
+from structbench.suites.common import RuleTransducer
 
 SCAN_COMMIT = "c4b756cbc010d75c912f16c42c8f15dc6b7e6c8f"
 SCAN_URL = f"https://raw.githubusercontent.com/brendenlake/SCAN/{SCAN_COMMIT}"
@@ -160,7 +165,7 @@ class ScanSuite(Suite):
             "test": _examples(enumerate(test), "test"),
         }
 
-    def oracle(self, train: Split) -> RuleTransducer:
+    def oracle(self, splits: Mapping[str, Split]) -> RuleTransducer:
         return RuleTransducer("scan-interpreter", interpret)
 
 
@@ -172,30 +177,39 @@ def _sources(split_name: str) -> tuple[SourceFile, ...]:
     )
 
 
-def _spec(suite_id: str, description: str, train: int, test: int) -> SuiteSpec:
+SCAN = SuiteSpec(
+    id="scan",
+    version="1.0.0",
+    family="systematicity",
+    protocol="transduction",
+    description="SCAN commands to action sequences.",
+    citation=CITATION,
+    primary_metric="sequence_accuracy",
+    task="scan",
+    splits=[train_split(0), dev_split(0), scored_split("test", 0, "generalisation")],
+)
+"""What every SCAN suite shares; each member declares its id, description, sizes and test role."""
+
+
+def _splits(train: int, test: int, role: TestRole) -> list[SplitSpec]:
+    """A SCAN member's splits from the sizes of its published files."""
     dev = round(DEV_FRACTION * train)
-    return SuiteSpec(
-        id=suite_id,
-        version="1.0.0",
-        family="systematicity",
-        protocol="transduction",
-        description=description,
-        citation=CITATION,
-        splits=[
-            SplitSpec(name="train", role="train", size=train - dev, description="published train minus dev"),
-            SplitSpec(
-                name="dev", role="dev", size=dev, description="10% of the published train lines (model selection)"
-            ),
-            SplitSpec(name="test", role="test", size=test, description="the published test file"),
-        ],
-    )
+    return [
+        train_split(train - dev, "published train minus dev"),
+        dev_split(dev, "10% of the published train lines (model selection)"),
+        scored_split("test", test, role, "the published test file"),
+    ]
 
 
 class ScanSimple(ScanSuite):
     """SCAN random 80/20 split."""
 
     split_name = "simple"
-    spec = _spec("scan-simple", "SCAN commands to actions, random 80/20 split.", 16728, 4182)
+    spec = SCAN.variant(
+        id="scan-simple",
+        description="SCAN commands to actions, random 80/20 split.",
+        splits=_splits(16728, 4182, "in-distribution"),
+    )
     sources = _sources("simple")
 
 
@@ -203,11 +217,10 @@ class ScanLength(ScanSuite):
     """SCAN length split: train on outputs of at most 22 actions, test on 24 to 48."""
 
     split_name = "length"
-    spec = _spec(
-        "scan-length",
-        "SCAN length split: trained on outputs of at most 22 actions, tested on longer ones.",
-        16990,
-        3920,
+    spec = SCAN.variant(
+        id="scan-length",
+        description="SCAN length split: trained on outputs of at most 22 actions, tested on longer ones.",
+        splits=_splits(16990, 3920, "generalisation"),
     )
     sources = _sources("length")
 
@@ -216,11 +229,10 @@ class ScanAddPrimJump(ScanSuite):
     """SCAN add-primitive split: `jump` seen only alone, tested in every composition."""
 
     split_name = "addprim_jump"
-    spec = _spec(
-        "scan-addprim-jump",
-        "SCAN add-primitive split: `jump` is seen only alone and tested in compositions.",
-        14670,
-        7706,
+    spec = SCAN.variant(
+        id="scan-addprim-jump",
+        description="SCAN add-primitive split: `jump` is seen only alone and tested in compositions.",
+        splits=_splits(14670, 7706, "generalisation"),
     )
     sources = _sources("addprim_jump")
 
@@ -229,10 +241,9 @@ class ScanAddPrimTurnLeft(ScanSuite):
     """SCAN add-primitive split: `turn left` seen only alone, tested in every composition."""
 
     split_name = "addprim_turn_left"
-    spec = _spec(
-        "scan-addprim-turn-left",
-        "SCAN add-primitive split: `turn left` is seen only alone and tested in compositions.",
-        21890,
-        1208,
+    spec = SCAN.variant(
+        id="scan-addprim-turn-left",
+        description="SCAN add-primitive split: `turn left` is seen only alone and tested in compositions.",
+        splits=_splits(21890, 1208, "generalisation"),
     )
     sources = _sources("addprim_turn_left")

@@ -13,20 +13,25 @@ first occurrence, and is loaded as published).
   2,000: standard (5-10 distinct symbols), repeat (5-10 symbols in runs of one symbol, at
   least one run longer than 1, as in the published repeat set), short (1-4 distinct) and long
   (11-15 distinct). The listed targets choose order and variants uniformly at random.
-- `symbol-rewriting-mt` loads the published files of the machine-tasks repository (commit
-  467a283): train = the small train file (10,000; the full 100,000-line file is not in our
-  reference copy), dev = `grammar.val.tsv` (5,000) and the four test files. That dev set is
-  Weber et al.'s mixed validation set, which mixes all test distributions: selecting models
-  on it leaks the test conditions, which is why the generated suite has a dev split drawn
-  from the train distribution only.
+- `symbol-rewriting-mt` loads the published files of the machine-tasks repository
+  (github.com/i-machine-think/machine-tasks, commit 467a283): train = the small train file
+  (10,000; the full 100,000-line file is not in our reference copy), dev = `grammar.val.tsv`
+  (5,000) and the four test files. That dev set is Weber et al.'s mixed validation set, which
+  mixes all test distributions (it even shares 62 inputs with the repeat test file):
+  selecting models on it leaks the test conditions, which is why the generated suite has a
+  dev split drawn from the train distribution only.
 
 Scorers: `valid_accuracy` (primary), the paper's accuracy: an output is right when it is any
 valid rewriting, i.e. exactly three tokens per input symbol and each triple made of the
 `A`, `B` and `C` of that symbol's index, each once, in either variant (Weber et al.'s
 SymbolRewritingAccuracy, without its end-of-sequence bookkeeping since our outputs carry no
-EOS); `sequence_accuracy`, exact match to the listed target; token accuracy; breakdown by
-input length. The oracle writes `A{k}_1 B{k}_1 C{k}_1` per symbol: valid everywhere, rarely
-equal to the listed target.
+EOS); `sequence_accuracy`, exact match to the listed target; token accuracy; breakdown of
+`valid_accuracy` by input length (`n_symbols`). The oracle writes `A{k}_1 B{k}_1 C{k}_1` per
+symbol: valid everywhere, rarely equal to the listed target.
+
+Test roles: `standard` is in-distribution (5-10 distinct symbols, as in train); `repeat`,
+`short` and `long` are generalisation splits (repeated symbols, or input lengths training
+never shows), in both suites. The four test sets hold no input in common.
 
 How it was checked (tests/test_symbol_rewriting.py): over the six published files (23,000
 targets) the symbol inventory and index of every symbol are the ones above, and 22,347
@@ -40,14 +45,14 @@ our reading of the published repeat set's shape.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
-from structbench.scoring import SplitScores, breakdown, score_protocol
+from structbench.scoring import PerExample
 from structbench.sources import SourceFile
-from structbench.specs import Example, Split, SplitSpec, SuiteSpec
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
 
 SYMBOLS = tuple([c for c in "ABCDEFGHIJKLMNOPQRTUVWXYZ"] + [f"{c}S" for c in "ABCDEFGHIJKLMNO"])
@@ -55,11 +60,11 @@ INDEX = {symbol: i + 1 for i, symbol in enumerate(SYMBOLS)}
 EOS = "."
 ORDERS = tuple(itertools.permutations("ABC"))
 GENERATOR_SEED = 20180724
+GENERATED_SIZES = {"train": 90_000, "dev": 10_000, "standard": 2_000, "repeat": 2_000, "short": 2_000, "long": 2_000}
 CITATION = (
     "Weber, Shekhar & Balasubramanian 2018, The fine line between linguistic generalization and failure in "
     "seq2seq-attention models; Korrel 2018, From Sequence to Attention (MSc thesis, §4.2)"
 )
-TEST_SPLITS = ("standard", "repeat", "short", "long")
 MT_COMMIT = "467a283a970fa74d34b581988f7fd7519da168f0"
 MT_URL = f"https://raw.githubusercontent.com/i-machine-think/machine-tasks/{MT_COMMIT}/SymbolRewriting/data"
 MT_FILES = {
@@ -116,37 +121,52 @@ class SymbolRewritingSolver:
 
 
 class SymbolRewritingBase(Suite):
-    """Valid-rewriting accuracy and the oracle, shared by both suites."""
+    """Valid-rewriting accuracy (the primary metric) and the oracle, shared by both suites."""
 
     breakdown_keys: ClassVar[tuple[str, ...]] = ("n_symbols",)
 
-    def score(self, split: Split, predictions: Sequence[Any]) -> SplitScores:
-        scores = score_protocol("transduction", split.examples, predictions)
-        valid = [is_valid(e.input[:-1], p) for e, p in zip(split.examples, predictions, strict=True)]
-        n = len(valid)
-        metrics = {
-            "valid_accuracy": (sum(valid) / n if n else float("nan"), n),
-            **scores.metrics,
-            **breakdown(split.examples, valid, self.breakdown_keys, "valid_accuracy"),
+    def extra_metrics(
+        self, split: str, examples: Sequence[Example], predictions: Sequence[Any]
+    ) -> Mapping[str, PerExample]:
+        return {
+            "valid_accuracy": [float(is_valid(e.input[:-1], p)) for e, p in zip(examples, predictions, strict=True)]
         }
-        return SplitScores(metrics=metrics, correct=list(valid))
 
-    def oracle(self, train: Split) -> SymbolRewritingSolver:
+    def oracle(self, splits: Mapping[str, Split]) -> SymbolRewritingSolver:
         return SymbolRewritingSolver()
 
 
-def _spec(suite_id: str, description: str, sizes: dict[str, int]) -> SuiteSpec:
-    roles = {"train": "train", "dev": "dev"}
-    return SuiteSpec(
-        id=suite_id,
-        version="1.0.0",
-        family="systematicity",
-        protocol="transduction",
-        description=description,
-        citation=CITATION,
-        splits=[SplitSpec(name=name, role=roles.get(name, "test"), size=size) for name, size in sizes.items()],
-        primary_metric="valid_accuracy",
-    )
+def _splits(train: int, dev: int, test: int, dev_description: str) -> list[SplitSpec]:
+    """A member's splits: train, dev, the in-distribution standard test and three generalisation tests."""
+    return [
+        train_split(train, "inputs of 5-10 distinct symbols"),
+        dev_split(dev, dev_description),
+        scored_split("standard", test, "in-distribution", "5-10 distinct symbols, as in train"),
+        scored_split("repeat", test, "generalisation", "5-10 symbols in runs of one symbol"),
+        scored_split("short", test, "generalisation", "1-4 distinct symbols"),
+        scored_split("long", test, "generalisation", "11-15 distinct symbols"),
+    ]
+
+
+SYMBOL_REWRITING = SuiteSpec(
+    id="symbol-rewriting",
+    version="1.0.0",
+    family="systematicity",
+    protocol="transduction",
+    description="Rewrite each input symbol as an unordered triple of its three output symbols; tests on standard, "
+    "repeated, shorter and longer inputs.",
+    citation=CITATION,
+    primary_metric="valid_accuracy",
+    higher_is_better=True,
+    task="symbol-rewriting",
+    splits=_splits(
+        GENERATED_SIZES["train"],
+        GENERATED_SIZES["dev"],
+        GENERATED_SIZES["standard"],
+        "10% of the generated inputs, train distribution (model selection)",
+    ),
+)
+"""The generated suite; the published files (`symbol-rewriting-mt`) are a variant of it."""
 
 
 class Generator:
@@ -181,7 +201,7 @@ class Generator:
             for i, (letter, variant) in enumerate(zip(letters, variants, strict=True))
         ]
 
-    def split(self, prefix: str, size: int, draw_symbols: Any) -> list[Example]:
+    def split(self, prefix: str, size: int, draw_symbols: Callable[[], list[str]]) -> list[Example]:
         examples = []
         for i in range(size):
             symbols = draw_symbols()
@@ -191,18 +211,10 @@ class Generator:
         return examples
 
 
-GENERATED_SIZES = {"train": 90_000, "dev": 10_000, "standard": 2_000, "repeat": 2_000, "short": 2_000, "long": 2_000}
-
-
 class SymbolRewriting(SymbolRewritingBase):
     """Generated symbol rewriting: train 90,000, dev 10,000, four tests of 2,000."""
 
-    spec = _spec(
-        "symbol-rewriting",
-        "Rewrite each input symbol as an unordered triple of its three output symbols; tests on standard, "
-        "repeated, shorter and longer inputs.",
-        GENERATED_SIZES,
-    )
+    spec = SYMBOL_REWRITING
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         g = Generator(GENERATOR_SEED + draw)
@@ -229,11 +241,11 @@ def parse_machine_tasks(text: str, prefix: str) -> list[Example]:
 class SymbolRewritingMachineTasks(SymbolRewritingBase):
     """The published symbol-rewriting files (small train set, mixed validation set, four tests)."""
 
-    spec = _spec(
-        "symbol-rewriting-mt",
-        "The published symbol-rewriting data of Weber et al. 2018 (machine-tasks): small train set, the mixed "
-        "validation set and the four test sets.",
-        {"train": 10_000, "dev": 5_000, "standard": 2_000, "repeat": 2_000, "short": 2_000, "long": 2_000},
+    spec = SYMBOL_REWRITING.variant(
+        id="symbol-rewriting-mt",
+        description="The published symbol-rewriting data of Weber et al. 2018 (machine-tasks): small train set, the "
+        "mixed validation set and the four test sets.",
+        splits=_splits(10_000, 5_000, 2_000, "Weber et al.'s mixed validation set (every test distribution)"),
     )
     sources = tuple(
         SourceFile(path=f"symbol_rewriting/{name}", url=f"{MT_URL}/{name}", sha256=sha)

@@ -8,6 +8,7 @@ import pytest
 
 from structbench import freeze, registry
 from structbench.baselines.ngram import EOS, UNK, KneserNey
+from structbench.protocols import ask
 from structbench.runner import Runner
 from structbench.specs import Example, ModelSpec, Split
 from structbench.suites.attractors import PLURAL_NOUNS, PREPOSITIONS, TEST_SPLITS
@@ -41,17 +42,47 @@ def test_items_carry_the_attractors_they_claim() -> None:
             assert good[: len(prefix)] == bad[: len(prefix)] == prefix and good != bad
     train = {tuple(e.input) for e in splits["train"].examples}
     assert not any(tuple((e.candidates or [[]])[0]) in train for n in TEST_SPLITS for e in splits[n].examples)
+    # every test split holds its own sentences: `mixed` duplicates no bin, so all six are ranked
+    tested = [tuple((e.candidates or [[]])[0]) for n in TEST_SPLITS for e in splits[n].examples]
+    assert len(set(tested)) == len(tested) == 6 * 500
     share = sum(e.meta["n_attractors"] == 0 for e in splits["train"].examples) / len(splits["train"])
     assert share > 0.85
     assert any(w in PREPOSITIONS for e in splits["mixed"].examples for w in e.input)
 
 
-def test_number_suite_labels_the_subject(runner: Runner) -> None:
+@pytest.mark.parametrize("path", [MINIMAL_PAIR, NUMBER])
+def test_spec_declares_roles_and_ranks_every_test_split(path: str) -> None:
+    spec = registry.suite(path).spec
+    assert (spec.primary_metric, spec.higher_is_better, spec.task) == ("accuracy", True, "default")
+    roles = {s.name: s.test_role for s in spec.splits_with_role("test")}
+    assert roles == {name: "in-distribution" if name == "attractors-0" else "generalisation" for name in TEST_SPLITS}
+    assert [s.name for s in spec.ranked_splits] == list(TEST_SPLITS)
+    assert spec.splits == registry.suite(MINIMAL_PAIR).spec.splits
+
+
+def test_number_suite_labels_the_subject() -> None:
     splits = loaded(NUMBER)
     for example in splits["attractors-3"].examples:
         assert example.label == ("plural" if example.input[1] in PLURAL_NOUNS else "singular")
-    record = runner.evaluate(NUMBER, ModelSpec(name="oracle"), [0])
-    assert all(scores["accuracy"].mean == 1.0 for scores in record.scores.values())
+    suite = registry.suite(NUMBER)
+    oracle = suite.oracle(splits)
+    for name in TEST_SPLITS:
+        split = splits[name]
+        metrics = suite.score(split, ask(oracle, suite.spec, split.examples)).metrics
+        assert metrics["accuracy"] == (1.0, 500), name
+
+
+def test_oracle_solves_every_split_and_breakdowns_cover_it() -> None:
+    splits = loaded(MINIMAL_PAIR)
+    suite = registry.suite(MINIMAL_PAIR)
+    oracle = suite.oracle(splits)
+    for name in TEST_SPLITS:
+        split = splits[name]
+        metrics = suite.score(split, ask(oracle, suite.spec, split.examples)).metrics
+        assert metrics["accuracy"] == (1.0, 500), name
+        for key in suite.breakdown_keys:
+            cells = [value for metric, value in metrics.items() if metric.startswith(f"accuracy[{key}=")]
+            assert cells and all(v == 1.0 for v, _ in cells) and sum(n for _, n in cells) == 500
 
 
 def test_kneser_ney_is_a_distribution() -> None:

@@ -88,9 +88,22 @@ def test_oracle_solves_and_scorers_separate_ids_from_words(runner: Runner, condi
 
 def test_wrong_ids_cost_referent_but_not_linguistic_accuracy() -> None:
     suite = registry.suite("structbench.suites.grounded:GroundedWeak")
-    split = splits_of("weak", 0)["test"]
-    predictions = suite.oracle(split).transduce([e.input for e in split.examples])
+    splits = splits_of("weak", 0)
+    split = splits["test"]
+    predictions = suite.oracle(splits).transduce([e.input for e in split.examples])
     shifted = [[{"1": "2", "2": "1"}.get(t, t) for t in p] for p in predictions]
     scores = suite.score(split, shifted).metrics
     assert scores["linguistic_accuracy"][0] == 1.0
     assert scores["referent_accuracy"][0] < 1.0 and scores["sequence_accuracy"][0] < 1.0
+
+    predicates = sum(int(e.meta["n_predicates"]) for e in split.examples)
+    assert scores["referent_accuracy"][1] == predicates and scores["linguistic_accuracy"][1] == len(split)
+
+
+@pytest.mark.parametrize("condition", CONDITIONS)
+def test_spec_declares_the_test_role_of_each_condition(condition: str) -> None:
+    spec = registry.suite(f"grounded-{condition}").spec
+    assert (spec.primary_metric, spec.task, spec.n_draws) == ("sequence_accuracy", "default", 5)
+    (test,) = spec.splits_with_role("test")
+    assert test.name == "test" and test.ranked
+    assert test.test_role == ("in-distribution" if condition == "weak" else "generalisation")

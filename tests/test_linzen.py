@@ -11,6 +11,7 @@ import pytest
 
 from structbench import freeze, registry
 from structbench.cli import main
+from structbench.protocols import ask
 from structbench.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
@@ -65,7 +66,33 @@ def test_loader_splits_and_labels(source: Path) -> None:
         assert example.label == ("plural" if example.input[1] == "keys" else "singular")
     for k in range(5):
         assert all(e.meta["n_intervening"] == e.meta["n_diff_intervening"] == k for e in splits[f"attractors-{k}"])
+        # each attractor split is exactly its subset of test, which is why it is not ranked
+        subset = [e for e in splits["test"] if e.meta["n_intervening"] == e.meta["n_diff_intervening"] == k]
+        assert splits[f"attractors-{k}"] == subset
     assert Counter(len(splits[f"attractors-{k}"]) > 0 for k in range(3)) == {True: 3}
+
+
+def test_spec_ranks_test_and_reports_the_attractor_subsets() -> None:
+    spec = registry.suite(PATH).spec
+    assert (spec.primary_metric, spec.higher_is_better, spec.task) == ("accuracy", True, "default")
+    assert [s.name for s in spec.ranked_splits] == ["test"]
+    roles = {s.name: s.test_role for s in spec.splits_with_role("test")}
+    assert roles == {
+        "test": "in-distribution",
+        "attractors-0": "in-distribution",
+        **{f"attractors-{k}": "generalisation" for k in range(1, 5)},
+    }
+
+
+def test_oracle_answers_from_the_frozen_test_split(source: Path) -> None:
+    suite = registry.suite(PATH)
+    manifest = freeze.build(suite, source)
+    splits = {s.name: freeze.load_split(suite, manifest, 0, s.name) for s in suite.spec.splits}
+    oracle = suite.oracle({"test": splits["test"]})  # the oracle needs no other split
+    for name in ["test", *(f"attractors-{k}" for k in range(4))]:  # the fixture has at most 3 attractors
+        split = splits[name]
+        metrics = suite.score(split, ask(oracle, suite.spec, split.examples)).metrics
+        assert metrics["accuracy"] == (1.0, len(split)), name
 
 
 def test_missing_file_names_where_to_get_it(

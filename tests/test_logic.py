@@ -95,3 +95,30 @@ def test_oracle_solves_every_bin_and_majority_is_the_independence_rate(runner: R
     pooled = majority.scores["pooled"]["accuracy"].mean
     assert np.isclose(pooled, 0.5, atol=0.05)
     assert runner.evaluate(path, ModelSpec(name="copy"), [0]).status == {"0": "n/a"}
+
+
+@pytest.mark.parametrize("limit", [3, 6, 9, 12])
+def test_bins_up_to_the_training_limit_are_in_distribution_and_pooled_is_unranked(limit: int) -> None:
+    spec = registry.suite(f"logic-inference-le{limit}").spec
+    assert (spec.primary_metric, spec.task, spec.labels) == ("accuracy", "default", LABELS)
+    for b in range(13):
+        split = spec.split(f"ops-{b:02d}")
+        assert split.ranked
+        assert split.test_role == ("in-distribution" if b <= limit else "generalisation")
+    pooled = spec.split("pooled")
+    assert not pooled.ranked
+    assert pooled.test_role == ("in-distribution" if limit == 12 else "generalisation")
+    assert [s.name for s in spec.ranked_splits] == [f"ops-{b:02d}" for b in range(13)]
+
+
+def test_oracle_and_pooled_breakdown_by_bin(le6: dict[str, list]) -> None:  # type: ignore[type-arg]
+    suite = registry.suite(SUITES[1])
+    manifest = freeze.ensure_built(suite)
+    splits = {s.name: freeze.load_split(suite, manifest, 0, s.name) for s in suite.spec.splits}
+    pooled = splits["pooled"]
+    answers = suite.oracle(splits).classify([e.input for e in pooled.examples], LABELS)
+    metrics = suite.score(pooled, answers).metrics
+    assert metrics["accuracy"] == (1.0, len(pooled))
+    assert {k: v for k, v in metrics.items() if k.startswith("accuracy[")} == {
+        f"accuracy[n_ops={b}]": (1.0, len(le6[f"ops-{b:02d}"])) for b in range(13)
+    }

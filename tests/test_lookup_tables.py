@@ -141,6 +141,50 @@ def test_generated_splits_are_disjoint_and_hold_out_what_they_claim(draw: int) -
             assert example.attention == list(range(len(example.target) + 1))
 
 
+@pytest.mark.parametrize("draw", range(5))
+def test_published_test_sets_overlap_only_where_one_is_unranked(draw: int) -> None:
+    data = splits("lookup-tables-mt", draw)
+    tests = {
+        s.name: {tuple(e.input) for e in data[s.name].examples}
+        for s in registry.suite("lookup-tables-mt").spec.splits_with_role("test")
+    }
+    shared = {(a, b): len(tests[a] & tests[b]) for a, b in itertools.combinations(tests, 2) if tests[a] & tests[b]}
+    assert list(shared) == [("longer_compositions_seen", "longer_compositions_incremental")]
+    assert 184 <= shared[("longer_compositions_seen", "longer_compositions_incremental")] <= 196
+
+
+@pytest.mark.parametrize("suite_id", SUITES)
+def test_oracle_solves_every_split_and_the_spec_declares_roles(suite_id: str) -> None:
+    suite = registry.suite(suite_id)
+    assert (suite.spec.primary_metric, suite.spec.task, suite.spec.higher_is_better) == (
+        "sequence_accuracy",
+        "lookup",
+        True,
+    )
+    tests = suite.spec.splits_with_role("test")
+    assert {s.test_role for s in tests} == {"generalisation"}
+    unranked = {s.name for s in tests if not s.ranked}
+    assert unranked == (set() if suite_id == "lookup-tables" else {"longer_compositions_incremental"})
+    data = splits(suite_id, 1)
+    oracle = suite.oracle(data)
+    for split in data.values():
+        metrics = suite.score(split, oracle.transduce([e.input for e in split.examples])).metrics
+        assert metrics["sequence_accuracy"] == metrics["final_target_accuracy"] == (1.0, len(split)), split.name
+
+
+def test_final_target_accuracy_reads_the_last_target_position() -> None:
+    suite = registry.suite("lookup-tables")
+    split = splits("lookup-tables", 0)["heldout_compositions"]
+    # right result, wrong intermediate step: final target right, sequence wrong
+    predictions = [[e.target[0], "xxx", *e.target[2:]] for e in split.examples if e.target]
+    metrics = suite.score(split, predictions).metrics
+    assert metrics["final_target_accuracy"] == (1.0, len(split))
+    assert metrics["sequence_accuracy"] == (0.0, len(split))
+    # one step short: the result is missing
+    metrics = suite.score(split, [(e.target or [])[:-1] for e in split.examples]).metrics
+    assert metrics["final_target_accuracy"] == (0.0, len(split))
+
+
 def test_every_draw_has_its_own_tables() -> None:
     tables = [LookupSolver(splits("lookup-tables", draw)["train"]).tables for draw in range(5)]
 

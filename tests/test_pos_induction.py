@@ -10,6 +10,7 @@ import pytest
 from sklearn import metrics
 
 from structbench import freeze, registry
+from structbench.protocols import ask
 from structbench.runner import Runner
 from structbench.scoring import induction_metrics
 from structbench.specs import ModelSpec
@@ -68,6 +69,35 @@ def test_ud_suites_hold_the_published_tokens(path: str, k: int, n_tags: int) -> 
     assert len({t for e in test for t in e.tags or []}) == n_tags
     assert all(e.tags is None for e in train) and [e.input for e in train] == [e.input for e in test]
     assert not any(ch.isdigit() and ch != "0" for e in test for w in e.input for ch in w)
+
+
+SUITES = [
+    "structbench.suites.pos_induction:UdXpos",
+    "structbench.suites.pos_induction:UdUpos",
+    "structbench.suites.pos_induction:PosSynthetic",
+    "structbench.suites.pos_induction:PosWsj",
+]
+
+
+@pytest.mark.parametrize("path", SUITES)
+def test_spec_ranks_many_to_one_on_the_training_sentences(path: str) -> None:
+    spec = registry.suite(path).spec
+    assert (spec.primary_metric, spec.higher_is_better, spec.task) == ("many_to_one", True, "default")
+    assert [(s.name, s.test_role, s.ranked) for s in spec.splits_with_role("test")] == [
+        ("test", "in-distribution", True)
+    ]
+
+
+@pytest.mark.parametrize("path", SUITES[:3])
+def test_oracle_tags_the_frozen_test_split_perfectly(path: str) -> None:
+    suite = registry.suite(path)
+    manifest = freeze.ensure_built(suite)
+    test = freeze.load_split(suite, manifest, 0, "test")
+    metrics = suite.score(test, ask(suite.oracle({"test": test}), suite.spec, test.examples)).metrics
+    n_tokens = sum(len(e.input) for e in test.examples)
+    for metric in ("many_to_one", "one_to_one", "one_to_one_greedy", "v_measure", "homogeneity", "completeness"):
+        assert metrics[metric] == (1.0, n_tokens), metric
+    assert abs(metrics["variation_of_information"][0]) < 1e-12
 
 
 def test_oracle_is_perfect_and_random_is_not(runner: Runner) -> None:

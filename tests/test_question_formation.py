@@ -105,3 +105,31 @@ def test_oracle_and_copy(runner: Runner, path: str) -> None:
     # ... but starts declaratives right, and on gen starts with the subject's determiner
     assert copy.scores["test"]["first_word_accuracy"].mean > 0.5
     assert copy.scores["gen"]["first_word_not_aux"].mean == 1.0
+
+
+def test_spec_and_first_word_shares(built: tuple[str, dict[str, Split]]) -> None:
+    path, splits = built
+    suite = registry.suite(path)
+    spec = suite.spec
+    assert (spec.primary_metric, spec.task, spec.higher_is_better) == ("sequence_accuracy", "question-formation", True)
+    assert {s.name: s.test_role for s in spec.splits_with_role("test")} == {
+        "test": "in-distribution",
+        "gen": "generalisation",
+    }
+    assert all(s.ranked for s in spec.splits_with_role("test"))
+    split = splits["gen"]
+    outputs = suite.oracle(splits).transduce([e.input for e in split.examples])
+    # the linear rule: every question starts with the sentence's first auxiliary
+    linear = [[e.meta["first_aux"], *o[1:]] for e, o in zip(split.examples, outputs, strict=True)]
+    metrics = suite.score(split, linear).metrics
+    shares = {k: v for k, v in metrics.items() if k.startswith("first_word_") and k != "first_word_accuracy"}
+    assert set(shares) == {f"first_word_{kind}" for kind in ("main_aux", "first_aux", "other_aux", "not_aux")}
+    assert all(n == len(split) for _, n in shares.values())  # gen holds questions only
+    assert sum(v for v, _ in shares.values()) == pytest.approx(1.0)
+    assert shares["first_word_first_aux"][0] > 0.5 and shares["first_word_not_aux"][0] == 0.0
+    assert metrics["first_word_accuracy"][0] == shares["first_word_main_aux"][0]
+    split = splits["test"]
+    # only copy-task items: no share metrics at all
+    declaratives = split.model_copy(update={"examples": [e for e in split.examples if e.meta["task"] == "decl"]})
+    metrics = suite.score(declaratives, [e.target for e in declaratives.examples]).metrics
+    assert not any(k.startswith("first_word_") and k != "first_word_accuracy" for k in metrics)

@@ -7,23 +7,38 @@ import math
 import numpy as np
 import pytest
 
+from structbench.cells import cell as seed_stats
 from structbench.errors import NotApplicable
 from structbench.protocols import ask, speaks
-from structbench.scoring import (
-    many_to_one_accuracy,
-    score_protocol,
-    seed_stats,
-    sequence_correct,
-    strictly_best,
-    token_accuracy,
-)
-from structbench.specs import Example, SplitSpec, SuiteSpec
+from structbench.scoring import PROTOCOL_METRIC, SplitScores, corpus_metrics, score_split, strictly_best
+from structbench.specs import Example, SuiteSpec, scored_split
+
+
+def score_protocol(
+    protocol: str, examples: list[Example], predictions: list[object], keys: tuple[str, ...] = ()
+) -> SplitScores:
+    """A split scored with only its protocol's metrics, as a suite without extras scores it."""
+    return score_split(protocol, PROTOCOL_METRIC[protocol], examples, predictions, None, keys)
+
+
+def token_accuracy(examples: list[Example], predictions: list[object]) -> tuple[float, int]:
+    return score_protocol("transduction", examples, predictions).metrics["token_accuracy"]
+
+
+def sequence_correct(examples: list[Example], predictions: list[object]) -> list[bool | None]:
+    return score_protocol("transduction", examples, predictions).correct
+
+
+def many_to_one_accuracy(gold: list[str], induced: list[int]) -> float:
+    examples = [Example(id="s", input=["w"] * len(gold), tags=gold)]
+    return corpus_metrics("tag-induction", examples, [induced])["many_to_one"].value
 
 
 def spec(protocol: str, **extra: object) -> SuiteSpec:
     return SuiteSpec(
         id="toy", version="0.0.1", family="test", protocol=protocol, description="", citation="",  # type: ignore[arg-type]
-        splits=[SplitSpec(name="test", role="test", size=3)], **extra,  # type: ignore[arg-type]
+        primary_metric=PROTOCOL_METRIC[protocol], task="default",
+        splits=[scored_split("test", 3, "generalisation")], **extra,  # type: ignore[arg-type]
     )  # fmt: skip
 
 
@@ -55,7 +70,7 @@ def test_a_sequence_is_right_only_when_it_is_exactly_the_target() -> None:
 
 def test_breakdown_by_meta() -> None:
     examples = [Example(id=str(i), input=["x"], target=["1"], meta={"n": i % 2}) for i in range(4)]
-    scores = score_protocol("transduction", examples, [["1"], ["1"], ["0"], ["1"]], ["n"])
+    scores = score_protocol("transduction", examples, [["1"], ["1"], ["0"], ["1"]], ("n",))
     assert scores.metrics["sequence_accuracy[n=0]"] == (0.5, 2)
     assert scores.metrics["sequence_accuracy[n=1]"] == (1.0, 2)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 
 import pytest
@@ -87,3 +88,44 @@ def test_oracle_is_always_valid_and_copy_never(runner: Runner, path: str) -> Non
         assert oracle.scores[split]["valid_accuracy"].mean == 1.0
         assert oracle.scores[split]["sequence_accuracy"].mean < 0.05
         assert copy.scores[split]["valid_accuracy"].mean == 0.0
+
+
+@pytest.mark.parametrize("path", SUITES)
+def test_spec_ranks_valid_accuracy_and_declares_roles(path: str) -> None:
+    spec = registry.suite(path).spec
+    assert (spec.primary_metric, spec.task, spec.higher_is_better) == ("valid_accuracy", "symbol-rewriting", True)
+    roles = {s.name: s.test_role for s in spec.splits_with_role("test")}
+    assert roles == {
+        "standard": "in-distribution",
+        "repeat": "generalisation",
+        "short": "generalisation",
+        "long": "generalisation",
+    }
+    assert all(s.ranked for s in spec.splits_with_role("test"))
+
+
+def test_valid_accuracy_is_primary_per_example_and_by_length(generated: dict[str, Split]) -> None:
+    suite = registry.suite(SUITES[0])
+    split = generated["short"]
+    predictions = suite.oracle(generated).transduce([e.input for e in split.examples])
+    predictions = [p if i % 2 else p[:-1] for i, p in enumerate(predictions)]  # every other one a token short
+    scores = suite.score(split, predictions)
+    assert scores.scores[0].name == "valid_accuracy"
+    assert scores.correct == [bool(i % 2) for i in range(len(split))]
+    metrics = scores.metrics
+    assert metrics["valid_accuracy"] == (0.5, len(split))
+    by_length = {k: v for k, v in metrics.items() if k.startswith("valid_accuracy[n_symbols=")}
+    assert set(by_length) == {f"valid_accuracy[n_symbols={n}]" for n in range(1, 5)}
+    assert sum(n for _, n in by_length.values()) == len(split)
+
+
+@pytest.mark.parametrize("path", SUITES)
+def test_test_splits_share_no_input(path: str) -> None:
+    suite = registry.suite(path)
+    manifest = freeze.ensure_built(suite)
+    inputs = {
+        s.name: {tuple(e.input) for e in freeze.load_split(suite, manifest, 0, s.name).examples}
+        for s in suite.spec.splits_with_role("test")
+    }
+    for a, b in itertools.combinations(inputs, 2):
+        assert not inputs[a] & inputs[b], (a, b)

@@ -2,8 +2,8 @@
 
 A recipe is `recipes/MODEL/TASK.yaml` with a `citation`, a `notes` line and one block of
 settings per budget (`paper`: the published configuration; `cpu-small`: what trains in a
-minute or two on a laptop CPU, used by tests and quickstart). The task is read from the
-suite id (`scan-length` -> `scan`); a model without a recipe for a task uses its
+minute or two on a laptop CPU, used by tests and quickstart). The task is the one the
+suite's spec declares (`scan-length` -> `scan`); a model without a recipe for a task uses its
 `default.yaml`. `--set key=value` overrides any single setting.
 """
 
@@ -16,18 +16,12 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import ValidationError
 
+from structbench import registry
 from structbench.errors import UserError
 from structbench.specs import Frozen
 
 RECIPES = Path(__file__).resolve().parent / "recipes"
 BUDGETS = ("paper", "cpu-small")
-TASK_PREFIXES: dict[str, tuple[str, ...]] = {
-    "scan": ("scan-",),
-    "lookup": ("lookup-tables",),
-    "question-formation": ("question-formation",),
-    "symbol-rewriting": ("symbol-rewriting",),
-    "miniscan": ("miniscan",),
-}
 
 
 class TrainSettings(Frozen):
@@ -77,12 +71,8 @@ class Recipe(Frozen):
 
 
 def task_of(suite_id: str) -> str:
-    """The recipe task of a suite id, e.g. `scan-length@1.0.0` -> `scan`."""
-    name = suite_id.partition("@")[0]
-    for task, prefixes in TASK_PREFIXES.items():
-        if name.startswith(prefixes):
-            return task
-    return "default"
+    """The recipe task the suite declares in its spec, e.g. `scan-length@1.0.0` -> `scan`."""
+    return registry.suite(suite_id).spec.task
 
 
 @cache

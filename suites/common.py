@@ -1,0 +1,97 @@
+"""Pieces several suite families share: rule-based oracles and gold-answer oracles.
+
+An oracle proves that a suite's data and scorers agree: it must score 1.0 on every test split.
+Where a suite has a rule (a SCAN interpreter, a grammar), the rule is the oracle; where its
+answers are only known from published gold labels, the oracle reads them from the frozen
+splits the runner hands it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Callable
+
+from structbench.specs import Split
+
+
+class RuleTransducer:
+    """A transduction oracle made from a rule that maps one input to its output.
+
+    An input the rule rejects (ValueError or IndexError) gets an empty output, which scores
+    as wrong, instead of failing the whole run.
+    """
+
+    protocols = ("transduction",)
+
+    def __init__(self, name: str, rule: Callable[[list[str]], list[str]]) -> None:
+        self.name = name
+        self._rule = rule
+
+    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
+        outputs = []
+        for tokens in inputs:
+            try:
+                outputs.append(self._rule(tokens))
+            except (ValueError, IndexError):
+                outputs.append([])
+        return outputs
+
+
+NUMBER_LABELS = ["singular", "plural"]
+"""Labels of the number-prediction suites (Linzen, Dupoux & Goldberg 2016): the number of the upcoming verb."""
+
+
+class GoldPairScorer:
+    """Log-probability 0 for every gold candidate of the given splits, -1 for any other sequence.
+
+    The oracle of minimal-pair and forced-choice suites whose answers are only known from
+    published gold labels (Gulordava's agreement set, the MSR completion questions)."""
+
+    name = "gold-pairs"
+    protocols = ("minimal-pair", "forced-choice")
+
+    def __init__(self, *tested: Split) -> None:
+        self.correct = {tuple(e.candidates[e.answer or 0]) for split in tested for e in split.examples if e.candidates}
+
+    def logprob(self, sequences: list[list[str]]) -> list[float]:
+        return [0.0 if tuple(s) in self.correct else -1.0 for s in sequences]
+
+
+class GoldLabels:
+    """Answers each input with its gold label in the given splits (the oracle of classification
+    suites without a rule). An input that occurs more than once gets the label of its first
+    occurrence in the last split that holds it; an unknown input gets the first label asked for."""
+
+    name = "gold-labels"
+    protocols = ("classification",)
+
+    def __init__(self, *labelled: Split) -> None:
+        self.labels = {tuple(e.input): e.label or "" for split in labelled for e in reversed(split.examples)}
+
+    def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
+        return [self.labels.get(tuple(tokens), labels[0]) for tokens in inputs]
+
+
+class GoldTagger:
+    """Returns each sentence's gold tags as cluster ids (the oracle of tag-induction suites).
+
+    Tags are numbered in sorted order; a sentence that occurs several times gets the tags of
+    its occurrences in turn, and an unknown sentence gets cluster 0 for every word."""
+
+    name = "gold-tagger"
+    protocols = ("tag-induction",)
+
+    def __init__(self, tagged: Split) -> None:
+        self.tag_ids = {tag: i for i, tag in enumerate(sorted({t for e in tagged.examples for t in e.tags or []}))}
+        self.by_sentence: dict[tuple[str, ...], deque[list[str]]] = defaultdict(deque)
+        for example in tagged.examples:
+            self.by_sentence[tuple(example.input)].append(example.tags or [])
+
+    def induce(self, sentences: list[list[str]], n_clusters: int) -> list[list[int]]:
+        out = []
+        for words in sentences:
+            queue = self.by_sentence[tuple(words)]
+            tags = queue.popleft() if queue else []
+            queue.append(tags)  # sentences that repeat get their tags back in turn
+            out.append([self.tag_ids.get(t, 0) for t in tags] if tags else [0] * len(words))
+        return out
