@@ -1,19 +1,65 @@
-"""The results database: runs, scores and per-example predictions in SQLite.
+"""The results database: runs, scores and per-example predictions in SQLite (schema version 2).
 
-WAL mode, and one transaction per finished run: a run is either wholly stored or marked
-`running` (interrupted, redone next time). A run is identified by suite id, version and
-data hash, model spec hash and seed; asking for a finished one again reads it back.
+Schema (`PRAGMA user_version = 2`):
+
+- `runs`: one row per (suite, version, suite_hash, model_hash, seed), the run key. `model_hash`
+  covers the model's name, `--set` values and resolved configuration; `config_hash` is the
+  SHA-256 of the configuration alone (NULL for a model without one) and `comparable` (0/1) is
+  False for a model that sees test-time information, both as columns so that readers never
+  parse `model_spec`. `status` is `running`, `done`, `failed` or `n/a`; `owner`
+  (`host:pid:token`) names the process that last claimed the run. Ids come from
+  AUTOINCREMENT and are never reused.
+- `suites`: the spec of every suite with stored runs, so that reports need only the store.
+- `scores`: one row per (run, split, metric, breakdown, level). `breakdown` is an
+  `Example.meta` key and `level` its value, both '' for the whole split; `value` is NULL
+  where undefined. The table is clustered on its key (WITHOUT ROWID), which halves its size.
+- `predictions`: one row per (run, split): `block` is the zlib-compressed JSON array
+  `[[example ids], [predictions], [correct: 1, 0 or null]]`, in split order, and
+  `n_examples` its length. Packed, a run takes about a tenth of the bytes of one row per example.
+
+A store written before schema versions existed (user_version 0, the v1 layout) is migrated
+in place on first open, after a copy is saved beside it (see `structbench.store_migration`);
+a store from a newer structbench is refused.
+
+Concurrency. Any number of processes may evaluate into one store at once; none crashes,
+no run is stored twice and none is lost, because:
+
+- every write is one `BEGIN IMMEDIATE` transaction (one writer at a time, a 60 s busy
+  timeout), and a finished run is stored wholly (scores, predictions, status) in one;
+- `claim_run` decides atomically, in one transaction: a `done` or `n/a` run is answered from
+  the store; a `running` one whose owner is alive (same host and its pid exists; another
+  host always counts as alive) is `busy` and the caller waits for it; anything else
+  (absent, `failed`, or `running` under a dead owner) is taken over by INSERT or by UPDATE of
+  the same row in place: same id, new owner. No process ever deletes another's row;
+- `finish_run`, `end_run`, `discard` and `release` touch a row only `WHERE id=? AND owner=?`;
+  a process that lost its claim is told so (`ClaimLost`) instead of overwriting;
+- opening, creating and migrating the schema happen in one `BEGIN IMMEDIATE` transaction
+  after re-reading the version, so two processes never migrate twice.
+
+An interrupted run (Ctrl-C) is `release`d: it stays `running` with no owner, and the next ask,
+from any process, redoes it. Limits of the liveness check: a run held by a process on another
+host that died stays `busy` until its row is marked `failed` by hand, and a dead owner whose
+pid was reused by an unrelated process is waited for until that process exits.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import os
+import random
+import secrets
+import socket
 import sqlite3
+import sys
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from structbench.errors import UserError
 from structbench.scoring import SplitScores
@@ -22,77 +68,241 @@ from structbench.specs import SuiteSpec
 if TYPE_CHECKING:
     import pandas as pd
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY,
-    suite TEXT NOT NULL,            -- suite id
-    version TEXT NOT NULL,          -- suite version
-    suite_hash TEXT NOT NULL,       -- SHA-256 over the frozen splits
-    model TEXT NOT NULL,            -- model label (name plus settings)
-    model_spec TEXT NOT NULL,       -- model spec as JSON
-    model_hash TEXT NOT NULL,       -- SHA-256 of the canonical model spec JSON
-    seed INTEGER NOT NULL,
-    draw INTEGER NOT NULL,          -- data draw evaluated (seed mod n_draws)
-    status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'n/a')),
-    error TEXT,                     -- failure message or n/a reason
-    started_at REAL NOT NULL,       -- unix time
-    finished_at REAL,
-    fit_seconds REAL,
-    predict_seconds REAL,
-    harness_version TEXT NOT NULL,
-    git_commit TEXT,
-    environment TEXT NOT NULL,      -- JSON: python, platform, package versions
-    UNIQUE (suite, version, suite_hash, model_hash, seed)
-);
-CREATE TABLE IF NOT EXISTS suites (
-    suite TEXT NOT NULL,
-    version TEXT NOT NULL,
-    suite_hash TEXT NOT NULL,
-    spec TEXT NOT NULL,             -- SuiteSpec as JSON, so that reports need only the store
-    PRIMARY KEY (suite, version, suite_hash)
-);
-CREATE TABLE IF NOT EXISTS scores (
-    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    split TEXT NOT NULL,
-    metric TEXT NOT NULL,
-    value REAL,                     -- NULL when undefined (e.g. no items)
-    n INTEGER NOT NULL,             -- number of items the value is computed over
-    PRIMARY KEY (run_id, split, metric)
-);
-CREATE TABLE IF NOT EXISTS predictions (
-    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    split TEXT NOT NULL,
-    example_id TEXT NOT NULL,
-    prediction TEXT NOT NULL,       -- JSON as returned by the protocol
-    correct INTEGER,                -- 1/0, NULL where undefined per example
-    PRIMARY KEY (run_id, split, example_id)
-);
-"""
+BUSY_TIMEOUT = 60.0
+"""Seconds a write waits for another process's transaction before giving up."""
 
-_JSON = json.JSONEncoder(separators=(",", ":"))
+SCHEMA_VERSION = 2
+"""The `PRAGMA user_version` this code writes; 0 is the unversioned v1 layout."""
 
-RUN_COLUMNS = (
-    "suite", "version", "suite_hash", "model", "model_spec", "model_hash", "seed", "draw",
-    "harness_version", "git_commit", "environment",
+SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused, even after a discarded claim
+        suite TEXT NOT NULL,            -- suite id
+        version TEXT NOT NULL,          -- suite version
+        suite_hash TEXT NOT NULL,       -- SHA-256 over the frozen splits
+        model TEXT NOT NULL,            -- model label (name plus settings)
+        model_spec TEXT NOT NULL,       -- model spec and facts as JSON
+        model_hash TEXT NOT NULL,       -- SHA-256 of the canonical model spec JSON: the run key
+        config_hash TEXT,               -- SHA-256 of the canonical configuration JSON; NULL without one
+        comparable INTEGER NOT NULL CHECK (comparable IN (0, 1)),  -- 0: sees test-time information
+        seed INTEGER NOT NULL,
+        draw INTEGER NOT NULL,          -- data draw evaluated (seed mod n_draws)
+        status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'n/a')),
+        error TEXT,                     -- failure message or n/a reason
+        owner TEXT,                     -- host:pid:token of the process that claimed it; NULL once released
+        started_at REAL NOT NULL,       -- unix time
+        finished_at REAL,
+        fit_seconds REAL,
+        predict_seconds REAL,
+        harness_version TEXT NOT NULL,
+        git_commit TEXT,
+        environment TEXT NOT NULL,      -- JSON: python, platform, package versions
+        UNIQUE (suite, version, suite_hash, model_hash, seed)
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS suites (
+        suite TEXT NOT NULL,
+        version TEXT NOT NULL,
+        suite_hash TEXT NOT NULL,
+        spec TEXT NOT NULL,             -- SuiteSpec as JSON, so that reports need only the store
+        PRIMARY KEY (suite, version, suite_hash)
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS scores (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        split TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        breakdown TEXT NOT NULL DEFAULT '',  -- Example.meta key of a condition; '' for the whole split
+        level TEXT NOT NULL DEFAULT '',      -- that key's value
+        value REAL,                     -- NULL when undefined (e.g. no items)
+        n INTEGER NOT NULL,             -- number of items the value is computed over
+        PRIMARY KEY (run_id, split, metric, breakdown, level)
+    ) WITHOUT ROWID                     -- clustered on the key: no second copy of it in an index
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS predictions (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        split TEXT NOT NULL,
+        n_examples INTEGER NOT NULL,
+        block BLOB NOT NULL,            -- zlib(JSON [[example ids], [predictions], [correct 1/0/null]])
+        PRIMARY KEY (run_id, split)
+    )
+    """,
+)
+
+RUN_FIELDS = (
+    "suite", "version", "suite_hash", "model", "model_spec", "model_hash", "config_hash", "comparable",
+    "seed", "draw", "harness_version", "git_commit", "environment",
 )  # fmt: skip
+"""What `claim_run` needs to know of a run; the rest of a row is the store's bookkeeping."""
+
+_ATTEMPT_COLUMNS = ("status", "error", "owner", "started_at", "finished_at", "fit_seconds", "predict_seconds")
+_ROW_COLUMNS = RUN_FIELDS + _ATTEMPT_COLUMNS
+_KEY = "suite=? AND version=? AND suite_hash=? AND model_hash=? AND seed=?"
+
+_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_HOST = socket.gethostname()
+_HELD: set[tuple[str, int]] = set()
+"""(owner, run id) of every claim a Store of this process holds right now (for rows owned by this pid)."""
+
+SplitResult = tuple[SplitScores, Sequence[str], Sequence[Any]]
+"""What the runner stores per split: scores, example ids and predictions, in split order."""
+
+
+class ClaimLost(RuntimeError):
+    """The row this process claimed is no longer its own (someone took it over); nothing was written."""
+
+
+def config_hash(configuration: Mapping[str, Any] | None) -> str | None:
+    """SHA-256 of the canonical JSON of a model's resolved configuration; None without one."""
+    if configuration is None:
+        return None
+    text = json.dumps(configuration, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def pack_predictions(ids: Sequence[str], predictions: Sequence[Any], correct: Sequence[bool | None]) -> bytes:
+    """One split's predictions as a compressed block (columns, not rows: ids and verdicts compress well)."""
+    verdicts = [None if ok is None else int(ok) for ok in correct]
+    return zlib.compress(_JSON.encode([list(ids), list(predictions), verdicts]).encode(), 6)
+
+
+def unpack_predictions(block: bytes) -> tuple[list[str], list[Any], list[bool | None]]:
+    """(example ids, predictions, per-example correct) of a block written by `pack_predictions`."""
+    ids, predictions, verdicts = json.loads(zlib.decompress(block))
+    return ids, predictions, [None if ok is None else bool(ok) for ok in verdicts]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What `claim_run` found for a run key, and whether this process now holds the run.
+
+    `state` is `claimed` (this process must run it and then call `finish_run`, `end_run` or
+    `discard`), `cached` (finished: `status` is `done`, `n/a` or `failed`, with `error`) or
+    `busy` (a live process, `owner`, is running it: wait and claim again)."""
+
+    run_id: int
+    state: Literal["claimed", "cached", "busy"]
+    status: str
+    """The row's status: `running` when claimed or busy."""
+    error: str | None
+    owner: str | None
+    """`host:pid:token` of the holder: this process when claimed, the other one when busy."""
+    previous: tuple[Any, ...] | None = field(default=None, repr=False)
+    """The row as an earlier attempt left it (a taken-over claim), restored by `discard`."""
+
+    @property
+    def holder(self) -> str:
+        """The holding process for a log line: `pid 123 on host`."""
+        host, pid, _ = (self.owner or "?:?:?").rsplit(":", 2)
+        return f"pid {pid} on {host}"
+
+
+def _owner_alive(owner: str | None, run_id: int) -> bool:
+    """Whether the process that holds a `running` row may still finish it.
+
+    A released row (NULL owner) is not held. On this host: alive if its pid exists, or, for
+    this very process, if one of its Stores still holds the claim (a claim left behind by an
+    exception here is stale). Another host cannot be checked and counts as alive."""
+    if not owner:
+        return False
+    try:
+        host, pid_text, _ = owner.rsplit(":", 2)
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    if host != _HOST:
+        return True
+    if pid == os.getpid():
+        return (owner, run_id) in _HELD
+    if pid <= 0:
+        return False
+    if sys.platform == "win32":  # os.kill(pid, 0) would send CTRL_C_EVENT there
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, under another user
+        return True
+    except OSError:
+        return False
+    return True
 
 
 class Store:
-    """A connection to one results database file."""
+    """A connection to one results database file; see the module docstring for schema and rules."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.owner = f"{_HOST}:{os.getpid()}:{secrets.token_hex(4)}"
+        """How this Store signs the runs it claims."""
+        self.migrated_from: Path | None = None
+        """The backup of the v1 store this open migrated, if it did."""
+        self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
         try:
-            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            deadline = time.monotonic() + BUSY_TIMEOUT
+            while True:
+                try:
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                    self._db.execute("PRAGMA synchronous=NORMAL")
+                    self._open_schema()
+                    break
+                except sqlite3.OperationalError as error:
+                    # switching a new file to WAL, or reading it while another process does, can
+                    # fail at once without waiting for the busy timeout: retry (every step is atomic)
+                    if error.sqlite_errorname not in ("SQLITE_BUSY", "SQLITE_LOCKED") or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.02 + 0.08 * random.random())
             self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.executescript(SCHEMA)
         except sqlite3.DatabaseError as error:
-            raise UserError(
-                f"{self.path} is not a structbench results database ({error}); pass another --store."
-            ) from None
+            self._db.close()
+            if error.sqlite_errorname in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
+                raise UserError(
+                    f"{self.path} is not a structbench results database ({error}); pass another --store."
+                ) from None
+            raise
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _open_schema(self) -> None:
+        """Create the schema in a new file, migrate a v1 store, refuse a newer one: one transaction.
+
+        Foreign keys are still off here, so that the migration can rebuild the runs table."""
+        if int(self._db.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION:
+            return  # the common case needs no write lock (a read-only store opens too)
+        with self._transaction() as db:
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:
+                raise UserError(
+                    f"{self.path} was written by a newer structbench (store schema {version}, this one "
+                    f"reads {SCHEMA_VERSION}); upgrade structbench (pip install -U structbench) to open it."
+                )
+            if version == SCHEMA_VERSION:
+                return
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if {"runs", "scores", "predictions"} <= tables:
+                from structbench import store_migration
+
+                self.migrated_from = store_migration.migrate_v1(db, self.path)
+            elif tables - {"suites", "sqlite_sequence"}:
+                raise UserError(
+                    f"{self.path} is an SQLite file but not a structbench results database; pass another --store."
+                )
+            else:
+                for statement in SCHEMA:
+                    db.execute(statement)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        if self.migrated_from is not None:
+            # give the bytes of the unpacked predictions back to the file system; when another
+            # process has the store open this fails, and later runs reuse the space instead
+            with suppress(sqlite3.OperationalError):
+                self._db.execute("VACUUM")
 
     def close(self) -> None:
         self._db.close()
@@ -109,9 +319,12 @@ class Store:
         try:
             yield self._db
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+
+    # suites
 
     def record_suite(self, spec: SuiteSpec, suite_hash: str) -> None:
         """Keep the spec of a suite whose runs are stored (split order, primary metric, citation)."""
@@ -122,120 +335,212 @@ class Store:
             )
 
     def suite_specs(self) -> dict[tuple[str, str, str], SuiteSpec]:
-        """(suite, version, suite_hash) -> spec of every suite with stored runs."""
-        rows = self._db.execute("SELECT suite, version, suite_hash, spec FROM suites").fetchall()
-        return {(s, v, h): SuiteSpec.model_validate_json(spec) for s, v, h, spec in rows}
+        """(suite, version, suite_hash) -> spec of every suite with stored runs whose spec this
+        structbench can read (a spec it cannot read leaves that suite out of reports, nothing else)."""
+        specs = {}
+        for suite, version, suite_hash, text in self._db.execute("SELECT suite, version, suite_hash, spec FROM suites"):
+            with suppress(ValueError):  # pydantic's ValidationError is a ValueError
+                specs[(suite, version, suite_hash)] = SuiteSpec.model_validate_json(text)
+        return specs
 
-    def find_run(self, suite: str, version: str, suite_hash: str, model_hash: str, seed: int) -> tuple[int, str] | None:
-        """(run id, status) of a stored run, or None."""
-        row = self._db.execute(
-            "SELECT id, status FROM runs WHERE suite=? AND version=? AND suite_hash=? AND model_hash=? AND seed=?",
-            (suite, version, suite_hash, model_hash, seed),
-        ).fetchone()
-        return (int(row[0]), str(row[1])) if row else None
+    # claiming and storing runs
 
-    def start_run(self, fields: dict[str, Any]) -> int:
-        """Record a run as `running`, replacing an earlier interrupted or failed attempt."""
-        values = [fields[c] for c in RUN_COLUMNS]
+    def claim_run(self, fields: Mapping[str, Any], *, retry_failed: bool = True) -> Claim:
+        """Atomically answer a run key from the store, report it busy, or take it for this process.
+
+        `fields` holds every name in `RUN_FIELDS`. A `done` or `n/a` row is `cached`; so is a
+        `failed` one when `retry_failed` is False (a caller that waited for another process
+        reads its verdict instead of repeating its crash). A `running` row held by a live
+        process is `busy`. Otherwise the run is `claimed`: inserted, or an earlier failed or
+        abandoned attempt's row is updated in place (same id; that attempt's scores and
+        predictions, if any, are deleted; `discard` would put the row back as it was)."""
+        missing = [name for name in RUN_FIELDS if name not in fields]
+        if missing:
+            raise ValueError(f"claim_run needs the run fields {', '.join(missing)}")
+        values = [int(bool(fields[name])) if name == "comparable" else fields[name] for name in RUN_FIELDS]
+        key = (fields["suite"], fields["version"], fields["suite_hash"], fields["model_hash"], fields["seed"])
         with self._transaction() as db:
-            db.execute(
-                "DELETE FROM runs WHERE suite=? AND version=? AND suite_hash=? AND model_hash=? AND seed=?",
-                (fields["suite"], fields["version"], fields["suite_hash"], fields["model_hash"], fields["seed"]),
+            row = db.execute(f"SELECT id, {', '.join(_ROW_COLUMNS)} FROM runs WHERE {_KEY}", key).fetchone()
+            now = time.time()
+            if row is None:
+                cursor = db.execute(
+                    f"INSERT INTO runs ({', '.join(RUN_FIELDS)}, status, owner, started_at) "
+                    f"VALUES ({', '.join('?' * len(RUN_FIELDS))}, 'running', ?, ?)",
+                    [*values, self.owner, now],
+                )
+                claim = Claim(int(cursor.lastrowid or 0), "claimed", "running", None, self.owner)
+            else:
+                run_id, previous = int(row[0]), tuple(row[1:])
+                current = dict(zip(_ROW_COLUMNS, previous, strict=True))
+                status, error, owner = current["status"], current["error"], current["owner"]
+                if status in ("done", "n/a") or (status == "failed" and not retry_failed):
+                    return Claim(run_id, "cached", status, error, owner)
+                if status == "running" and _owner_alive(owner, run_id):
+                    return Claim(run_id, "busy", status, None, owner)
+                db.execute("DELETE FROM scores WHERE run_id=?", (run_id,))
+                db.execute("DELETE FROM predictions WHERE run_id=?", (run_id,))
+                db.execute(
+                    f"UPDATE runs SET {', '.join(f'{name}=?' for name in RUN_FIELDS)}, status='running', "
+                    "error=NULL, owner=?, started_at=?, finished_at=NULL, fit_seconds=NULL, predict_seconds=NULL "
+                    "WHERE id=?",
+                    [*values, self.owner, now, run_id],
+                )
+                claim = Claim(run_id, "claimed", "running", None, self.owner, previous)
+        _HELD.add((self.owner, claim.run_id))
+        return claim
+
+    def _check_held(self, db: sqlite3.Connection, claim: Claim, cursor: sqlite3.Cursor) -> None:
+        if cursor.rowcount != 1:
+            row = db.execute("SELECT status, owner FROM runs WHERE id=?", (claim.run_id,)).fetchone()
+            _HELD.discard((self.owner, claim.run_id))
+            raise ClaimLost(
+                f"run {claim.run_id} is no longer held by this process ({self.owner}); "
+                f"the store has it as {row[0] if row else 'deleted'} by {row[1] if row else 'nobody'}."
             )
-            cursor = db.execute(
-                f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}, status, started_at) "
-                f"VALUES ({', '.join('?' * len(RUN_COLUMNS))}, 'running', ?)",
-                [*values, time.time()],
-            )
-            return int(cursor.lastrowid or 0)
 
     def finish_run(
-        self,
-        run_id: int,
-        results: dict[str, tuple[SplitScores, Sequence[str], Sequence[Any]]],
-        fit_seconds: float,
-        predict_seconds: float,
+        self, claim: Claim, results: Mapping[str, SplitResult], fit_seconds: float, predict_seconds: float
     ) -> None:
-        """Store every split's scores and predictions and mark the run done, in one transaction.
+        """Store every split's scores and predictions and mark the claimed run done, in one transaction.
 
-        `results` maps split name -> (scores, example ids, predictions).
-        """
-        score_rows: list[tuple[int, str, str, float | None, int]] = []
-        prediction_rows: list[tuple[int, str, str, str, int | None]] = []
+        `results` maps split name -> (scores, example ids, predictions), in split order."""
+        score_rows: list[tuple[int, str, str, str, str, float | None, int]] = []
+        prediction_rows: list[tuple[int, str, int, bytes]] = []
         for split, (scores, ids, predictions) in results.items():
-            for metric, (value, n) in scores.metrics.items():
-                score_rows.append((run_id, split, metric, None if value != value else value, n))
+            for score in scores.scores:
+                value = None if math.isnan(score.value) else float(score.value)
+                score_rows.append((claim.run_id, split, score.metric, score.breakdown, score.level, value, score.n))
+            if len(predictions) != len(ids):
+                raise ValueError(f"split {split}: {len(predictions)} predictions for {len(ids)} examples")
             correct = scores.correct or [None] * len(ids)
-            prediction_rows.extend(
-                (run_id, split, example_id, _JSON.encode(p), None if ok is None else int(ok))
-                for example_id, p, ok in zip(ids, predictions, correct, strict=True)
-            )
+            block = pack_predictions(ids, predictions, correct)
+            prediction_rows.append((claim.run_id, split, len(ids), block))
         with self._transaction() as db:
-            db.executemany("INSERT INTO scores VALUES (?, ?, ?, ?, ?)", score_rows)
-            db.executemany("INSERT INTO predictions VALUES (?, ?, ?, ?, ?)", prediction_rows)
-            db.execute(
-                "UPDATE runs SET status='done', finished_at=?, fit_seconds=?, predict_seconds=? WHERE id=?",
-                (time.time(), fit_seconds, predict_seconds, run_id),
+            cursor = db.execute(
+                "UPDATE runs SET status='done', error=NULL, finished_at=?, fit_seconds=?, predict_seconds=? "
+                "WHERE id=? AND owner=? AND status='running'",
+                (time.time(), fit_seconds, predict_seconds, claim.run_id, self.owner),
             )
+            self._check_held(db, claim, cursor)
+            db.executemany("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?)", score_rows)
+            db.executemany("INSERT INTO predictions VALUES (?, ?, ?, ?)", prediction_rows)
+        _HELD.discard((self.owner, claim.run_id))
 
-    def end_run(self, run_id: int, status: str, error: str) -> None:
-        """Mark a run `failed` or `n/a` with its reason."""
+    def end_run(self, claim: Claim, status: Literal["failed", "n/a"], error: str) -> None:
+        """Mark the claimed run `failed` or `n/a` with its reason."""
         with self._transaction() as db:
-            db.execute(
-                "UPDATE runs SET status=?, error=?, finished_at=? WHERE id=?", (status, error, time.time(), run_id)
+            cursor = db.execute(
+                "UPDATE runs SET status=?, error=?, finished_at=? WHERE id=? AND owner=? AND status='running'",
+                (status, error, time.time(), claim.run_id, self.owner),
             )
+            self._check_held(db, claim, cursor)
+        _HELD.discard((self.owner, claim.run_id))
 
-    def discard_run(self, run_id: int) -> None:
-        """Forget a run that never got to evaluate the model."""
+    def discard(self, claim: Claim) -> None:
+        """Give back a claim that never got to evaluate the model (a configuration error).
+
+        A row this claim inserted is deleted; a row it took over is restored to what the earlier
+        attempt left (its status, error, owner and times), so that attempt's history survives."""
         with self._transaction() as db:
-            db.execute("DELETE FROM runs WHERE id=?", (run_id,))
+            if claim.previous is None:
+                cursor = db.execute("DELETE FROM runs WHERE id=? AND owner=?", (claim.run_id, self.owner))
+            else:
+                cursor = db.execute(
+                    f"UPDATE runs SET {', '.join(f'{name}=?' for name in _ROW_COLUMNS)} WHERE id=? AND owner=?",
+                    [*claim.previous, claim.run_id, self.owner],
+                )
+            self._check_held(db, claim, cursor)
+        _HELD.discard((self.owner, claim.run_id))
+
+    def release(self, claim: Claim) -> None:
+        """Let go of a claim that was neither finished, ended nor discarded (an interrupt).
+
+        The row stays `running` (resumable: the next ask redoes it) with no owner, so that no
+        process waits for it. Never raises: it runs while an interrupt propagates."""
+        if (self.owner, claim.run_id) not in _HELD:
+            return
+        _HELD.discard((self.owner, claim.run_id))
+        try:
+            with self._transaction() as db:
+                db.execute(
+                    "UPDATE runs SET owner=NULL WHERE id=? AND owner=? AND status='running'",
+                    (claim.run_id, self.owner),
+                )
+        except sqlite3.Error:
+            pass  # still running under this pid: stale to this process, awaited by others until it exits
+
+    # reading
 
     def run_status(self, run_id: int) -> tuple[str, str | None]:
+        """(status, error) of one run."""
         status, error = self._db.execute("SELECT status, error FROM runs WHERE id=?", (run_id,)).fetchone()
         return str(status), error
 
-    def run_scores(self, run_id: int) -> dict[str, dict[str, float | None]]:
-        """split -> metric -> value of one run."""
-        out: dict[str, dict[str, float | None]] = {}
-        for split, metric, value in self._db.execute(
-            "SELECT split, metric, value FROM scores WHERE run_id=? ORDER BY rowid", (run_id,)
-        ):
-            out.setdefault(split, {})[metric] = value
-        return out
+    def run_record(self, run_id: int) -> dict[str, Any]:
+        """Every column of one run, by name."""
+        cursor = self._db.execute("SELECT * FROM runs WHERE id=?", (run_id,))
+        row = cursor.fetchone()
+        if row is None:
+            raise KeyError(f"no run {run_id} in {self.path}")
+        return {column[0]: value for column, value in zip(cursor.description, row, strict=True)}
 
     def runs(self) -> pd.DataFrame:
-        """Every run, one row each."""
+        """Every run, one row each, every column (whatever its status)."""
         import pandas as pd
 
         return pd.read_sql_query("SELECT * FROM runs ORDER BY id", self._db)
 
-    def scores(self) -> pd.DataFrame:
-        """Every score of a finished run, joined with its run's identifying columns."""
+    def scores(
+        self,
+        *,
+        suite: str | None = None,
+        version: str | None = None,
+        suite_hash: str | None = None,
+        model_hash: str | None = None,
+    ) -> pd.DataFrame:
+        """Every score of a finished (`done`) run, with its run's identifying columns.
+
+        Columns: suite, version, suite_hash, model, model_hash, config_hash, comparable (bool),
+        seed, draw, split, metric, breakdown, level, value (NaN where undefined), n; in run
+        order, then as stored. The keyword filters are applied in SQL, so that one cell's rows
+        are read without the rest of the store."""
         import pandas as pd
 
-        return pd.read_sql_query(
-            "SELECT r.suite, r.version, r.suite_hash, r.model, r.model_hash, r.seed, r.draw, "
-            "s.split, s.metric, s.value, s.n FROM scores s JOIN runs r ON r.id = s.run_id "
-            "WHERE r.status = 'done' ORDER BY r.suite, r.model, s.split, s.metric, r.seed",
+        filters = {"suite": suite, "version": version, "suite_hash": suite_hash, "model_hash": model_hash}
+        where = "".join(f" AND {column} = ?" for column, value in filters.items() if value is not None)
+        params = [value for value in filters.values() if value is not None]
+        runs = pd.read_sql_query(
+            "SELECT id, suite, version, suite_hash, model, model_hash, config_hash, comparable, seed, draw "
+            f"FROM runs WHERE status = 'done'{where} ORDER BY id",
             self._db,
+            params=params,
         )
+        # the scores alone, then joined here: reading each run's columns once per score row costs
+        # more than the join (a 10,000-run store has hundreds of thousands of score rows)
+        in_runs = "" if not params else f" WHERE run_id IN (SELECT id FROM runs WHERE status = 'done'{where})"
+        scores = pd.read_sql_query(
+            f"SELECT run_id AS id, split, metric, breakdown, level, value, n FROM scores{in_runs}",
+            self._db,
+            params=params,
+        )
+        frame = runs.merge(scores, on="id", how="inner", sort=False).drop(columns="id")
+        frame["comparable"] = frame["comparable"].astype(bool)
+        frame["value"] = frame["value"].astype(float)
+        return frame
+
+    def stored_predictions(self, run_id: int) -> dict[str, tuple[list[str], list[Any], list[bool | None]]]:
+        """split -> (example ids, predictions, per-example correct) of one run, in split order."""
+        rows = self._db.execute("SELECT split, block FROM predictions WHERE run_id=? ORDER BY rowid", (run_id,))
+        return {split: unpack_predictions(block) for split, block in rows}
 
     def predictions(self, run_id: int) -> pd.DataFrame:
+        """One row per example of one run: split, example_id, prediction (JSON text), correct (1/0/NaN)."""
         import pandas as pd
 
-        return pd.read_sql_query(
-            "SELECT split, example_id, prediction, correct FROM predictions WHERE run_id=? ORDER BY rowid",
-            self._db,
-            params=(run_id,),
-        )
-
-    def export(self, out_dir: Path) -> dict[str, Path]:
-        """Write runs and scores as CSV and JSON; return the paths written."""
-        out_dir.mkdir(parents=True, exist_ok=True)
-        written = {}
-        for name, frame in (("runs", self.runs()), ("scores", self.scores())):
-            csv_path, json_path = out_dir / f"{name}.csv", out_dir / f"{name}.json"
-            frame.to_csv(csv_path, index=False)
-            frame.to_json(json_path, orient="records", indent=1)
-            written[f"{name}.csv"], written[f"{name}.json"] = csv_path, json_path
-        return written
+        columns: dict[str, list[Any]] = {"split": [], "example_id": [], "prediction": [], "correct": []}
+        for split, (ids, predictions, correct) in self.stored_predictions(run_id).items():
+            columns["split"] += [split] * len(ids)
+            columns["example_id"] += ids
+            columns["prediction"] += [_JSON.encode(p) for p in predictions]
+            columns["correct"] += [None if ok is None else int(ok) for ok in correct]
+        return pd.DataFrame(columns)
