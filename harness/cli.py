@@ -66,12 +66,24 @@ def _suite_row(name: str) -> dict[str, Any]:
         "family": spec.family,
         "protocol": spec.protocol,
         "n_draws": spec.n_draws,
-        "splits": {s.name: {"role": s.role, "size": s.size} for s in spec.splits},
+        "primary_metric": spec.primary_metric,
+        "higher_is_better": spec.higher_is_better,
+        "task": spec.task,
+        "splits": {
+            s.name: {"role": s.role, "size": s.size, "test_role": s.test_role, "ranked": s.ranked} for s in spec.splits
+        },
         "suite_hash": manifest.suite_hash if manifest else None,
         "released": suite.released_manifest() is not None,
         "built": freeze.is_built(suite),
         "citation": spec.citation,
     }
+
+
+def _split_cell(name: str, split: dict[str, Any]) -> str:
+    """`test=4182:gen`: a split's name, size per draw and, for test splits, its role."""
+    size = split["size"] if split["size"] is not None else "?"
+    role = {"generalisation": ":gen", "in-distribution": ":in", None: ""}[split["test_role"]]
+    return f"{name}={size}{role}{'' if split['ranked'] else '*'}"
 
 
 def cmd_suites(args: argparse.Namespace) -> int:
@@ -86,13 +98,17 @@ def cmd_suites(args: argparse.Namespace) -> int:
             f"{r['id']}@{r['version']}",
             r["family"],
             r["protocol"],
+            r["primary_metric"] + ("" if r["higher_is_better"] else " (lower better)"),
             r["n_draws"],
-            " ".join(f"{name}={s['size'] if s['size'] is not None else '?'}" for name, s in r["splits"].items()),
+            " ".join(_split_cell(name, s) for name, s in r["splits"].items()),
             (r["suite_hash"] or "-")[:12],
         ]
         for r in rows
     ]
-    print(tabulate(table, headers=["suite", "family", "protocol", "draws", "splits (per draw)", "hash"]))
+    print(
+        tabulate(table, headers=["suite", "family", "protocol", "primary metric", "draws", "splits (per draw)", "hash"])
+    )
+    print("\nTest splits: gen = generalisation, in = in-distribution; * = shown but not ranked (pools other splits).")
     return 0
 
 
@@ -157,8 +173,6 @@ def _print_record(record: Any) -> None:
     rows = []
     for split, metrics in record.scores.items():
         for metric, stats in metrics.items():
-            if "[" in metric:
-                continue
             rows.append(
                 [split, metric, f"{stats.mean:.4f}", f"[{stats.ci_low:.4f}, {stats.ci_high:.4f}]", stats.n_seeds]
             )

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -28,12 +28,12 @@ import numpy as np
 from tqdm import tqdm
 
 from structbench import __version__, freeze, registry
+from structbench.cells import as_stats, cells
 from structbench.errors import NotApplicable, UserError
-from structbench.protocols import ask, speaks
-from structbench.scoring import seed_stats
+from structbench.protocols import OracleUser, Trainable, ask, speaks
 from structbench.sources import structbench_home
 from structbench.specs import ModelSpec, ResultRecord, SeedStats, Split
-from structbench.store import Store
+from structbench.store import Store, config_hash
 from structbench.suite import Suite
 
 ERROR_TAIL = 2000
@@ -144,6 +144,25 @@ def _error_text(error: BaseException) -> str:
     return text[-ERROR_TAIL:]
 
 
+class DrawSplits(Mapping[str, Split]):
+    """The frozen splits of one draw of a suite, by name, each read (and hash-checked) on first use."""
+
+    def __init__(self, suite: Suite, manifest: freeze.Manifest, draw: int) -> None:
+        self._suite, self._manifest, self._draw = suite, manifest, draw
+        self._names = [s.name for s in suite.spec.splits]
+
+    def __getitem__(self, name: str) -> Split:
+        if name not in self._names:
+            raise KeyError(name)
+        return freeze.load_split(self._suite, self._manifest, self._draw, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
 class Runner:
     """Evaluates models on suites into one store."""
 
@@ -155,11 +174,11 @@ class Runner:
 
     def evaluate(self, suite_ref: str, model: ModelSpec, seeds: Sequence[int]) -> ResultRecord:
         suite = registry.suite(suite_ref)
-        manifest = freeze.ensure_built(suite, self.source_dir)
         if not seeds:
             raise UserError("no seeds given; pass --seeds, e.g. --seeds 0,1,2.")
-        check_settings(model)
+        check_settings(model)  # before any data is built: a typo in --set costs nothing
         facts = model_facts(model, suite.spec.id)
+        manifest = freeze.ensure_built(suite, self.source_dir)
         self.store.record_suite(suite.spec, manifest.suite_hash)
         status: dict[str, str] = {}
         errors: dict[str, str] = {}
@@ -182,7 +201,7 @@ class Runner:
             seeds=list(seeds),
             status=status,
             errors=errors,
-            scores=self._aggregate(suite, [run_ids[s] for s in seeds if status[str(s)] == "done"]),
+            **self.cell_scores(suite, manifest.suite_hash, model_hash(model, facts)),
         )
 
     def _run_seed(
@@ -193,42 +212,59 @@ class Runner:
         facts: dict[str, Any],
         seed: int,
     ) -> tuple[int, str, str | None, bool]:
+        """Evaluate one seed or answer it from the store: (run id, status, error, answered from the store).
+
+        The run is claimed atomically (`Store.claim_run`), so that processes evaluating into one
+        store at once never crash on each other or repeat each other's work: a run that another
+        live process holds is waited for and its result read. A failed or interrupted run is
+        redone; an interrupt leaves this one `running` and released, to be redone next time."""
         spec = suite.spec
-        key = (spec.id, spec.version, manifest.suite_hash, model_hash(model_spec, facts), seed)
-        found = self.store.find_run(*key)
-        if found is not None and found[1] in ("done", "n/a"):
-            status, error = self.store.run_status(found[0])
-            return found[0], status, error if status == "n/a" else None, True
         draw = seed % spec.n_draws
-        run_id = self.store.start_run(
-            {
-                "suite": spec.id,
-                "version": spec.version,
-                "suite_hash": manifest.suite_hash,
-                "model": model_spec.label,
-                "model_spec": json.dumps(model_record(model_spec, facts), sort_keys=True, default=str),
-                "model_hash": key[3],
-                "seed": seed,
-                "draw": draw,
-                "harness_version": __version__,
-                "git_commit": _git_commit(),
-                "environment": _environment(),
-            }
-        )
+        fields = {
+            "suite": spec.id,
+            "version": spec.version,
+            "suite_hash": manifest.suite_hash,
+            "model": model_spec.label,
+            "model_spec": json.dumps(model_record(model_spec, facts), sort_keys=True, default=str),
+            "model_hash": model_hash(model_spec, facts),
+            "config_hash": config_hash(facts.get("configuration")),
+            "comparable": facts.get("comparable", True),
+            "seed": seed,
+            "draw": draw,
+            "harness_version": __version__,
+            "git_commit": _git_commit(),
+            "environment": _environment(),
+        }
+        claim = self.store.claim_run(fields)
+        if claim.state == "busy":
+            self.log(f"{spec.key} x {model_spec.label} seed {seed} is being run by {claim.holder}; waiting for it")
+            while claim.state == "busy":
+                time.sleep(0.5)
+                # the other process's failure is this ask's answer too, not a cue to repeat the crash
+                claim = self.store.claim_run(fields, retry_failed=False)
+        if claim.state == "cached":
+            error = None if claim.status == "done" else claim.error
+            if claim.status == "failed" and error:
+                error = error.strip().splitlines()[-1]  # the exception line of the stored traceback
+            return claim.run_id, claim.status, error, True
+        run_id = claim.run_id
         try:
-            results, fit_seconds, predict_seconds = self._fit_and_predict(suite, manifest, model_spec, seed, draw)
-        except NotApplicable as reason:
-            self.store.end_run(run_id, "n/a", str(reason))
-            return run_id, "n/a", str(reason), False
-        except UserError:
-            self.store.discard_run(run_id)  # a configuration error says nothing about the model
-            raise
-        except Exception as error:  # a model's own crash: recorded, and the next seed still runs
-            self.store.end_run(run_id, "failed", _error_text(error))
-            self.log(f"{spec.key} x {model_spec.label} seed {seed} failed: {type(error).__name__}: {error}")
-            return run_id, "failed", f"{type(error).__name__}: {error}", False
-        self.store.finish_run(run_id, results, fit_seconds, predict_seconds)
-        return run_id, "done", None, False
+            try:
+                results, fit_seconds, predict_seconds = self._fit_and_predict(suite, manifest, model_spec, seed, draw)
+            except NotApplicable as reason:
+                self.store.end_run(claim, "n/a", str(reason))
+                return run_id, "n/a", str(reason), False
+            except UserError:
+                self.store.discard(claim)  # a configuration error says nothing about the model
+                raise
+            except Exception as error:  # a model's own crash: recorded, and the next seed still runs
+                self.store.end_run(claim, "failed", _error_text(error))
+                self.log(f"{spec.key} x {model_spec.label} seed {seed} failed: {type(error).__name__}: {error}")
+                return run_id, "failed", f"{type(error).__name__}: {error}", False
+            self.store.finish_run(claim, results, fit_seconds, predict_seconds)
+            return run_id, "done", None, False
+        finally:
+            self.store.release(claim)  # after an interrupt only: the run stays `running`, for anyone to redo
 
     def _fit_and_predict(
         self, suite: Suite, manifest: freeze.Manifest, model_spec: ModelSpec, seed: int, draw: int
@@ -247,17 +283,15 @@ class Runner:
         spec = suite.spec
         if not speaks(model, spec.protocol):
             raise NotApplicable(f"{model_spec.label} does not speak the {spec.protocol} protocol")
-
-        def split(name: str) -> Split:
-            return freeze.load_split(suite, manifest, draw, name)
-
-        train = [split(s.name) for s in spec.splits_with_role("train")]
-        dev = [split(s.name) for s in spec.splits_with_role("dev")]
+        splits = DrawSplits(suite, manifest, draw)
+        train = [splits[s.name] for s in spec.splits_with_role("train")]
+        dev = [splits[s.name] for s in spec.splits_with_role("dev")]
+        if isinstance(model, OracleUser):
+            model.use_oracle(suite.oracle(splits))
         _seed_everything(seed)
         started = time.perf_counter()
-        fit = getattr(model, "fit", None)
-        if callable(fit) and train:
-            fit(train[0], dev[0] if dev else None, seed=seed)
+        if isinstance(model, Trainable) and train:
+            model.fit(train[0], dev[0] if dev else None, seed=seed)
         fit_seconds = time.perf_counter() - started
         tests = spec.splits_with_role("test")
         sizes = [s.size for s in tests]
@@ -272,20 +306,24 @@ class Runner:
             leave=False,
         ) as bar:
             for test in tests:
-                data = split(test.name)
+                data = splits[test.name]
                 predictions = ask(model, spec, data.examples, on_batch=bar.update)
                 scores = suite.score(data, predictions)
                 results[test.name] = (scores, [e.id for e in data.examples], predictions)
         return results, fit_seconds, time.perf_counter() - started
 
-    def _aggregate(self, suite: Suite, run_ids: list[int]) -> dict[str, dict[str, SeedStats]]:
-        per_run = [self.store.run_scores(run_id) for run_id in run_ids]
-        out: dict[str, dict[str, SeedStats]] = {}
-        for test in suite.spec.splits_with_role("test"):
-            metrics: dict[str, list[float]] = {}
-            for scores in per_run:
-                for metric, value in scores.get(test.name, {}).items():
-                    if value is not None:
-                        metrics.setdefault(metric, []).append(value)
-            out[test.name] = {metric: seed_stats(values) for metric, values in metrics.items()}
-        return out
+    def cell_scores(self, suite: Suite, suite_hash: str, model_key: str) -> dict[str, Any]:
+        """`scores` (split -> metric -> cell) and `breakdowns` (split -> metric -> key -> level -> cell)
+        of one model configuration, over every finished seed the store holds (see `structbench.cells`)."""
+        spec = suite.spec
+        stored = self.store.scores(suite=spec.id, version=spec.version, suite_hash=suite_hash, model_hash=model_key)
+        scores: dict[str, dict[str, SeedStats]] = {test.name: {} for test in spec.splits_with_role("test")}
+        breakdowns: dict[str, dict[str, dict[str, dict[str, SeedStats]]]] = {}
+        for row in cells(stored).to_dict("records"):
+            split, metric, key = str(row["split"]), str(row["metric"]), str(row["breakdown"])
+            if key:
+                by_level = breakdowns.setdefault(split, {}).setdefault(metric, {}).setdefault(key, {})
+                by_level[str(row["level"])] = as_stats(row)
+            else:
+                scores.setdefault(split, {})[metric] = as_stats(row)
+        return {"scores": scores, "breakdowns": breakdowns}

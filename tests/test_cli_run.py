@@ -15,7 +15,7 @@ from structbench.cli import main
 from structbench.store import Store
 from tests import helpers
 
-RECORD_KEYS = {"suite", "version", "suite_hash", "model", "seeds", "status", "errors", "scores"}
+RECORD_KEYS = {"suite", "version", "suite_hash", "model", "seeds", "status", "errors", "scores", "breakdowns"}
 STATS_KEYS = {"mean", "std", "min", "max", "ci_low", "ci_high", "n_seeds", "per_seed"}
 
 

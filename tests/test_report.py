@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -13,8 +12,9 @@ from structbench.baselines.trivial import Oracle
 from structbench.cli import main, parse_settings
 from structbench.reports.render import RESULT_COLUMNS, write_report
 from structbench.runner import Runner
-from structbench.scoring import SplitScores
+from structbench.scoring import Score, SplitScores
 from structbench.specs import ModelSpec
+from tests.helpers import read_results
 
 HOSTILE = "<script>alert(1)</script>"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
@@ -91,10 +91,10 @@ def test_markdown_csv_and_json_hold_every_metric(report: Path) -> None:
     oracle_line = next(line for line in markdown.splitlines() if line.startswith("| oracle"))
     assert oracle_line.count("100.0 [100.0, 100.0] (3)") == 7
 
-    rows = json.loads((folder / "results.json").read_text())
+    rows = read_results(folder / "results.json")
     assert rows and all(list(row) == RESULT_COLUMNS for row in rows)
-    keys = [(r["suite"], r["model"], r["split"], r["metric"]) for r in rows]
-    assert len(keys) == len(set(keys)), "one row per (suite, model, split, metric)"
+    keys = [(r["suite"], r["model"], r["split"], r["metric"], r["breakdown"], r["level"]) for r in rows]
+    assert len(keys) == len(set(keys)), "one row per (suite, model, split, metric, condition)"
     oracle = [r for r in rows if r["model"] == "oracle"]
     assert {r["split"] for r in oracle} == set(LOOKUP_TESTS)
     for split in LOOKUP_TESTS:
@@ -132,20 +132,21 @@ def test_numbers_from_different_data_never_share_a_cell(runner: Runner, tmp_path
     suite = registry.suite("lookup-tables")
     other_hash = "f" * 64
     runner.store.record_suite(suite.spec, other_hash)
-    run_id = runner.store.start_run(
+    claim = runner.store.claim_run(
         {
             "suite": "lookup-tables", "version": "1.0.0", "suite_hash": other_hash, "model": "copy",
-            "model_spec": '{"name":"copy","params":{}}', "model_hash": "0" * 64, "seed": 0, "draw": 0,
-            "harness_version": __version__, "git_commit": None, "environment": "{}",
+            "model_spec": '{"name":"copy","params":{}}', "model_hash": "0" * 64, "config_hash": None,
+            "comparable": True, "seed": 0, "draw": 0, "harness_version": __version__, "git_commit": None,
+            "environment": "{}",
         }
     )  # fmt: skip
-    scores = SplitScores(metrics={"sequence_accuracy": (0.5, 2)}, correct=[True, False])
-    runner.store.finish_run(run_id, {"heldout_tables": (scores, ["a", "b"], [["x"], ["y"]])}, 0.0, 0.0)
+    scores = SplitScores(scores=[Score("sequence_accuracy", 0.5, 2)], correct=[True, False])
+    runner.store.finish_run(claim, {"heldout_tables": (scores, ["a", "b"], [["x"], ["y"]])}, 0.0, 0.0)
 
     report = write_report(runner.store, tmp_path / "report")
-    rows = json.loads((report.parent / "results.json").read_text())
+    rows = read_results(report.parent / "results.json")
     cells = [r for r in rows if r["model"] == "copy" and r["split"] == "heldout_tables"]
-    cells = [r for r in cells if r["metric"] == "sequence_accuracy"]
+    cells = [r for r in cells if r["metric"] == "sequence_accuracy" and not r.get("breakdown")]
     assert sorted((r["suite_hash"] == other_hash, r["mean"], r["n_seeds"]) for r in cells) == [
         (False, 0.0, 1),
         (True, 0.5, 1),
@@ -170,7 +171,7 @@ def test_models_that_differ_only_in_a_settings_type_are_not_merged(runner: Runne
     runner.evaluate("lookup-tables", as_text, [0])
     assert len(runner.store.runs()) == 2
     report = write_report(runner.store, tmp_path / "report")
-    rows = json.loads((report.parent / "results.json").read_text())
+    rows = read_results(report.parent / "results.json")
     flag = [r for r in rows if r["model"].startswith("tests.test_report:Flag")]
     # ... so no cell may pool the two: each holds the one seed of one model
     assert flag and all(r["n_seeds"] == 1 for r in flag)

@@ -10,8 +10,9 @@ import pytest
 from structbench import __version__, freeze, registry
 from structbench.reports.render import aggregate, boards
 from structbench.runner import Runner, model_hash
-from structbench.specs import ModelSpec, Split
+from structbench.specs import ModelSpec
 from tests import helpers
+from tests.test_store import claim_and_die
 
 CONSTRUCTED: list[int] = []
 
@@ -26,8 +27,8 @@ class CountingOracle:
         CONSTRUCTED.append(1)
         self.solver: object = None
 
-    def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
-        self.solver = registry.suite(train.suite).oracle(train)
+    def use_oracle(self, solver: object) -> None:
+        self.solver = solver
 
     def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
         return self.solver.transduce(inputs)  # type: ignore[attr-defined, no-any-return]
@@ -105,21 +106,24 @@ def test_a_run_left_running_by_a_killed_process_is_redone_alone(runner: Runner) 
     assert len(CONSTRUCTED) == 2
     suite = registry.suite("lookup-tables")
     manifest = freeze.ensure_built(suite)
-    runner.store.start_run(  # what a process killed while evaluating seed 2 leaves behind
+    claim_and_die(  # what a process killed while evaluating seed 2 leaves behind: `running`, its owner dead
+        runner.store.path,
         {
             "suite": "lookup-tables", "version": "1.0.0", "suite_hash": manifest.suite_hash,
             "model": model.label, "model_spec": json.dumps(model.model_dump(), sort_keys=True),
-            "model_hash": model_hash(model), "seed": 2, "draw": 2, "harness_version": __version__,
-            "git_commit": None, "environment": "{}",
-        }
+            "model_hash": model_hash(model), "config_hash": None, "comparable": True, "seed": 2, "draw": 2,
+            "harness_version": __version__, "git_commit": None, "environment": "{}",
+        },
     )  # fmt: skip
     assert statuses(runner) == {0: "done", 1: "done", 2: "running"}
+    stale_id = by_seed(runner, 2, "id")
     stale_started = by_seed(runner, 2, "started_at")
     record = runner.evaluate("lookup-tables", model, [0, 1, 2])
     assert len(CONSTRUCTED) == 3, "only the unfinished seed should run again"
     assert record.status == {"0": "done", "1": "done", "2": "done"}
     assert statuses(runner) == {0: "done", 1: "done", 2: "done"}
     assert by_seed(runner, 2, "started_at") > stale_started  # type: ignore[operator]
+    assert by_seed(runner, 2, "id") == stale_id  # taken over in place, never deleted
     assert record.scores["new_compositions"]["sequence_accuracy"].per_seed == [1.0, 1.0, 1.0]
 
 
@@ -184,7 +188,9 @@ def test_a_changed_configuration_is_run_again_and_only_the_newest_is_reported(
     assert len(runs) == 3  # the runs of the old configuration are kept
     assert json.loads(runs.iloc[-1]["model_spec"])["configuration"] == {"suite": "lookup-tables", "epochs": 2}
     results = aggregate(runner.store)
-    cell = results[(results.split == "heldout_tables") & (results.metric == "sequence_accuracy")]
+    cell = results[
+        (results.split == "heldout_tables") & (results.metric == "sequence_accuracy") & (results.breakdown == "")
+    ]
     assert cell["n_seeds"].tolist() == [1]  # not the three seeds of two configurations mixed
     (board,) = boards(runner.store, results)
     assert board.status == {spec.label: "1 done"}

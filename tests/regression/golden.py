@@ -13,13 +13,22 @@ from pathlib import Path
 from typing import Any
 
 from structbench.runner import Runner
-from structbench.specs import ModelSpec
+from structbench.specs import ModelSpec, ResultRecord
 from structbench.store import Store
 
 GOLDEN = Path(__file__).with_name("golden.json")
 SUITES = ("lookup-tables", "lookup-tables-mt")
 MODELS = ("oracle", "copy", "random", "majority")
 SEEDS = (0, 1, 2)
+
+
+def _per_seed(record: ResultRecord, split: str) -> dict[str, list[float]]:
+    """metric (breakdowns as `metric[key=level]`) -> per-seed values of one split."""
+    values = {metric: stats.per_seed for metric, stats in record.scores[split].items()}
+    for metric, by_key in record.breakdowns.get(split, {}).items():
+        for key, by_level in by_key.items():
+            values.update({f"{metric}[{key}={level}]": stats.per_seed for level, stats in by_level.items()})
+    return values
 
 
 def compute() -> dict[str, Any]:
@@ -33,10 +42,7 @@ def compute() -> dict[str, Any]:
             for model in MODELS:
                 record = runner.evaluate(suite, ModelSpec(name=model), SEEDS)
                 entry["suite_hash"] = record.suite_hash
-                entry[model] = {
-                    split: {metric: stats.per_seed for metric, stats in metrics.items()}
-                    for split, metrics in record.scores.items()
-                }
+                entry[model] = {split: _per_seed(record, split) for split in record.scores}
             table[suite] = entry
     return table
 
