@@ -334,7 +334,8 @@ def test_a_consistent_released_manifest_still_builds(
 @pytest.mark.parametrize("path", sorted((REPO / "suites" / "manifests").glob("*.json")), ids=lambda p: p.stem)
 def test_every_committed_manifest_is_consistent(path: Path) -> None:
     suite = registry.suite(path.stem)
-    assert (released := suite.released_manifest()) is not None and released.resolve() == path.resolve()
+    # installed (as under tox) the released manifest is a copy of the committed file
+    assert (released := suite.released_manifest()) is not None and released.read_bytes() == path.read_bytes()
     manifest = freeze.expected_manifest(suite)
     assert manifest is not None and manifest.suite_hash == json.loads(path.read_text())["suite_hash"]
 
