@@ -21,11 +21,6 @@ from structbench.specs import ModelSpec
 from structbench.store import Store
 
 QUICKSTART_MODELS = ("oracle", "copy", "random", "majority")
-QUICKSTART_NEURAL: dict[str, tuple[str, ...]] = {
-    "lookup-tables-mt": ("seq2seq-gru-attn", "attentive-guidance", "seq2attn"),
-    "miniscan": ("lstm-thrush", "lla-lstm"),
-}
-"""`quickstart --neural`: neural baselines at their cpu-small budget on suites where that takes seconds."""
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -194,6 +189,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_quickstart(args: argparse.Namespace) -> int:
+    from structbench.baselines.neural.settings import quickstart_models
     from structbench.reports.render import write_report
 
     seeds = parse_seeds(args.seeds)
@@ -207,7 +203,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
                 print(f"suite {suite.spec.key} skipped: {error}", file=sys.stderr)
                 continue
             print(f"suite {suite.spec.key} {manifest.suite_hash[:12]}", file=sys.stderr)
-            models = QUICKSTART_MODELS + (QUICKSTART_NEURAL.get(name, ()) if args.neural else ())
+            models = QUICKSTART_MODELS + (quickstart_models(name) if args.neural else ())
             for model in models:
                 record = runner.evaluate(name, ModelSpec(name=model), seeds)
                 primary = suite.spec.primary_metric

@@ -18,7 +18,14 @@ from structbench.baselines.neural.seq2seq import (
     Seq2SeqNet,
     Seq2SeqSettings,
 )
-from structbench.baselines.neural.settings import BUDGETS, RECIPES, load_recipe, resolve_settings, task_of
+from structbench.baselines.neural.settings import (
+    BUDGETS,
+    RECIPES,
+    load_recipe,
+    quickstart_models,
+    resolve_settings,
+    task_of,
+)
 from structbench.baselines.neural.trainer import attention_loss, sequence_matches
 from structbench.baselines.neural.vocab import EOS, PAD, Vocabulary
 from structbench.errors import NotApplicable, UserError
@@ -56,6 +63,14 @@ def test_every_recipe_budget_is_valid_for_its_model(path: Path) -> None:
     suite = {"default": "grounded-weak", "lookup": "lookup-tables", "scan": "scan-simple"}.get(path.stem, path.stem)
     for budget in BUDGETS:
         resolve_settings(model.settings_class, path.parent.name, suite, budget, {})
+    for listed in recipe.quickstart:  # a suite of another task would silently never get this recipe
+        assert task_of(listed) == path.stem, f"{path} lists {listed} for quickstart, whose task is {task_of(listed)}"
+
+
+def test_quickstart_neural_runs_the_recipes_that_list_the_suite() -> None:
+    assert quickstart_models("miniscan") == ("lla-lstm", "lstm-thrush")
+    assert quickstart_models("lookup-tables-mt") == ("attentive-guidance", "seq2attn", "seq2seq-gru-attn")
+    assert quickstart_models("scan-length") == ()
 
 
 def test_suite_ids_map_to_recipe_tasks() -> None:

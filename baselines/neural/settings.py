@@ -2,9 +2,10 @@
 
 A recipe is `recipes/MODEL/TASK.yaml` with a `citation`, a `notes` line and one block of
 settings per budget (`paper`: the published configuration; `cpu-small`: what trains in a
-minute or two on a laptop CPU, used by tests and quickstart). The task is the one the
-suite's spec declares (`scan-length` -> `scan`); a model without a recipe for a task uses its
-`default.yaml`. `--set key=value` overrides any single setting.
+minute or two on a laptop CPU, used by tests and by `quickstart --neural` on the suites the
+recipe lists under `quickstart`). The task is the one the suite's spec declares
+(`scan-length` -> `scan`); a model without a recipe for a task uses its `default.yaml`.
+`--set key=value` overrides any single setting.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ class Recipe(Frozen):
     """What deviates from the paper, or what is a guess where the paper is silent."""
     budgets: dict[str, dict[str, Any]]
     """Budget name -> settings."""
+    quickstart: tuple[str, ...] = ()
+    """Suites on which the `cpu-small` budget trains in seconds, so `structbench quickstart --neural` runs it there."""
 
 
 def task_of(suite_id: str) -> str:
@@ -86,6 +89,18 @@ def load_recipe(model: str, task: str) -> tuple[Path, Recipe]:
             except (yaml.YAMLError, ValidationError) as error:
                 raise UserError(f"recipe {candidate} is malformed ({error}); fix or restore it.") from None
     raise UserError(f"model {model!r} has no recipe for {task!r} and no default.yaml under {RECIPES / model}.")
+
+
+def quickstart_models(suite_name: str) -> tuple[str, ...]:
+    """The neural baselines whose recipe lists `suite_name` (an id without version) for `quickstart --neural`."""
+    task = registry.suite(suite_name).spec.task
+    return tuple(
+        sorted(
+            path.parent.name
+            for path in RECIPES.glob(f"*/{task}.yaml")
+            if suite_name in load_recipe(path.parent.name, task)[1].quickstart
+        )
+    )
 
 
 S = TypeVar("S", bound="TrainSettings")
