@@ -32,11 +32,11 @@ def _csv_field(text: str) -> str:
 def _tokens(column: pd.Series) -> tuple[list[str], list[str]]:
     """The CSV and the JSON text of every value in `column`."""
     if pd.api.types.is_float_dtype(column.dtype):
-        values = column.to_numpy(dtype=float)
-        as_csv = list(map(repr, values.tolist()))
+        numbers = column.to_numpy(dtype=float)
+        as_csv = list(map(repr, numbers.tolist()))
         as_json = as_csv.copy()
-        for index in np.flatnonzero(~np.isfinite(values)).tolist():
-            value = float(values[index])
+        for index in np.flatnonzero(~np.isfinite(numbers)).tolist():
+            value = float(numbers[index])
             as_csv[index] = "" if value != value else as_csv[index]
             as_json[index] = json.dumps(None if value != value else value)
         return as_csv, as_json
