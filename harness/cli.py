@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from structbench import freeze, registry
-from structbench.errors import UserError
+from structbench.errors import SourceUnavailable, UserError
 from structbench.runner import Runner, default_store_path
 from structbench.specs import ModelSpec
 from structbench.store import Store
@@ -131,6 +131,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     names = args.suites or registry.suite_names()
     failed = False
+    skipped = []
     for name in names:
         suite = registry.suite(name)
         if args.verify:
@@ -144,8 +145,17 @@ def cmd_build(args: argparse.Namespace) -> int:
             if not problems:
                 print(f"ok {suite.spec.key}")
         else:
-            manifest = freeze.build(suite, args.source_dir)
+            try:
+                manifest = freeze.build(suite, args.source_dir)
+            except SourceUnavailable as error:
+                if args.suites:  # asked for by name: its files are needed
+                    raise
+                print(f"skipped {suite.spec.key}: {error}", file=sys.stderr)
+                skipped.append(suite.spec.key)
+                continue
             print(f"built {suite.spec.key} {manifest.suite_hash[:12]} -> {freeze.suite_dir(suite)}")
+    if skipped:
+        print(f"{len(skipped)} suites skipped: they need files you supply (see above).", file=sys.stderr)
     return 1 if failed else 0
 
 

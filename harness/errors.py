@@ -10,6 +10,10 @@ class UserError(Exception):
     """A problem the user can fix; the message names the thing and the fix."""
 
 
+class SourceUnavailable(UserError):
+    """A source file the user must supply (it has no download address) is not where the harness looks."""
+
+
 class NotApplicable(Exception):
     """The model cannot be evaluated on this suite (e.g. an unsupported protocol)."""
 

@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from structbench.errors import UserError
+from structbench.errors import SourceUnavailable, UserError
 from structbench.specs import Frozen
 
 SOURCE_DIR_VARIABLE = "STRUCTBENCH_SOURCE_DIR"
@@ -83,7 +83,7 @@ def resolve(source: SourceFile, source_dir: Path | None = None) -> Path:
 
 def _download(source: SourceFile, destination: Path) -> Path:
     if not source.url:
-        raise UserError(
+        raise SourceUnavailable(
             f"{source.path} was not found locally and has no download address (it comes from {source.origin}); "
             f"set {SOURCE_DIR_VARIABLE} to a folder that contains it."
         )

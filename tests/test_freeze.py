@@ -394,3 +394,16 @@ def test_a_reader_waits_out_a_publish_instead_of_failing(built_home: Path) -> No
     reader.join(10)
     [split] = loaded
     assert isinstance(split, Split) and len(split) == manifest.splits["draw2/train"].n_examples
+
+
+def test_building_every_suite_skips_those_whose_files_the_user_must_supply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(registry, "suite_names", lambda: ["agreement-linzen-number", "miniscan"])
+    assert main(["build"]) == 0
+    captured = capsys.readouterr()
+    assert "built miniscan@1.0.0" in captured.out
+    assert "skipped agreement-linzen-number@1.0.0: linzen/agr_50_mostcommon_10K.tsv was not found" in captured.err
+    assert main(["build", "agreement-linzen-number"]) == 2  # named, its files are needed
+    assert "set STRUCTBENCH_SOURCE_DIR" in one_sentence_error(capsys.readouterr().err)
