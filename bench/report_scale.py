@@ -70,10 +70,13 @@ def synthetic_split(rng: random.Random, split: str, size: int) -> SplitResult:
     for target, ok in zip(targets, correct, strict=True):
         lengths.setdefault(min(len(target), 5), []).append(bool(ok))
     scores = [
-        Score("sequence_accuracy", sum(map(bool, correct)) / size, size),
+        Score("sequence_accuracy", sum(map(bool, correct)) / size, size, proportion=True),
         Score("final_target_accuracy", rng.random(), size),
-        Score("token_accuracy", hits / tokens, tokens),
-        *(Score("sequence_accuracy", sum(v) / len(v), len(v), "length", str(k)) for k, v in sorted(lengths.items())),
+        Score("token_accuracy", hits / tokens, tokens, proportion=True),
+        *(
+            Score("sequence_accuracy", sum(v) / len(v), len(v), "length", str(k), proportion=True)
+            for k, v in sorted(lengths.items())
+        ),
     ]
     return SplitScores(scores=scores, correct=correct), ids, predictions
 

@@ -178,11 +178,11 @@ def _print_record(record: Any) -> None:
     rows = []
     for split, metrics in record.scores.items():
         for metric, stats in metrics.items():
-            rows.append(
-                [split, metric, f"{stats.mean:.4f}", f"[{stats.ci_low:.4f}, {stats.ci_high:.4f}]", stats.n_seeds]
-            )
+            shown = "" if stats.ci_low is None else f"[{stats.ci_low:.4f}, {stats.ci_high:.4f}]"
+            rows.append([split, metric, f"{stats.mean:.4f}", shown, stats.interval, stats.n_seeds])
     print(f"{record.suite}@{record.version} ({record.suite_hash[:12]}) x {record.model}")
-    print(tabulate(rows, headers=["split", "metric", "mean", "95% CI", "seeds"], disable_numparse=True))
+    headers = ["split", "metric", "mean", "95% interval", "method", "seeds"]
+    print(tabulate(rows, headers=headers, disable_numparse=True))
     for seed, error in record.errors.items():
         print(f"seed {seed} failed: {error}")
 

@@ -29,6 +29,10 @@ class Score:
     """Number of items the value is computed over (examples, or tokens for token accuracy)."""
     breakdown: str = ""
     level: str = ""
+    proportion: bool = False
+    """True when the value is the fraction of `n` items that are right, each item 0 or 1, so that
+    a binomial (Wilson) interval over the items applies; False for means of graded values and
+    for corpus metrics such as many-to-one, whose mapping is fitted on the items it scores."""
 
     @property
     def name(self) -> str:
@@ -64,18 +68,21 @@ PerExample = Sequence[float | None] | Counts
 """One metric's values per example, in split order; None where undefined for that example."""
 
 
-def aggregate_values(values: PerExample, selected: Sequence[int] | None = None) -> tuple[float, int]:
-    """(mean, n) of per-example values, over the examples at `selected` positions (all by default).
+def aggregate_values(values: PerExample, selected: Sequence[int] | None = None) -> tuple[float, int, bool]:
+    """(mean, n, proportion) of per-example values, over the examples at `selected` positions
+    (all by default); `proportion` says whether every item is 0 or 1 (see `Score.proportion`).
 
     Sums run in example order with Python floats, so counts of 0/1 values are exact."""
     if isinstance(values, Counts):
         indices = range(len(values.hits)) if selected is None else selected
         total = sum(values.items[i] for i in indices)
-        hits = sum(values.hits[i] for i in indices)
-        return (hits / total if total else math.nan), total
+        hits = [values.hits[i] for i in indices]
+        whole = all(float(h).is_integer() and 0 <= h <= values.items[i] for h, i in zip(hits, indices, strict=True))
+        return (sum(hits) / total if total else math.nan), total, whole
     chosen = values if selected is None else [values[i] for i in selected]
     defined = [float(v) for v in chosen if v is not None]
-    return (sum(defined) / len(defined) if defined else math.nan), len(defined)
+    binary = all(v in (0.0, 1.0) for v in defined)
+    return (sum(defined) / len(defined) if defined else math.nan), len(defined), binary
 
 
 def breakdown_scores(examples: Sequence[Example], values: PerExample, keys: Sequence[str], metric: str) -> list[Score]:
@@ -87,9 +94,9 @@ def breakdown_scores(examples: Sequence[Example], values: PerExample, keys: Sequ
             if key in example.meta:
                 groups[str(example.meta[key])].append(i)
         for level, positions in sorted(groups.items()):
-            value, n = aggregate_values(values, positions)
+            value, n, proportion = aggregate_values(values, positions)
             if n:
-                out.append(Score(metric, value, n, key, level))
+                out.append(Score(metric, value, n, key, level, proportion))
     return out
 
 
@@ -225,7 +232,9 @@ def score_split(
         if length != len(examples):
             raise ValueError(f"metric {metric!r} has {length} values for {len(examples)} examples")
     whole = corpus_metrics(protocol, examples, predictions)
-    whole.update({metric: Score(metric, *aggregate_values(values)) for metric, values in per_example.items()})
+    for metric, values in per_example.items():
+        value, n, proportion = aggregate_values(values)
+        whole[metric] = Score(metric, value, n, proportion=proportion)
     ordered = [whole.pop(primary)] if primary in whole else []
     ordered += [whole[metric] for metric in sorted(whole)]
     correct: list[bool | None] = [None] * len(examples)

@@ -210,10 +210,12 @@ class SeedStats(Frozen):
     """Smallest per-seed value."""
     max: float
     """Largest per-seed value."""
-    ci_low: float
-    """Lower end of the 95% bootstrap confidence interval of the mean."""
-    ci_high: float
-    """Upper end of the 95% bootstrap confidence interval of the mean."""
+    ci_low: float | None
+    """Lower end of the 95% confidence interval of the mean; None where none is claimed."""
+    ci_high: float | None
+    """Upper end of the 95% confidence interval of the mean; None where none is claimed."""
+    interval: str
+    """How the interval was made: `t over N seeds`, `Wilson over N items` or `none` (see `structbench.cells`)."""
     n_seeds: int
     """Number of seeds that finished."""
     per_seed: list[float]

@@ -12,7 +12,8 @@ Schema (`PRAGMA user_version = 2`):
 - `suites`: the spec of every suite with stored runs, so that reports need only the store.
 - `scores`: one row per (run, split, metric, breakdown, level). `breakdown` is an
   `Example.meta` key and `level` its value, both '' for the whole split; `value` is NULL
-  where undefined. The table is clustered on its key (WITHOUT ROWID), which halves its size.
+  where undefined; `proportion` is 1 where the value is the fraction of `n` items scored 0 or
+  1 (a binomial interval over the items applies; see `structbench.cells`). The table is clustered on its key (WITHOUT ROWID), which halves its size.
 - `predictions`: one row per (run, split): `block` is the zlib-compressed JSON array
   `[[example ids], [predictions], [correct: 1, 0 or null]]`, in split order, and
   `n_examples` its length. Packed, a run takes about a tenth of the bytes of one row per example.
@@ -119,6 +120,7 @@ SCHEMA = (
         level TEXT NOT NULL DEFAULT '',      -- that key's value
         value REAL,                     -- NULL when undefined (e.g. no items)
         n INTEGER NOT NULL,             -- number of items the value is computed over
+        proportion INTEGER NOT NULL DEFAULT 0 CHECK (proportion IN (0, 1)),  -- 1: the fraction of n 0/1 items
         PRIMARY KEY (run_id, split, metric, breakdown, level)
     ) WITHOUT ROWID                     -- clustered on the key: no second copy of it in an index
     """,
@@ -404,12 +406,14 @@ class Store:
         """Store every split's scores and predictions and mark the claimed run done, in one transaction.
 
         `results` maps split name -> (scores, example ids, predictions), in split order."""
-        score_rows: list[tuple[int, str, str, str, str, float | None, int]] = []
+        score_rows: list[tuple[int, str, str, str, str, float | None, int, bool]] = []
         prediction_rows: list[tuple[int, str, int, bytes]] = []
         for split, (scores, ids, predictions) in results.items():
             for score in scores.scores:
                 value = None if math.isnan(score.value) else float(score.value)
-                score_rows.append((claim.run_id, split, score.metric, score.breakdown, score.level, value, score.n))
+                score_rows.append(
+                    (claim.run_id, split, score.metric, score.breakdown, score.level, value, score.n, score.proportion)
+                )
             if len(predictions) != len(ids):
                 raise ValueError(f"split {split}: {len(predictions)} predictions for {len(ids)} examples")
             correct = scores.correct or [None] * len(ids)
@@ -422,7 +426,7 @@ class Store:
                 (time.time(), fit_seconds, predict_seconds, claim.run_id, self.owner),
             )
             self._check_held(db, claim, cursor)
-            db.executemany("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?)", score_rows)
+            db.executemany("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)", score_rows)
             db.executemany("INSERT INTO predictions VALUES (?, ?, ?, ?)", prediction_rows)
         _HELD.discard((self.owner, claim.run_id))
 
@@ -501,7 +505,8 @@ class Store:
         """Every score of a finished (`done`) run, with its run's identifying columns.
 
         Columns: suite, version, suite_hash, model, model_hash, config_hash, comparable (bool),
-        seed, draw, split, metric, breakdown, level, value (NaN where undefined), n; in run
+        seed, draw, split, metric, breakdown, level, value (NaN where undefined), n, proportion
+        (bool); in run
         order, then as stored. The keyword filters are applied in SQL, so that one cell's rows
         are read without the rest of the store."""
         import pandas as pd
@@ -519,12 +524,13 @@ class Store:
         # more than the join (a 10,000-run store has hundreds of thousands of score rows)
         in_runs = "" if not params else f" WHERE run_id IN (SELECT id FROM runs WHERE status = 'done'{where})"
         scores = pd.read_sql_query(
-            f"SELECT run_id AS id, split, metric, breakdown, level, value, n FROM scores{in_runs}",
+            f"SELECT run_id AS id, split, metric, breakdown, level, value, n, proportion FROM scores{in_runs}",
             self._db,
             params=params,
         )
         frame = runs.merge(scores, on="id", how="inner", sort=False).drop(columns="id")
         frame["comparable"] = frame["comparable"].astype(bool)
+        frame["proportion"] = frame["proportion"].astype(bool)
         frame["value"] = frame["value"].astype(float)
         return frame
 

@@ -226,7 +226,9 @@ def migrate_v1(db: sqlite3.Connection, path: Path) -> Path:
         ).fetchall()
     )
     db.executemany(
-        "INSERT INTO scores (run_id, split, metric, breakdown, level, value, n) VALUES (?, ?, ?, ?, ?, ?, ?)", scores
+        "INSERT INTO scores (run_id, split, metric, breakdown, level, value, n, proportion) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        ((*row, v1_proportion(row[2])) for row in scores),
     )
 
     def flush(run_id: int, splits: dict[str, tuple[list[str], list[Any], list[bool | None]]]) -> None:
@@ -287,6 +289,12 @@ def upgrade_spec(text: str) -> str:
         return SuiteSpec.model_validate(fields).model_dump_json()
     except (AttributeError, TypeError, ValueError):  # not a v1 spec either: keep it as it was
         return text
+
+
+def v1_proportion(metric: str) -> bool:
+    """Whether a v1 score is a fraction of 0/1 items: v1 stored no such flag, but every metric
+    it wrote named `accuracy` or `*_accuracy` was one (and no other metric was)."""
+    return metric == "accuracy" or metric.endswith("_accuracy")
 
 
 def _finite(value: float | None) -> bool:

@@ -34,7 +34,7 @@ from structbench.store import Store
 
 RESULT_COLUMNS = [
     "suite", "version", "suite_hash", "model", "split", "metric", "breakdown", "level",
-    "mean", "std", "min", "max", "ci_low", "ci_high", "n_seeds", "per_seed",
+    "mean", "std", "min", "max", "ci_low", "ci_high", "interval", "n_seeds", "per_seed",
 ]  # fmt: skip
 
 
@@ -161,13 +161,28 @@ def percent(value: float) -> str:
     return f"{100 * value:.1f}"
 
 
+def method(cell: SeedStats) -> str:
+    """The interval's method in a word: `t`, `Wilson` or `no interval`."""
+    return "no interval" if cell.interval == "none" else cell.interval.split()[0]
+
+
+def markdown_cell(cell: SeedStats) -> str:
+    """`mean [low, high] (n seeds, method)` in percent."""
+    interval = (
+        "" if cell.ci_low is None or cell.ci_high is None else f" [{percent(cell.ci_low)}, {percent(cell.ci_high)}]"
+    )
+    seeds = f"{cell.n_seeds} seed{'s' if cell.n_seeds > 1 else ''}"
+    return f"{percent(cell.mean)}{interval} ({seeds}, {method(cell)})"
+
+
 def _markdown(board_list: list[SuiteBoard]) -> str:
     parts = ["# structbench leaderboard", ""]
     for board in board_list:
         parts += [
             f"## {board.spec.key} ({board.spec.primary_metric}, %; data {board.suite_hash[:12]})",
             "",
-            "Cells: mean over seeds [95% bootstrap CI] (seeds). Ranked by the mean over "
+            "Cells: mean over seeds [95% interval] (seeds, method: t over seeds; Wilson over the test items "
+            "for one seed or seeds that agree). Ranked by the mean over "
             + ", ".join(board.ranked)
             + ("" if board.spec.higher_is_better else " (lower is better)")
             + "; split roles: "
@@ -180,9 +195,7 @@ def _markdown(board_list: list[SuiteBoard]) -> str:
             row = [markdown_text(model) + (" (not comparable)" if model in board.not_comparable else "")]
             for split in board.splits:
                 c = row_cells[split]
-                row.append(
-                    f"{percent(c.mean)} [{percent(c.ci_low)}, {percent(c.ci_high)}] ({c.n_seeds})" if c else "n/a"
-                )
+                row.append(markdown_cell(c) if c else "n/a")
             table.append(row)
         for reference in board.references:
             row = [f"*{markdown_text(reference.model)}* (reported, {markdown_text(reference.where)})"]
@@ -228,6 +241,7 @@ def write_report(store: Store, out_dir: Path) -> Path:
     )
     environment.filters["percent"] = percent
     environment.filters["breakable"] = breakable
+    environment.filters["method"] = method
     html = environment.get_template("index.html.j2").render(boards=board_list, version=__version__)
     index = out_dir / "index.html"
     index.write_text(html, encoding="utf-8")

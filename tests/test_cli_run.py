@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from scipy import stats as stats_module
 
 from structbench import registry
 from structbench.cli import main
@@ -16,7 +17,7 @@ from structbench.store import Store
 from tests import helpers
 
 RECORD_KEYS = {"suite", "version", "suite_hash", "model", "seeds", "status", "errors", "scores", "breakdowns"}
-STATS_KEYS = {"mean", "std", "min", "max", "ci_low", "ci_high", "n_seeds", "per_seed"}
+STATS_KEYS = {"mean", "std", "min", "max", "ci_low", "ci_high", "interval", "n_seeds", "per_seed"}
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0) -> dict:  # type: ignore[type-arg]
@@ -41,7 +42,13 @@ def test_oracle_solves_and_copy_fails_every_test_split(
         assert set(stats) == STATS_KEYS
         assert stats["mean"] == expected and stats["per_seed"] == [expected] * 3
         assert stats["n_seeds"] == 3 and stats["std"] == 0.0
-        assert stats["ci_low"] == stats["ci_high"] == stats["min"] == stats["max"] == expected
+        assert stats["min"] == stats["max"] == expected
+        # seeds that agree: the interval is over the split's test items, never of zero width
+        size = registry.suite(suite_id).spec.split(split).size
+        assert stats["interval"] == f"Wilson over {size} items"
+        hits = round(expected * (size or 0))
+        wilson = stats_module.binomtest(hits, size or 0).proportion_ci(method="wilson")
+        assert (stats["ci_low"], stats["ci_high"]) == pytest.approx((wilson.low, wilson.high), abs=1e-12)
 
 
 def test_a_repeated_run_is_answered_from_the_store(capsys: pytest.CaptureFixture[str], store_path: Path) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from scipy import stats
 
 from structbench import __version__, registry
 from structbench.baselines.trivial import Oracle
@@ -63,11 +64,14 @@ def test_cells_show_mean_ci_and_seed_count(report: Path) -> None:
     html = report.read_text()
     oracle = row_of(html, "oracle")
     assert oracle.count('<span class="mean">100.0</span>') == len(LOOKUP_TESTS) == 7
-    assert oracle.count('<span class="ci">[100.0, 100.0]</span>') == 7
-    assert oracle.count('<span class="seeds">n = 3</span>') == 7
+    # three seeds that agree: the Wilson interval over each split's items, not a zero-width one
+    for split in registry.suite("lookup-tables").spec.splits_with_role("test"):
+        low = stats.binomtest(split.size or 0, split.size or 0).proportion_ci(method="wilson").low
+        assert f'<span class="ci">[{100 * low:.1f}, 100.0]</span>' in oracle
+        assert f'<span class="seeds" title="Wilson over {split.size} items">n = 3 · Wilson</span>' in oracle
     assert "3 done" in oracle
     copy = row_of(html, "tests.helpers:CountingCopy")
-    assert copy.count('<span class="mean">0.0</span>') == 7 and copy.count("n = 1") == 7
+    assert copy.count('<span class="mean">0.0</span>') == 7 and copy.count("n = 1 · Wilson") == 7
     crashed = row_of(html, "tests.helpers:CrashOnSeed")
     assert "1 failed" in crashed and crashed.count('<td class="na">n/a</td>') == 7
     # the best model comes first
@@ -89,7 +93,7 @@ def test_markdown_csv_and_json_hold_every_metric(report: Path) -> None:
     markdown = (folder / "leaderboard.md").read_text()
     assert "## lookup-tables@1.0.0 (sequence_accuracy" in markdown
     oracle_line = next(line for line in markdown.splitlines() if line.startswith("| oracle"))
-    assert oracle_line.count("100.0 [100.0, 100.0] (3)") == 7
+    assert oracle_line.count(", 100.0] (3 seeds, Wilson)") == 7
 
     rows = read_results(folder / "results.json")
     assert rows and all(list(row) == RESULT_COLUMNS for row in rows)
@@ -123,7 +127,7 @@ def test_report_command_writes_the_four_files(
     for name in ("index.html", "leaderboard.md", "results.csv", "results.json"):
         assert (out / name).is_file()
     assert "lookup-tables-mt@1.0.0" in (out / "index.html").read_text()
-    assert '<span class="seeds">n = 2</span>' in (out / "index.html").read_text()
+    assert "n = 2 · Wilson</span>" in (out / "index.html").read_text()
 
 
 def test_numbers_from_different_data_never_share_a_cell(runner: Runner, tmp_path: Path) -> None:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
-from structbench.cells import cell as seed_stats
 from structbench.errors import NotApplicable
 from structbench.protocols import ask, speaks
 from structbench.scoring import PROTOCOL_METRIC, SplitScores, corpus_metrics, score_split, strictly_best
@@ -92,49 +90,6 @@ def test_minimal_pair_ties_score_zero() -> None:
     scores = score_protocol("minimal-pair", examples, [[-1.0, -2.0], [-1.5, -1.5], [-3.0, -2.0]])
     assert scores.correct == [True, False, False]
     assert scores.metrics["accuracy"] == (pytest.approx(1 / 3), 3)
-
-
-# --- statistics over seeds -------------------------------------------------------------------
-
-
-def test_seed_stats_match_numpy_and_are_deterministic() -> None:
-    values = [0.1, 0.4, 0.35, 0.2, 0.3]
-    stats = seed_stats(values)
-    assert stats.mean == pytest.approx(np.mean(values))
-    assert stats.std == pytest.approx(np.std(values, ddof=1))
-    assert stats.std != pytest.approx(np.std(values, ddof=0))
-    assert (stats.min, stats.max, stats.n_seeds, stats.per_seed) == (0.1, 0.4, 5, values)
-    assert stats.min <= stats.ci_low < stats.mean < stats.ci_high <= stats.max
-    assert seed_stats(values) == stats
-    assert seed_stats(list(values)).ci_low == stats.ci_low  # the same numbers, the same interval, every time
-
-
-def test_seed_stats_keep_seed_order_and_widen_with_spread() -> None:
-    narrow = seed_stats([0.50, 0.51, 0.49, 0.50])
-    wide = seed_stats([0.1, 0.9, 0.3, 0.7])
-    assert wide.per_seed == [0.1, 0.9, 0.3, 0.7]
-    assert narrow.ci_low <= narrow.mean <= narrow.ci_high
-    assert wide.ci_low <= wide.mean <= wide.ci_high
-    assert wide.ci_high - wide.ci_low > narrow.ci_high - narrow.ci_low
-
-
-def test_the_interval_always_lies_within_the_seeds_and_around_the_mean() -> None:
-    rng = np.random.default_rng(7)
-    for n in (2, 3, 5, 10):
-        for _ in range(5):
-            values = rng.random(n).round(3).tolist()
-            stats = seed_stats(values)
-            assert stats.min <= stats.ci_low <= stats.mean <= stats.ci_high <= stats.max, values
-            assert stats.mean == pytest.approx(sum(values) / n)
-
-
-def test_seed_stats_degenerate_cases() -> None:
-    one = seed_stats([0.7])
-    assert one.model_dump() == {
-        "mean": 0.7, "std": None, "min": 0.7, "max": 0.7, "ci_low": 0.7, "ci_high": 0.7, "n_seeds": 1, "per_seed": [0.7]
-    }  # fmt: skip
-    same = seed_stats([1.0, 1.0, 1.0])
-    assert (same.mean, same.std, same.ci_low, same.ci_high, same.n_seeds) == (1.0, 0.0, 1.0, 1.0, 3)
 
 
 def test_many_to_one() -> None:

@@ -30,7 +30,7 @@ from structbench.store_migration import create_v1_store, score_values, write_v1_
 
 SCORE_COLUMNS = [
     "suite", "version", "suite_hash", "model", "model_hash", "config_hash", "comparable", "seed", "draw",
-    "split", "metric", "breakdown", "level", "value", "n",
+    "split", "metric", "breakdown", "level", "value", "n", "proportion",
 ]  # fmt: skip
 
 
@@ -50,10 +50,10 @@ def run_fields(seed: int = 0, **changes: Any) -> dict[str, Any]:
 def toy_results(value: float = 0.5) -> dict[str, tuple[SplitScores, list[str], list[Any]]]:
     scores = SplitScores(
         scores=[
-            Score("accuracy", value, 2),
+            Score("accuracy", value, 2, proportion=True),
             Score("coverage", math.nan, 0),
-            Score("accuracy", 1.0, 1, "n_attractors", "1"),
-            Score("accuracy", 0.0, 1, "n_attractors", "2"),
+            Score("accuracy", 1.0, 1, "n_attractors", "1", proportion=True),
+            Score("accuracy", 0.0, 1, "n_attractors", "2", proportion=True),
         ],
         correct=[True, None],
     )
@@ -71,6 +71,12 @@ def test_a_new_store_has_the_versioned_schema(store: Store) -> None:
     assert list(frame.columns) == SCORE_COLUMNS
     whole = frame[(frame.metric == "accuracy") & (frame.breakdown == "")]
     assert whole.value.tolist() == [0.5] and whole.n.tolist() == [2]
+    assert dict(zip(frame.metric + frame.level, frame.proportion, strict=True)) == {
+        "accuracy": True,
+        "accuracy1": True,
+        "accuracy2": True,
+        "coverage": False,
+    }
     assert frame.comparable.tolist() == [False] * 4
     assert set(frame.config_hash) == {config_hash({"epochs": 2})}
     assert math.isnan(frame[frame.metric == "coverage"].value.iloc[0])  # NULL in the store, NaN here
