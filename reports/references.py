@@ -44,6 +44,9 @@ class Reference(Frozen):
     """metric -> split -> reported spread, as a fraction."""
     per_run: dict[str, dict[str, list[float]]] = Field(default_factory=dict)
     """metric -> split -> per-run values, where the paper lists them."""
+    undefined_metrics: list[str] = Field(default_factory=list)
+    """Metrics the source reports without defining them: shown, marked as not comparable with
+    ours, whose definition may be another quantity of the same name."""
     note: str = ""
     """What to know when comparing with our numbers."""
 
