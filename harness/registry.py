@@ -101,12 +101,16 @@ def suite(reference: str) -> Suite:
     factory = _lookup(SUITE_GROUP, name, "suite")
     if not (isinstance(factory, type) and issubclass(factory, Suite)):
         raise UserError(f"{name!r} is not a structbench Suite subclass; derive it from structbench.suite.Suite.")
+    if version and version != factory.spec.version:
+        earlier = {cls.spec.version: cls for cls in factory.superseded}
+        if version not in earlier:
+            installed = ", ".join([factory.spec.version, *earlier])
+            raise UserError(
+                f"{factory.spec.id}@{version} is not installed (this structbench has version {installed}); "
+                f"install the structbench release that shipped {version}."
+            )
+        factory = earlier[version]
     instance = factory()
-    if version and version != instance.spec.version:
-        raise UserError(
-            f"{instance.spec.id}@{version} is not installed (this structbench has version "
-            f"{instance.spec.version}); install the structbench release that shipped {version}."
-        )
     if ":" in name:
         _LOADED_BY_PATH[instance.spec.key] = instance
     return instance

@@ -70,7 +70,8 @@ class SplitSpec(Frozen):
     """Test splits only: `in-distribution` or `generalisation` (the suite's docstring says why)."""
     ranked: bool = True
     """Test splits only: whether the leaderboard ranks on it; False for a pooled union of other
-    splits or a split overlapping another, which would count the same items twice."""
+    splits or a split overlapping another (which would count the same items twice), and for a
+    split where the primary metric cannot tell the rules apart (question formation's test)."""
 
     @model_validator(mode="after")
     def _roles_agree(self) -> SplitSpec:
@@ -114,6 +115,8 @@ class SuiteSpec(Frozen):
     """One paragraph: what the suite tests."""
     citation: str
     """The paper(s) the suite reproduces."""
+    changelog: list[str] = Field(default_factory=list)
+    """One line per version since the first: what changed in the data and why."""
     splits: list[SplitSpec]
     """Declared splits in display order."""
     n_draws: int = 1

@@ -46,6 +46,9 @@ class Suite(ABC):
     sources: ClassVar[tuple[SourceFile, ...]] = ()
     breakdown_keys: ClassVar[tuple[str, ...]] = ()
     """`Example.meta` keys over which the primary metric is broken down (attractors, length, bin)."""
+    superseded: ClassVar[tuple[type[Suite], ...]] = ()
+    """Earlier versions of this suite, kept loadable as `ID@VERSION` so that stored results and
+    released manifests of theirs stay usable; the registry serves the class itself by default."""
 
     @abstractmethod
     def generate(self, draw: int, files: SourceFiles) -> Mapping[str, list[Example]]:

@@ -24,23 +24,32 @@ left out of training, and the `gen` split consists of exactly those.
   supplement's Figure 5, so it has no download address). Every split is sampled with the
   grammar's own weights and the published split sizes: gen (10,000) first, then one pool of
   131,000 items shuffled into train 120,000, dev 1,000 and test 10,000, so that the three
-  share one distribution even where deduplication uses up the short sentences.
+  share one distribution even where deduplication uses up the short sentences. From version
+  2.0.0, gen keeps only the questions McCoy's evaluation scores (`scored_by_mccoy`: exactly
+  two auxiliaries, different words), as every item of the published agreement gen file is;
+  1.0.0 (still loadable) kept every RC-subject question, 24.7% of them with the same main and
+  first auxiliary and 16.6% with three auxiliaries, where a linear rule scores.
 
 No sentence repeats within or across the splits we generate (the published agreement test
 file holds one declarative twice, `your walruses do applaud the yaks`, once with each task;
 it is loaded as published).
 
 How it was checked (tests/test_question_formation.py): the question transformation used by
-the oracle reproduces all 21,000 published dev/test/gen pairs; every generated sentence parses
+the oracle reproduces all 21,000 published dev/test/gen pairs; McCoy's scoring condition
+keeps all 10,000 published gen items, and on noagr@2.0.0 gen the linear rule scores 0 and the
+hierarchical one 1.0 on first-word accuracy; every generated sentence parses
 under our reading of the grammar; train never overlaps the published sets; gen holds only
 question-task sentences with a relative clause on the subject and train none.
 
-Scorers: full-sentence accuracy (`sequence_accuracy`, primary), first-word accuracy, and,
-over question-task items, where the first output word comes from: the main auxiliary
+Scorers: first-word accuracy (`first_word_accuracy`, primary: McCoy et al.'s headline, the
+share of gen questions that front the main auxiliary; ranked on gen only, because on test the
+linear and the hierarchical rule front the same auxiliary), full-sentence accuracy
+(`sequence_accuracy`; 2.6% on gen for McCoy's GRU with location attention, whose first word
+is right 85.9% of the time), and, over question-task items, where the first output word comes from: the main auxiliary
 (`first_word_main_aux`), the first auxiliary of the sentence when that is another one (the
 linear rule on gen; `first_word_first_aux`), any other auxiliary (`first_word_other_aux`)
 or not an auxiliary (`first_word_not_aux`); the four shares sum to 1 (a split without
-question-task items has none of them). Breakdowns of the primary metric by task and by what
+question-task items has none of them). Breakdowns of first-word accuracy by task and by what
 modifies the subject (`subject`: none, pp, orc = object relative clause, src_trans /
 src_intrans = subject relative clause with a transitive / intransitive verb), the
 relative-clause types of McCoy's results files.
@@ -61,7 +70,7 @@ import bisect
 import itertools
 import random
 from collections import defaultdict, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from structbench.scoring import PerExample
@@ -243,14 +252,17 @@ class Sampler:
             self.queues[structure(words)].append(words)
         raise RuntimeError(f"no sentence of structure {cell} in {MAX_TRIES} samples")
 
-    def items(self, size: int, *, generalisation: bool = False) -> list[tuple[list[str], str]]:
-        """`size` (sentence, task) pairs: the training distribution, or RC-subject questions."""
+    def items(
+        self, size: int, *, generalisation: bool = False, scored: Callable[[Sequence[str]], bool] | None = None
+    ) -> list[tuple[list[str], str]]:
+        """`size` (sentence, task) pairs: the training distribution, or RC-subject questions
+        (only those `scored` accepts, where given)."""
         items: list[tuple[list[str], str]] = []
         while len(items) < size:
             words = self.fresh()
             subject, _ = analyse(words)
             if generalisation:
-                if subject in RELATIVE_CLAUSES:
+                if subject in RELATIVE_CLAUSES and (scored is None or scored(words)):
                     items.append((words, "quest"))
                 continue
             task = "quest" if self.rng.random() < 0.5 else "decl"
@@ -258,6 +270,16 @@ class Sampler:
                 continue
             items.append((words, task))
         return items
+
+
+def scored_by_mccoy(words: Sequence[str]) -> bool:
+    """Whether McCoy et al.'s evaluation scores a gen sentence: `two_agreeing_auxes` in
+    sent_evals.py of rnn-hierarchical-biases (applied by test_question.py to every gen item)
+    keeps exactly two auxiliaries that are different words of one number (do/don't plural,
+    every other auxiliary singular), so that the linear and the hierarchical rule part."""
+    auxiliaries = [word for word in words if word in AUXILIARIES]
+    plural = [word in ("do", "don't") for word in auxiliaries]
+    return len(auxiliaries) == 2 and auxiliaries[0] != auxiliaries[1] and plural[0] == plural[1]
 
 
 def numbered(prefix: str, items: Sequence[tuple[list[str], str]]) -> list[Example]:
@@ -314,13 +336,13 @@ QUESTION_FORMATION = SuiteSpec(
     description="Turn declaratives into yes/no questions (agreement language, do-support); "
     "gen asks for questions on sentences whose subject carries a relative clause.",
     citation=CITATION,
-    primary_metric="sequence_accuracy",
+    primary_metric="first_word_accuracy",
     higher_is_better=True,
     task="question-formation",
     splits=[
         train_split(SIZES["train"], "no questions on RC subjects"),
         dev_split(SIZES["dev"], "train distribution (model selection)"),
-        scored_split("test", SIZES["test"], "in-distribution", "train distribution"),
+        scored_split("test", SIZES["test"], "in-distribution", "train distribution", ranked=False),
         scored_split("gen", SIZES["gen"], "generalisation", "questions whose subject has an RC"),
     ],
 )
@@ -367,8 +389,9 @@ class QuestionFormation(QuestionFormationBase):
         return {"train": numbered("train", sampler.items(SIZES["train"])), **published}
 
 
-class QuestionFormationNoAgreement(QuestionFormationBase):
-    """No-agreement language: every split sampled from the supplement's grammar."""
+class QuestionFormationNoAgreementV1(QuestionFormationBase):
+    """No-agreement language, version 1.0.0 (superseded): gen holds every RC-subject question
+    sampled, including ones McCoy's evaluation does not score (see version 2.0.0)."""
 
     spec = QUESTION_FORMATION.variant(
         id="question-formation-noagr",
@@ -383,10 +406,13 @@ class QuestionFormationNoAgreement(QuestionFormationBase):
             sha256="e05595a68738fa3c925f9e675afd6887b6ef69fe203d427fb0e570e6f1239910",
         ),
     )
+    gen_as_mccoy_scores: ClassVar[bool] = False
+    """Whether gen keeps only the RC-subject questions McCoy's evaluation scores (`scored_by_mccoy`)."""
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         sampler = Sampler(files.read_text("question_formation/question_noagr.gr"), GENERATOR_SEED + draw, set())
-        gen = sampler.items(SIZES["gen"], generalisation=True)
+        scored = scored_by_mccoy if self.gen_as_mccoy_scores else None
+        gen = sampler.items(SIZES["gen"], generalisation=True, scored=scored)
         # one pool, shuffled, so that train, dev and test share one distribution even where
         # deduplication uses up the short sentences
         pool = sampler.items(SIZES["train"] + SIZES["dev"] + SIZES["test"])
@@ -398,3 +424,20 @@ class QuestionFormationNoAgreement(QuestionFormationBase):
             "test": numbered("test", pool[cut_test:]),
             "gen": numbered("gen", gen),
         }
+
+
+class QuestionFormationNoAgreement(QuestionFormationNoAgreementV1):
+    """No-agreement language: every split sampled from the supplement's grammar; gen holds only
+    the questions McCoy et al.'s evaluation scores (`scored_by_mccoy`)."""
+
+    spec = QuestionFormationNoAgreementV1.spec.variant(
+        version="2.0.0",
+        changelog=[
+            "2.0.0: gen keeps only sentences with exactly two auxiliaries that differ, the items McCoy's "
+            "test_question.py scores; in 1.0.0, 24.7% had the same main and first auxiliary and 16.6% three "
+            "auxiliaries, so the linear rule scored 0.247 on gen first-word accuracy instead of 0. Every split "
+            "changes, since the sampler draws gen first."
+        ],
+    )
+    gen_as_mccoy_scores = True
+    superseded = (QuestionFormationNoAgreementV1,)

@@ -17,6 +17,7 @@ from structbench.suites.question_formation import (
     RELATIVISERS,
     TRANSITIVE,
     parse_grammar,
+    scored_by_mccoy,
     structure,
     transform,
 )
@@ -111,18 +112,23 @@ def test_spec_and_first_word_shares(built: tuple[str, dict[str, Split]]) -> None
     path, splits = built
     suite = registry.suite(path)
     spec = suite.spec
-    assert (spec.primary_metric, spec.task, spec.higher_is_better) == ("sequence_accuracy", "question-formation", True)
+    # McCoy et al.'s headline: first-word accuracy on gen (where the two rules part)
+    assert (spec.primary_metric, spec.task, spec.higher_is_better) == (
+        "first_word_accuracy",
+        "question-formation",
+        True,
+    )
     assert {s.name: s.test_role for s in spec.splits_with_role("test")} == {
         "test": "in-distribution",
         "gen": "generalisation",
     }
-    assert all(s.ranked for s in spec.splits_with_role("test"))
+    assert [s.name for s in spec.ranked_splits] == ["gen"]
     split = splits["gen"]
     outputs = suite.oracle(splits).transduce([e.input for e in split.examples])
     # the linear rule: every question starts with the sentence's first auxiliary
     linear = [[e.meta["first_aux"], *o[1:]] for e, o in zip(split.examples, outputs, strict=True)]
     metrics = suite.score(split, linear).metrics
-    shares = {k: v for k, v in metrics.items() if k.startswith("first_word_") and k != "first_word_accuracy"}
+    shares = {k: v for k, v in metrics.items() if k.startswith("first_word_") and "accuracy" not in k}
     assert set(shares) == {f"first_word_{kind}" for kind in ("main_aux", "first_aux", "other_aux", "not_aux")}
     assert all(n == len(split) for _, n in shares.values())  # gen holds questions only
     assert sum(v for v, _ in shares.values()) == pytest.approx(1.0)
@@ -132,4 +138,24 @@ def test_spec_and_first_word_shares(built: tuple[str, dict[str, Split]]) -> None
     # only copy-task items: no share metrics at all
     declaratives = split.model_copy(update={"examples": [e for e in split.examples if e.meta["task"] == "decl"]})
     metrics = suite.score(declaratives, [e.target for e in declaratives.examples]).metrics
-    assert not any(k.startswith("first_word_") and k != "first_word_accuracy" for k in metrics)
+    assert not any(k.startswith("first_word_") and "accuracy" not in k for k in metrics)
+
+
+def test_mccoys_scoring_condition_keeps_every_published_gen_item() -> None:
+    lines = (SHARED_DATA / "question_formation" / "question.gen").read_text().splitlines()
+    assert len(lines) == 10_000 and all(scored_by_mccoy(line.split("\t")[0].split()) for line in lines)
+    assert not scored_by_mccoy("my yak that can giggle can swim .".split())  # one auxiliary twice
+    assert not scored_by_mccoy("my yak that will admire the newt who can read could swim .".split())  # three
+
+
+@pytest.mark.parametrize(("version", "linear_share"), [("2.0.0", 0.0), ("1.0.0", 0.2469)])
+def test_on_noagr_gen_the_linear_rule_scores_zero_from_version_2(version: str, linear_share: float) -> None:
+    """Version 1.0.0 stays loadable for the results stored on it; its gen let the linear rule
+    (front the first auxiliary) score where McCoy's evaluation gives it 0."""
+    suite = registry.suite(f"question-formation-noagr@{version}")
+    assert suite.spec.version == version
+    gen = freeze.load_split(suite, freeze.ensure_built(suite), 0, "gen")
+    hierarchical = [transform(e.input) for e in gen.examples]
+    linear = [[str(e.meta["first_aux"]), *h[1:]] for e, h in zip(gen.examples, hierarchical, strict=True)]
+    assert suite.score(gen, linear).metrics["first_word_accuracy"] == (linear_share, 10_000)
+    assert suite.score(gen, hierarchical).metrics["first_word_accuracy"] == (1.0, 10_000)
