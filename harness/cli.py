@@ -103,7 +103,7 @@ def cmd_suites(args: argparse.Namespace) -> int:
     print(
         tabulate(table, headers=["suite", "family", "protocol", "primary metric", "draws", "splits (per draw)", "hash"])
     )
-    print("\nTest splits: gen = generalisation, in = in-distribution; * = shown but not ranked (pools other splits).")
+    print("\nTest splits: gen = generalisation, in = in-distribution; * = shown but not ranked.")
     return 0
 
 

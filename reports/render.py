@@ -1,7 +1,8 @@
-"""Rendering the leaderboard from the results store alone.
+"""Rendering the leaderboard from the results store (and the installed suites' specs, where
+they are installed: see `current_specs`).
 
 Per (suite, version, data hash): a model x test-split matrix of the suite's primary metric,
-mean over seeds with its 95% bootstrap CI and the number of seeds. Cells of different data
+mean over seeds with its labelled 95% interval (`structbench.cells`) and the number of seeds. Cells of different data
 hashes are never merged. When a model's configuration changed (a neural baseline's recipe),
 only the runs of its newest configuration are shown; the older ones stay in the store.
 Models that see test-time information (oracle guidance) are flagged as not comparable and
@@ -25,12 +26,16 @@ import markupsafe
 import pandas as pd
 from tabulate import tabulate
 
-from structbench import __version__
+from structbench import __version__, registry
 from structbench.cells import as_stats, cells
+from structbench.errors import UserError
 from structbench.reports.references import Reference, load_references
 from structbench.reports.tables import write_tables
 from structbench.specs import SeedStats, SuiteSpec
 from structbench.store import Store
+
+UNDEFINED = "metric not defined in the source: not comparable"
+"""How a reported number of a metric its source does not define is marked."""
 
 RESULT_COLUMNS = [
     "suite", "version", "suite_hash", "model", "split", "metric", "breakdown", "level",
@@ -46,7 +51,7 @@ class SuiteBoard:
     suite_hash: str
     splits: list[str]
     ranked: list[str]
-    """The test splits whose mean ranks the rows (pooled duplicates of other splits are shown, not ranked)."""
+    """The test splits whose mean ranks the rows (the others are shown, not ranked)."""
     rows: list[tuple[str, dict[str, SeedStats | None]]] = field(default_factory=list)
     status: dict[str, str] = field(default_factory=dict)
     """model -> human summary of run statuses, e.g. `3 done, 1 failed`."""
@@ -116,8 +121,22 @@ def _rank(row: tuple[str, dict[str, SeedStats | None]], board: SuiteBoard) -> tu
     return (row[0] in board.not_comparable, -mean if board.spec.higher_is_better else mean, row[0])
 
 
+def current_specs(stored: dict[tuple[str, str, str], SuiteSpec]) -> dict[tuple[str, str, str], SuiteSpec]:
+    """The installed spec of each stored suite version where this structbench has it, else the
+    stored one: how a suite is presented (primary metric, split roles, ranked splits) may be
+    corrected without a change to its data, and the leaderboard follows the correction."""
+    current = {}
+    for (suite, version, suite_hash), spec in stored.items():
+        try:
+            installed = registry.suite(f"{suite}@{version}").spec
+        except UserError:  # not installed (a plugin, another release): what the store holds
+            installed = spec
+        current[(suite, version, suite_hash)] = installed
+    return current
+
+
 def boards(store: Store, results: pd.DataFrame, references: list[Reference] | None = None) -> list[SuiteBoard]:
-    specs = store.suite_specs()
+    specs = current_specs(store.suite_specs())
     runs = store.runs()
     runs = current_configuration(runs, runs)
     statuses = _status_summary(runs)
@@ -214,6 +233,7 @@ def _markdown(board_list: list[SuiteBoard]) -> str:
             parts.append(
                 f"- reported {markdown_text(metric)} on {markdown_text(split)}: {percent(value)}, "
                 f"*{markdown_text(reference.model)}* ({markdown_text(reference.citation)}, {markdown_text(reference.where)})"
+                + (f"; {UNDEFINED}" if metric in reference.undefined_metrics else "")
             )
         if board.other_references:
             parts.append("")
@@ -242,6 +262,7 @@ def write_report(store: Store, out_dir: Path) -> Path:
     environment.filters["percent"] = percent
     environment.filters["breakable"] = breakable
     environment.filters["method"] = method
+    environment.globals["undefined_label"] = UNDEFINED
     html = environment.get_template("index.html.j2").render(boards=board_list, version=__version__)
     index = out_dir / "index.html"
     index.write_text(html, encoding="utf-8")

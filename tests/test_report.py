@@ -191,3 +191,17 @@ def test_a_model_that_is_not_comparable_is_flagged_and_ranked_last(runner: Runne
     assert "not comparable" not in row_of(html, "copy")
     markdown = (report.parent / "leaderboard.md").read_text()
     assert "tests.test_report:PeekingOracle (not comparable)" in markdown
+
+
+def test_the_report_presents_a_suite_as_installed_not_as_first_stored(runner: Runner, tmp_path: Path) -> None:
+    """A corrected primary metric or ranking reaches stores whose runs predate it."""
+    runner.evaluate("lookup-tables", ModelSpec(name="oracle"), [0])
+    installed = registry.suite("lookup-tables").spec
+    (suite_hash,) = {key[2] for key in runner.store.suite_specs()}
+    runner.store._db.execute(
+        "UPDATE suites SET spec = ? WHERE suite = 'lookup-tables'",
+        (installed.variant(primary_metric="token_accuracy").model_dump_json(),),
+    )
+    runner.store._db.commit()
+    markdown = (write_report(runner.store, tmp_path).parent / "leaderboard.md").read_text()
+    assert f"## lookup-tables@1.0.0 ({installed.primary_metric}, %; data {suite_hash[:12]})" in markdown
