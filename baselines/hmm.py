@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
+from pydantic import PositiveInt
 from tqdm import tqdm
 
 from structbench.specs import Split
@@ -29,7 +30,7 @@ class HmmInducer:
     name = "hmm"
     protocols = ("tag-induction",)
 
-    def __init__(self, iterations: int = 100) -> None:
+    def __init__(self, iterations: PositiveInt = 100) -> None:
         self.iterations = int(iterations)
         self.seed = 0
         self.train_sentences: list[list[str]] = []

@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 
+from pydantic import PositiveInt
+
 from structbench.specs import Split
 
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"
@@ -26,9 +28,7 @@ class KneserNey:
     name = "ngram"
     protocols = ("minimal-pair", "forced-choice")
 
-    def __init__(self, order: int = 4) -> None:
-        if order < 1:
-            raise ValueError("order must be at least 1")
+    def __init__(self, order: PositiveInt = 4) -> None:
         self.order = int(order)
         self.vocabulary: set[str] = set()
         # per order n (1..order): counts of n-grams (raw for the top order, continuation below)

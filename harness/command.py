@@ -30,6 +30,8 @@ import threading
 from collections import deque
 from typing import IO, Any
 
+from pydantic import PositiveFloat
+
 from structbench.errors import UserError
 from structbench.specs import PROTOCOLS, Split
 
@@ -58,7 +60,7 @@ class CommandModel:
     protocols: tuple[str, ...] = PROTOCOLS
     """Any protocol; an instance narrows this to what its command's hello declares."""
 
-    def __init__(self, command: str = "", timeout: float = 600.0, fit_timeout: float = 86400.0) -> None:
+    def __init__(self, command: str = "", timeout: PositiveFloat = 600.0, fit_timeout: PositiveFloat = 86400.0) -> None:
         if not command:
             raise UserError("the command model needs the executable to run: --set command='python my_model.py'.")
         self.timeout = float(timeout)

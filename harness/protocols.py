@@ -8,6 +8,8 @@ prediction per example, which is what the store keeps and the scorers read.
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable
 from typing import Any, Protocol, cast, runtime_checkable
 
@@ -80,11 +82,59 @@ def _batched(items: list[Any], size: int) -> list[list[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
-def _checked(answers: list[Any], expected: int, method: str) -> list[Any]:
-    if not isinstance(answers, list) or len(answers) != expected:
-        got = len(answers) if isinstance(answers, list) else type(answers).__name__
-        raise ValueError(f"{method} returned {got} answers for {expected} inputs")
-    return answers
+class InvalidAnswer(ValueError):
+    """A model's answer that cannot be scored: the run fails with this one sentence, naming the
+    example and what was expected, instead of being scored as if it meant something."""
+
+
+def _checked(answers: Any, expected: int, method: str) -> list[Any]:
+    if not isinstance(answers, list | tuple) or len(answers) != expected:
+        got = len(answers) if isinstance(answers, list | tuple) else f"a {type(answers).__name__} instead of a list of"
+        raise InvalidAnswer(f"{method} returned {got} answers for {expected} inputs; return one per input, in order.")
+    return list(answers)
+
+
+def _tokens(answer: Any, example: Example) -> list[str]:
+    """A transduction answer: a list of string tokens (a string would be scored as its characters)."""
+    if not isinstance(answer, list | tuple) or not all(isinstance(token, str) for token in answer):
+        shown = type(answer).__name__ if isinstance(answer, list | tuple) else repr(answer)[:40]
+        raise InvalidAnswer(
+            f"transduce answered example {example.id} with {shown}, not a list of string tokens; "
+            "return e.g. ['I_JUMP', 'I_WALK'], never one string."
+        )
+    return [str(token) for token in answer]
+
+
+def _label(answer: Any, labels: list[str], example: Example) -> str:
+    if not isinstance(answer, str) or answer not in labels:
+        raise InvalidAnswer(
+            f"classify answered example {example.id} with {repr(answer)[:40]}, which is not one of the "
+            f"labels {', '.join(labels)}; return one of them."
+        )
+    return str(answer)
+
+
+def _logprob(value: Any, example: Example) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise InvalidAnswer(
+            f"logprob answered a candidate of example {example.id} with {repr(value)[:40]}; "
+            "return a finite log-probability (a float) for every candidate."
+        )
+    return float(value)
+
+
+def _clusters(answer: Any, example: Example) -> list[int]:
+    length = len(example.input)
+    if (
+        not isinstance(answer, list | tuple)
+        or len(answer) != length
+        or not all(isinstance(c, numbers.Integral) and not isinstance(c, bool) for c in answer)
+    ):
+        raise InvalidAnswer(
+            f"induce answered sentence {example.id} ({length} tokens) with {repr(answer)[:40]}; "
+            "return one integer cluster id per token."
+        )
+    return [int(c) for c in answer]
 
 
 def ask(
@@ -109,26 +159,27 @@ def ask(
         induced = _checked(clusters, len(examples), method)
         if on_batch:
             on_batch(len(examples))
-        return [list(map(int, p)) for p in induced]
+        return [_clusters(answer, example) for answer, example in zip(induced, examples, strict=True)]
     predictions: list[Any] = []
     for batch in _batched(examples, batch_size):
         if protocol == "transduction":
             answers = _checked(cast(Transducer, model).transduce([list(e.input) for e in batch]), len(batch), method)
-            predictions.extend([str(token) for token in answer] for answer in answers)
+            predictions.extend(_tokens(answer, example) for answer, example in zip(answers, batch, strict=True))
         elif protocol == "classification":
             answers = _checked(
                 cast(Classifier, model).classify([list(e.input) for e in batch], list(spec.labels or [])),
                 len(batch),
                 method,
             )
-            predictions.extend(str(a) for a in answers)
+            labels = list(spec.labels or [])
+            predictions.extend(_label(answer, labels, example) for answer, example in zip(answers, batch, strict=True))
         else:
             flat = [list(c) for e in batch for c in (e.candidates or [])]
             scores = _checked(cast(SequenceScorer, model).logprob(flat), len(flat), method)
             start = 0
             for example in batch:
                 k = len(example.candidates or [])
-                predictions.append([float(s) for s in scores[start : start + k]])
+                predictions.append([_logprob(value, example) for value in scores[start : start + k]])
                 start += k
         if on_batch:
             on_batch(len(batch))

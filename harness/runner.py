@@ -10,7 +10,6 @@ still runs; a model that does not speak the suite's protocol becomes `n/a`.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import os
 import platform
@@ -30,6 +29,7 @@ from tqdm import tqdm
 from structbench import __version__, freeze, registry
 from structbench.cells import as_stats, cells
 from structbench.errors import NotApplicable, UserError
+from structbench.model_settings import check_settings
 from structbench.protocols import OracleUser, Trainable, ask, speaks
 from structbench.sources import structbench_home
 from structbench.specs import ModelSpec, ResultRecord, SeedStats, Split
@@ -108,24 +108,6 @@ def _environment() -> str:
     )
 
 
-def check_settings(spec: ModelSpec) -> None:
-    """Refuse `--set` keys the model's constructor does not take, before any run starts."""
-    factory = registry.model_factory(spec.name)
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):
-        signature = None
-    if signature is not None:
-        accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
-        unknown = [key for key in spec.params if key not in signature.parameters]
-        if unknown and not accepts_any:
-            known = [n for n, p in signature.parameters.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL]
-            raise UserError(
-                f"model {spec.name!r} has no setting {', '.join(map(repr, unknown))}; "
-                f"its settings are: {', '.join(known) or 'none'}."
-            )
-
-
 def build_model(spec: ModelSpec) -> Any:
     return registry.model_factory(spec.name)(**spec.params)
 
@@ -137,6 +119,13 @@ def _seed_everything(seed: int) -> None:
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.manual_seed(seed)
+
+
+def _failure(error: BaseException) -> str:
+    """One line saying why a model's run failed."""
+    if isinstance(error, SystemExit):
+        return f"SystemExit: the model called sys.exit({error.code!r}) during its run"
+    return f"{type(error).__name__}: {error}"
 
 
 def _error_text(error: BaseException) -> str:
@@ -257,10 +246,11 @@ class Runner:
             except UserError:
                 self.store.discard(claim)  # a configuration error says nothing about the model
                 raise
-            except Exception as error:  # a model's own crash: recorded, and the next seed still runs
+            except (Exception, SystemExit) as error:  # a model's own crash (or exit): recorded, the next seed runs
                 self.store.end_run(claim, "failed", _error_text(error))
-                self.log(f"{spec.key} x {model_spec.label} seed {seed} failed: {type(error).__name__}: {error}")
-                return run_id, "failed", f"{type(error).__name__}: {error}", False
+                message = _failure(error)
+                self.log(f"{spec.key} x {model_spec.label} seed {seed} failed: {message}")
+                return run_id, "failed", message, False
             self.store.finish_run(claim, results, fit_seconds, predict_seconds)
             return run_id, "done", None, False
         finally:

@@ -61,7 +61,7 @@ from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
-from pydantic import model_validator
+from pydantic import NonNegativeFloat, PositiveFloat, PositiveInt, model_validator
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 from tqdm import tqdm
@@ -81,31 +81,31 @@ NEGATIVE = -1e9
 class LlaSettings(TrainSettings):
     """Architecture and the Lexicon unit's training on top of the shared training settings (Thrush 2020)."""
 
-    epochs: int = 1000
+    epochs: PositiveInt = 1000
     """Epochs of the main phase, after the Lexicon unit's (the paper stops at epoch 1000 counting both: 970 for LLA)."""
-    batch_size: int = 30
+    batch_size: PositiveInt = 30
     """Examples per update of the encoder, decoder and adversary ("batch size for other modules = 30")."""
-    lr: float = 1e-3
+    lr: PositiveFloat = 1e-3
     """Adam learning rate of the main phase (PyTorch's default)."""
-    clip: float | None = None
+    clip: PositiveFloat | None = None
     """Maximum gradient norm; the paper mentions no clipping."""
-    hidden: int = 300
+    hidden: PositiveInt = 300
     """LSTM size of encoder and decoder ("LSTM hidden size = 300")."""
-    embedding: int = 300
+    embedding: PositiveInt = 300
     """Encoder source-embedding size (not in the paper; taken equal to the LSTM size)."""
     lexicon: bool = True
     """Whether the Lexicon unit multiplies the decoder's output distribution (o'_t = l ⊙ o_t)."""
     adversary: bool = True
     """Whether the Lexicon-Adversary unit regularises the encoder's final state (needs `lexicon`)."""
-    adversary_hidden: int = 1000
+    adversary_hidden: PositiveInt = 1000
     """Hidden size of the adversary's ReLU layer W_a1 ("Lexicon-Adversary Unit hidden size = 1000")."""
-    reversal: float = 1e-4
+    reversal: NonNegativeFloat = 1e-4
     """Gradient reversal scale: the adversary's gradient into the encoder is multiplied by -reversal."""
-    lexicon_epochs: int = 30
+    lexicon_epochs: PositiveInt = 30
     """Epochs the Lexicon unit is trained alone before it is frozen and the other modules train."""
-    lexicon_lr: float = 0.1
+    lexicon_lr: PositiveFloat = 0.1
     """Learning rate of the Lexicon unit's sparse Adam."""
-    lexicon_batch_size: int = 1
+    lexicon_batch_size: PositiveInt = 1
     """Examples per update of the Lexicon unit ("Lexicon Unit batch size = 1")."""
 
     @model_validator(mode="after")

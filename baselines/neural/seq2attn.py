@@ -40,13 +40,14 @@ from typing import Literal
 
 import torch
 import torch.nn.functional as F
+from pydantic import PositiveFloat, PositiveInt
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from structbench.baselines.neural.adapter import NeuralTransducer
 from structbench.baselines.neural.batching import Batch
 from structbench.baselines.neural.net import NetOutput, TransductionNet, greedy_loop
-from structbench.baselines.neural.settings import TrainSettings
+from structbench.baselines.neural.settings import Fraction, TrainSettings
 from structbench.baselines.neural.vocab import PAD, SOS
 from structbench.errors import UserError
 
@@ -58,11 +59,11 @@ class Seq2AttnSettings(TrainSettings):
 
     cell: Literal["gru", "lstm"] = "gru"
     """Recurrent unit of encoder, transcoder and decoder."""
-    embedding: int = 256
+    embedding: PositiveInt = 256
     """Embedding size (input and output)."""
-    hidden: int = 256
+    hidden: PositiveInt = 256
     """Recurrent state size; with `full_context` and `embedding_values` it must equal `embedding`."""
-    dropout: float = 0.5
+    dropout: Fraction = 0.5
     """Dropout on embeddings and before the output layer."""
     transcoder: bool = True
     """T: a transcoder computes the attention; the decoder sees only context and previous output."""
@@ -74,7 +75,7 @@ class Seq2AttnSettings(TrainSettings):
     """G: Gumbel-Softmax straight-through attention in training, argmax at inference; plain softmax if false."""
     temperature_mode: Literal["constant", "latent", "conditioned"] = "constant"
     """Gumbel-Softmax temperature: fixed, one learned scalar, or conditioned on the transcoder state."""
-    temperature: float = 5.0
+    temperature: PositiveFloat = 5.0
     """The constant temperature, the latent one's start, or the conditioned one's maximum."""
 
 

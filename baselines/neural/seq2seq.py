@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
+from pydantic import PositiveInt
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
@@ -38,7 +39,7 @@ from structbench import freeze, registry
 from structbench.baselines.neural.adapter import NeuralTransducer
 from structbench.baselines.neural.batching import IGNORE, Batch
 from structbench.baselines.neural.net import NetOutput, TransductionNet, greedy_loop
-from structbench.baselines.neural.settings import TrainSettings
+from structbench.baselines.neural.settings import Fraction, TrainSettings
 from structbench.baselines.neural.trainer import decode_all
 from structbench.baselines.neural.vocab import PAD, SOS, Vocabulary
 from structbench.errors import NotApplicable
@@ -55,13 +56,13 @@ class Seq2SeqSettings(TrainSettings):
 
     cell: Cell = "gru"
     """Recurrent unit of encoder and decoder: simple recurrent network (tanh), GRU or LSTM."""
-    layers: int = 1
+    layers: PositiveInt = 1
     """Stacked recurrent layers (encoder and decoder alike)."""
-    embedding: int = 64
+    embedding: PositiveInt = 64
     """Token embedding size (input and output embeddings)."""
-    hidden: int = 64
+    hidden: PositiveInt = 64
     """Recurrent state size; also the attention size (Korrel: D_e = D_d = D_a)."""
-    dropout: float = 0.1
+    dropout: Fraction = 0.1
     """Dropout on embeddings, between layers and before the output layer."""
     attention: AttentionKind = "pre-mlp"
     """Attention variant (see the module docstring)."""

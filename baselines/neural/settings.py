@@ -12,16 +12,18 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, ValidationError
 
 from structbench import registry
 from structbench.errors import UserError
 from structbench.specs import Frozen
 
 RECIPES = Path(__file__).resolve().parent / "recipes"
+Fraction = Annotated[float, Field(ge=0, le=1)]
+"""A probability or share: from 0 to 1."""
 BUDGETS = ("paper", "cpu-small")
 
 
@@ -30,33 +32,33 @@ class TrainSettings(Frozen):
 
     device: Literal["auto", "cpu", "cuda"] = "auto"
     """`auto` takes CUDA when available."""
-    epochs: int = 20
+    epochs: PositiveInt = 20
     """Maximum passes over the training split."""
-    batch_size: int = 32
+    batch_size: PositiveInt = 32
     """Examples per update."""
-    lr: float = 1e-3
+    lr: PositiveFloat = 1e-3
     """Adam learning rate."""
-    clip: float | None = 5.0
+    clip: PositiveFloat | None = 5.0
     """Maximum gradient norm; None disables clipping."""
-    teacher_forcing: float = 0.5
+    teacher_forcing: Fraction = 0.5
     """Probability that a batch is decoded with the gold previous tokens as inputs."""
     selection: Literal["dev_accuracy", "dev_loss", "train_loss", "last"] = "dev_accuracy"
     """Which parameters are kept: best dev sequence accuracy (ties: lower dev loss), lowest dev or training loss, or the last."""
-    patience: int | None = None
+    patience: PositiveInt | None = None
     """Stop after this many evaluations without improvement; None trains all epochs."""
-    stop_at: float | None = None
+    stop_at: Fraction | None = None
     """Stop as soon as dev sequence accuracy reaches this fraction (a budget, not a paper setting)."""
-    eval_every: int = 1
+    eval_every: PositiveInt = 1
     """Epochs between evaluations on dev."""
-    dev_limit: int | None = 2000
+    dev_limit: PositiveInt | None = 2000
     """Evaluate on at most this many dev examples (a fixed prefix of the frozen dev split)."""
-    guidance: float = 0.0
+    guidance: NonNegativeFloat = 0.0
     """Weight of the attention loss toward the suite's attention targets (attentive guidance; 0 = off)."""
     amp: bool = False
     """Mixed precision (float16 autocast and loss scaling); used on CUDA only."""
-    max_length: int | None = None
+    max_length: PositiveInt | None = None
     """Longest output decoded; None = max(64, twice the longest training target + 1)."""
-    threads: int | None = None
+    threads: PositiveInt | None = None
     """CPU threads for torch; None keeps torch's default."""
 
 

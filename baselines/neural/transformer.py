@@ -13,29 +13,30 @@ from __future__ import annotations
 import math
 
 import torch
+from pydantic import PositiveInt
 from torch import nn
 
 from structbench.baselines.neural.adapter import NeuralTransducer
 from structbench.baselines.neural.batching import Batch
 from structbench.baselines.neural.net import NetOutput, TransductionNet
-from structbench.baselines.neural.settings import TrainSettings
+from structbench.baselines.neural.settings import Fraction, TrainSettings
 from structbench.baselines.neural.vocab import EOS, PAD, SOS
 
 
 class TransformerSettings(TrainSettings):
     """Architecture of the Transformer on top of the shared training settings."""
 
-    d_model: int = 128
+    d_model: PositiveInt = 128
     """Width of embeddings and every layer."""
-    heads: int = 4
+    heads: PositiveInt = 4
     """Attention heads per layer."""
-    encoder_layers: int = 2
+    encoder_layers: PositiveInt = 2
     """Encoder layers."""
-    decoder_layers: int = 2
+    decoder_layers: PositiveInt = 2
     """Decoder layers."""
-    feedforward: int = 256
+    feedforward: PositiveInt = 256
     """Inner width of the position-wise feed-forward layers."""
-    dropout: float = 0.1
+    dropout: Fraction = 0.1
     """Dropout in every sub-layer and on the embeddings."""
 
 

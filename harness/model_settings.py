@@ -1,0 +1,62 @@
+"""Checking a model's `--set` values against its constructor before anything runs.
+
+A model's settings are the keyword arguments of its constructor. Their names are checked
+against the signature, and where the constructor annotates them (`order: PositiveInt = 4`)
+their types and ranges too, by pydantic, so that `epochs=-3` or `order=2.5` is one sentence
+before any data is built instead of a failed (or, worse, a finished) run.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ConfigDict, ValidationError, create_model
+
+from structbench import registry
+from structbench.errors import UserError
+from structbench.specs import ModelSpec
+
+
+def _annotated_parameters(factory: Callable[..., Any]) -> dict[str, Any]:
+    """name -> (type, default) of the constructor's annotated keyword parameters."""
+    target = factory.__init__ if inspect.isclass(factory) else factory
+    try:
+        hints = typing.get_type_hints(target, include_extras=True)
+        signature = inspect.signature(target)
+    except (NameError, TypeError, ValueError):  # unresolvable annotations: names are checked only
+        return {}
+    return {
+        name: (hints[name], ... if parameter.default is inspect.Parameter.empty else parameter.default)
+        for name, parameter in signature.parameters.items()
+        if name in hints and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+    }
+
+
+def check_settings(spec: ModelSpec) -> None:
+    """Refuse `--set` keys the model's constructor does not take, and values its annotations
+    rule out, naming the setting and what it must be."""
+    factory = registry.model_factory(spec.name)
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return
+    accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
+    unknown = [key for key in spec.params if key not in signature.parameters]
+    if unknown and not accepts_any:
+        known = [n for n, p in signature.parameters.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL]
+        raise UserError(
+            f"model {spec.name!r} has no setting {', '.join(map(repr, unknown))}; "
+            f"its settings are: {', '.join(known) or 'none'}."
+        )
+    fields = {name: field for name, field in _annotated_parameters(factory).items() if name in spec.params}
+    if not fields:
+        return
+    settings = create_model(f"{spec.name}-settings", __config__=ConfigDict(arbitrary_types_allowed=True), **fields)
+    try:
+        settings.model_validate({name: spec.params[name] for name in fields})
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}={e['input']!r}: {e['msg']}" for e in error.errors())
+        raise UserError(f"invalid setting for model {spec.name!r} ({problems}); fix the --set value.") from None
