@@ -187,6 +187,37 @@ def _print_record(record: Any) -> None:
         print(f"seed {seed} failed: {error}")
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from structbench.compare import compare
+
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    if len(models) != 2:
+        raise UserError(f"--models {args.models!r} must name two models, e.g. --models ngram,unigram.")
+    if not Path(args.store).is_file():
+        raise UserError(f"no results store at {args.store}; run `structbench run` first or pass --store.")
+    suite = registry.suite(args.suite)
+    with Store(args.store) as store:
+        results = compare(store, suite, models[0], models[1], [args.split] if args.split else None)
+    if args.json:
+        print(json.dumps([{**vars(r), "verdict": r.verdict} for r in results], indent=2))
+        return 0
+    first = results[0]
+    print(
+        f"{first.suite}: {first.model_a} (A) - {first.model_b} (B) on {first.metric}, seeds "
+        f"{','.join(map(str, first.seeds))}; paired bootstrap over seeds and examples ({first.resamples} resamples)"
+    )
+    rows = [
+        [r.split, r.n_examples, f"{r.mean_a:.4f}", f"{r.mean_b:.4f}", f"{r.difference:+.4f}",
+         f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]", f"{r.p_value:.4f}", r.verdict]
+        for r in results
+    ]  # fmt: skip
+    headers = ["split", "examples", "A", "B", "A - B", "95% interval", "p", "verdict"]
+    print(tabulate(rows, headers=headers, disable_numparse=True))
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from structbench.reports.render import write_report
 
@@ -257,6 +288,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--source-dir", type=Path, help=source_help)
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.set_defaults(handler=cmd_run)
+
+    compare = commands.add_parser("compare", help="paired comparison of two models on a suite: difference, interval, p")
+    compare.add_argument("--suite", required=True, metavar="ID[@VERSION]")
+    compare.add_argument("--models", required=True, metavar="A,B", help="two model labels, as the report shows them")
+    compare.add_argument("--split", help="one test split (default: each ranked split)")
+    compare.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
+    compare.add_argument("--json", action="store_true", help="print the comparisons as JSON")
+    compare.set_defaults(handler=cmd_compare)
 
     report = commands.add_parser("report", help="render the leaderboard from the store")
     report.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
