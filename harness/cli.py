@@ -218,6 +218,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_claims(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from structbench.reports.claims import check_all
+    from structbench.reports.render import aggregate
+
+    if not Path(args.store).is_file():
+        raise UserError(f"no results store at {args.store}; run `structbench run` first or pass --store.")
+    with Store(args.store) as store:
+        verdicts = check_all(aggregate(store))
+    if args.json:
+        print(json.dumps([{"id": v.claim.id, **v.model_dump(exclude={"claim"})} for v in verdicts], indent=2))
+        return 0
+    rows = [[v.claim.id, v.status, v.evidence] for v in verdicts]
+    print(tabulate(rows, headers=["claim", "status", "evidence (%)"], maxcolwidths=[None, None, 90]))
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from structbench.reports.render import write_report
 
@@ -296,6 +314,11 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
     compare.add_argument("--json", action="store_true", help="print the comparisons as JSON")
     compare.set_defaults(handler=cmd_compare)
+
+    claims = commands.add_parser("claims", help="the papers' findings checked on the store: reproduced or not")
+    claims.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
+    claims.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    claims.set_defaults(handler=cmd_claims)
 
     report = commands.add_parser("report", help="render the leaderboard from the store")
     report.add_argument("--store", type=Path, default=default_store_path(), help=store_help)

@@ -29,6 +29,7 @@ from tabulate import tabulate
 from structbench import __version__, registry
 from structbench.cells import as_stats, cells
 from structbench.errors import UserError
+from structbench.reports.claims import Verdict, check_all
 from structbench.reports.references import Reference, load_references
 from structbench.reports.tables import write_tables
 from structbench.specs import SeedStats, SuiteSpec
@@ -194,8 +195,27 @@ def markdown_cell(cell: SeedStats) -> str:
     return f"{percent(cell.mean)}{interval} ({seeds}, {method(cell)})"
 
 
-def _markdown(board_list: list[SuiteBoard]) -> str:
-    parts = ["# structbench leaderboard", ""]
+def _claims_markdown(verdicts: list[Verdict]) -> list[str]:
+    """The claims section: one row per claim."""
+    if not verdicts:
+        return []
+    rows = [
+        [markdown_text(v.claim.statement), markdown_text(v.claim.source), v.status, markdown_text(v.evidence)]
+        for v in verdicts
+    ]
+    return [
+        "## Claims",
+        "",
+        "Published findings checked on the measured cells: reproduced when the 95% intervals separate, "
+        "not reproduced when the means contradict the claim, inconclusive otherwise.",
+        "",
+        tabulate(rows, headers=["claim", "source", "status", "evidence (%)"], tablefmt="github"),
+        "",
+    ]
+
+
+def _markdown(board_list: list[SuiteBoard], verdicts: list[Verdict]) -> str:
+    parts = ["# structbench leaderboard", "", *_claims_markdown(verdicts)]
     for board in board_list:
         parts += [
             f"## {board.spec.key} ({board.spec.primary_metric}, %; data {board.suite_hash[:12]})",
@@ -248,7 +268,8 @@ def write_report(store: Store, out_dir: Path) -> Path:
     references = load_references()
     board_list = boards(store, results, references)
     write_tables(results, out_dir)
-    (out_dir / "leaderboard.md").write_text(_markdown(board_list), encoding="utf-8")
+    verdicts = check_all(results)
+    (out_dir / "leaderboard.md").write_text(_markdown(board_list, verdicts), encoding="utf-8")
     (out_dir / "references.json").write_text(
         json.dumps([r.model_dump() for r in references], indent=1, ensure_ascii=False), encoding="utf-8"
     )
@@ -263,7 +284,7 @@ def write_report(store: Store, out_dir: Path) -> Path:
     environment.filters["breakable"] = breakable
     environment.filters["method"] = method
     environment.globals["undefined_label"] = UNDEFINED
-    html = environment.get_template("index.html.j2").render(boards=board_list, version=__version__)
+    html = environment.get_template("index.html.j2").render(boards=board_list, verdicts=verdicts, version=__version__)
     index = out_dir / "index.html"
     index.write_text(html, encoding="utf-8")
     return index
