@@ -19,7 +19,7 @@ def test_quickstart_evaluates_every_suite_and_renders_the_leaderboard(
     captured = capsys.readouterr()
     assert f"leaderboard written to {out / 'index.html'}" in captured.out
     for suite in registry.suite_names():
-        assert f"suite {suite}@1.0.0" in captured.err
+        assert f"suite {registry.suite(suite).spec.key} " in captured.err
     html = (out / "index.html").read_text()
     for model in ("oracle", "copy", "random", "majority"):
         assert f"<td>{model}" in html
