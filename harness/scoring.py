@@ -32,7 +32,10 @@ class Score:
     proportion: bool = False
     """True when the value is the fraction of `n` items that are right, each item 0 or 1, so that
     a binomial (Wilson) interval over the items applies; False for means of graded values and
-    for corpus metrics such as many-to-one, whose mapping is fitted on the items it scores."""
+    for corpus metrics such as many-to-one, whose mapping is fitted on the items it scores.
+    It is read off the values: a graded metric that is 0 or 1 on every item of a split counts
+    as a proportion there, which keeps the Wilson interval conservative (an item valued in
+    [0, 1] with mean p has variance at most p(1 - p), the binomial one)."""
 
     @property
     def name(self) -> str:

@@ -292,9 +292,10 @@ def upgrade_spec(text: str) -> str:
 
 
 def v1_proportion(metric: str) -> bool:
-    """Whether a v1 score is a fraction of 0/1 items: v1 stored no such flag, but every metric
-    it wrote named `accuracy` or `*_accuracy` was one (and no other metric was)."""
-    return metric == "accuracy" or metric.endswith("_accuracy")
+    """Whether a v1 score is a fraction of 0/1 items: v1 stored no such flag, but of the metrics
+    it wrote exactly those named `accuracy`, `*_accuracy` or `first_word_*` (question formation's
+    shares of first words) were (token precision and recall, and the clustering metrics, are not)."""
+    return metric == "accuracy" or metric.endswith("_accuracy") or metric.startswith("first_word_")
 
 
 def _finite(value: float | None) -> bool:
