@@ -61,7 +61,7 @@ from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
-from pydantic import NonNegativeFloat, PositiveFloat, PositiveInt, model_validator
+from pydantic import PositiveFloat, PositiveInt, model_validator
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 from tqdm import tqdm
@@ -99,7 +99,7 @@ class LlaSettings(TrainSettings):
     """Whether the Lexicon-Adversary unit regularises the encoder's final state (needs `lexicon`)."""
     adversary_hidden: PositiveInt = 1000
     """Hidden size of the adversary's ReLU layer W_a1 ("Lexicon-Adversary Unit hidden size = 1000")."""
-    reversal: NonNegativeFloat = 1e-4
+    reversal: float = 1e-4
     """Gradient reversal scale: the adversary's gradient into the encoder is multiplied by -reversal."""
     lexicon_epochs: PositiveInt = 30
     """Epochs the Lexicon unit is trained alone before it is frozen and the other modules train."""
