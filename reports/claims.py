@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Literal
 
 import pandas as pd
-import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from structbench import registry
-from structbench.errors import UserError
+from structbench.reports.entries import load_entries
 from structbench.specs import Frozen
 
 CLAIMS = Path(__file__).resolve().parent / "claims.yaml"
@@ -74,19 +73,7 @@ class Verdict(Frozen):
 
 def load_claims(path: Path | None = None) -> list[Claim]:
     """Every claim of the claims file, validated; a malformed one is named with its problem."""
-    path = path or CLAIMS
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as error:
-        raise UserError(f"cannot read the claims in {path} ({error}); restore the file.") from None
-    claims = []
-    for number, entry in enumerate(raw or [], start=1):
-        try:
-            claims.append(Claim.model_validate(entry))
-        except ValidationError as error:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
-            raise UserError(f"claim {number} in {path} is malformed ({problems}).") from None
-    return claims
+    return load_entries(path or CLAIMS, Claim, "claim")
 
 
 def _find(cells: pd.DataFrame, claim: Claim, ref: CellRef) -> pd.Series | None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from structbench.errors import UserError
+from structbench.reports.entries import load_entries
 from structbench.specs import Frozen
 
 REFERENCES = Path(__file__).resolve().parent / "references.yaml"
@@ -57,21 +57,9 @@ class Reference(Frozen):
 def load_references(path: Path | None = None) -> list[Reference]:
     """Every entry of the references file, validated; a malformed entry is named with its problem."""
     path = path or REFERENCES
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as error:
-        raise UserError(f"cannot read the reference numbers in {path} ({error}); restore the file.") from None
-    if not isinstance(raw, list):
-        raise UserError(f"{path} must hold a list of reference entries.")
-    references = []
-    for number, entry in enumerate(raw, start=1):
-        try:
-            reference = Reference.model_validate(entry)
-        except ValidationError as error:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
-            raise UserError(f"reference entry {number} in {path} is malformed ({problems}).") from None
+    references = load_entries(path, Reference, "reference entry")
+    for number, reference in enumerate(references, start=1):
         bad = [v for split in reference.values.values() for v in split.values() if not 0.0 <= v <= 1.0]
         if bad:
             raise UserError(f"reference entry {number} in {path} has values outside [0, 1] ({bad}); give fractions.")
-        references.append(reference)
     return references

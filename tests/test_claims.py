@@ -10,6 +10,7 @@ import pytest
 
 from structbench import registry
 from structbench.cli import main
+from structbench.errors import UserError
 from structbench.reports.claims import CellRef, Claim, check, load_claims
 from structbench.runner import Runner
 from structbench.specs import ModelSpec
@@ -84,3 +85,10 @@ def test_claims_command_and_report_check_the_stored_cells(
     assert main(["report", "--store", str(store_path), "--out", str(tmp_path / "site")]) == 0
     html = (tmp_path / "site" / "index.html").read_text()
     assert '<td class="status-reproduced">reproduced</td>' in html and html.count("status-not-measured") == 5
+
+
+def test_a_malformed_claim_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "claims.yaml"
+    path.write_text("- id: x\n  statement: s\n  source: p\n  suite: miniscan\n  metric: accuracy\n  at_most: 0.1\n")
+    with pytest.raises(UserError, match=r"claim 1 in .* is malformed .*give either `greater` with `than`"):
+        load_claims(path)
