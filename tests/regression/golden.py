@@ -1,4 +1,12 @@
-"""Golden results: the fast baselines on every lookup suite with fixed seeds.
+"""Golden results: every baseline on the offline suites with fixed seeds, per seed and split.
+
+- The trivial and classical baselines (oracle, copy, random, majority; n-gram, unigram, HMM at
+  5 EM steps, Brown) on every suite that builds from the published data: deterministic, so
+  compared exactly. Pairs a model does not serve are recorded as `n/a` (a change there is
+  drift too).
+- Each neural baseline on one suite it applies to, at its cpu-small budget where that trains
+  in seconds and at a tiny fixed budget otherwise: compared within `NEURAL_TOLERANCE`, since
+  float summation order may differ between CPUs and builds.
 
 `python -m tests.regression.golden` rewrites `golden.json` from the code under test; do it
 only for an intended change, review the diff, and commit it with the reason.
@@ -12,14 +20,59 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from structbench import freeze, registry
+from structbench.errors import SourceUnavailable
 from structbench.runner import Runner
 from structbench.specs import ModelSpec, ResultRecord
 from structbench.store import Store
 
 GOLDEN = Path(__file__).with_name("golden.json")
-SUITES = ("lookup-tables", "lookup-tables-mt")
-MODELS = ("oracle", "copy", "random", "majority")
-SEEDS = (0, 1, 2)
+FAST = (
+    ModelSpec(name="oracle"),
+    ModelSpec(name="copy"),
+    ModelSpec(name="random"),
+    ModelSpec(name="majority"),
+    ModelSpec(name="ngram"),
+    ModelSpec(name="unigram"),
+    ModelSpec(name="hmm", params={"iterations": 5}),
+    ModelSpec(name="brown"),
+)
+TINY_SEQ2SEQ = {"epochs": 2, "hidden": 16, "embedding": 8, "batch_size": 16}
+NEURAL = {
+    # the cpu-small budget where it trains in seconds (the recipes' quickstart lists) ...
+    "seq2seq-gru-attn": ("lookup-tables-mt", {}),
+    "attentive-guidance": ("lookup-tables-mt", {}),
+    "seq2attn": ("lookup-tables-mt", {}),
+    "lstm-thrush": ("miniscan", {}),
+    "lla-lstm": ("miniscan", {}),
+    # ... and a tiny one elsewhere
+    "seq2seq": ("lookup-tables-mt", TINY_SEQ2SEQ),
+    "seq2seq-lstm": ("lookup-tables", TINY_SEQ2SEQ),
+    "seq2seq-srn": ("lookup-tables", TINY_SEQ2SEQ),
+    "attentive-guidance-oracle": ("lookup-tables", TINY_SEQ2SEQ),
+    "transformer": ("lookup-tables", {"epochs": 2, "d_model": 16, "heads": 2, "feedforward": 32, "batch_size": 16}),
+    "lla-lstm-noadv": ("miniscan", {"epochs": 3, "hidden": 16, "embedding": 8, "lexicon_epochs": 2}),
+}
+"""Neural baseline -> (suite, settings of a tiny budget on top of its cpu-small recipe)."""
+NEURAL_TOLERANCE = 0.02
+"""Largest difference of a neural cell's per-seed value that is not drift (absolute)."""
+
+
+def seeds_of(suite: str) -> tuple[int, ...]:
+    """Three seeds (three data draws) where a suite has several draws, else seed 0."""
+    return (0, 1, 2) if registry.suite(suite).spec.n_draws > 1 else (0,)
+
+
+def offline_suites() -> list[str]:
+    """The suites that build from the published data (not those whose files a user supplies)."""
+    names = []
+    for name in registry.suite_names():
+        try:
+            freeze.ensure_built(registry.suite(name))
+        except SourceUnavailable:
+            continue
+        names.append(name)
+    return names
 
 
 def _per_seed(record: ResultRecord, split: str) -> dict[str, list[float]]:
@@ -31,19 +84,29 @@ def _per_seed(record: ResultRecord, split: str) -> dict[str, list[float]]:
     return values
 
 
+def _cell(record: ResultRecord) -> Any:
+    """A model's entry: split -> metric -> per-seed values, or its status where no seed finished."""
+    if not any(status == "done" for status in record.status.values()):
+        return sorted(set(record.status.values()))[0]  # `n/a` or `failed`
+    return {split: _per_seed(record, split) for split in record.scores}
+
+
 def compute() -> dict[str, Any]:
-    """suite -> {suite_hash, model -> split -> metric -> per-seed values}."""
+    """suite -> {suite_hash, model label -> split -> metric -> per-seed values, or `n/a`}."""
     table: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as folder, Store(Path(folder) / "golden.sqlite") as store:
         runner = Runner(store, progress=False)
         runner.log = lambda message: None
-        for suite in SUITES:
+        for suite in offline_suites():
             entry: dict[str, Any] = {}
-            for model in MODELS:
-                record = runner.evaluate(suite, ModelSpec(name=model), SEEDS)
+            for model in FAST:
+                record = runner.evaluate(suite, model, seeds_of(suite))
                 entry["suite_hash"] = record.suite_hash
-                entry[model] = {split: _per_seed(record, split) for split in record.scores}
+                entry[model.label] = _cell(record)
             table[suite] = entry
+        for name, (suite, settings) in NEURAL.items():
+            model = ModelSpec(name=name, params=settings)
+            table[suite][model.label] = _cell(runner.evaluate(suite, model, (0,)))
     return table
 
 
