@@ -26,7 +26,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import stats
+from scipy import special  # the quantile functions alone: scipy.stats takes a second to import
 
 from structbench.specs import SeedStats
 
@@ -44,7 +44,7 @@ def wilson(proportion: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
     scipy has it only one integer count at a time (`binomtest(k, n).proportion_ci(method=
     "wilson")`, which the tests compare with); here it runs over every cell at once."""
-    z = stats.norm.ppf(1 - (1 - CONFIDENCE) / 2)
+    z = special.ndtri(1 - (1 - CONFIDENCE) / 2)
     shrink = 1 + z**2 / n
     centre = (proportion + z**2 / (2 * n)) / shrink
     half = z / shrink * np.sqrt(proportion * (1 - proportion) / n + z**2 / (4 * n**2))
@@ -60,7 +60,7 @@ def _intervals(
     method = np.full(len(mean), "none", dtype=object)
     if varied.any():
         n = seeds[varied]
-        half = stats.t.ppf(1 - (1 - CONFIDENCE) / 2, n - 1) * std[varied] / np.sqrt(n)
+        half = special.stdtrit(n - 1, 1 - (1 - CONFIDENCE) / 2) * std[varied] / np.sqrt(n)
         low[varied], high[varied] = mean[varied] - half, mean[varied] + half
         clipped = varied & proportion
         low[clipped], high[clipped] = np.maximum(low[clipped], 0.0), np.minimum(high[clipped], 1.0)

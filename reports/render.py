@@ -27,7 +27,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from structbench import __version__, registry
-from structbench.cells import as_stats, cells
+from structbench.cells import STAT_COLUMNS, as_stats, cells
 from structbench.errors import UserError
 from structbench.reports.claims import Verdict, check_all
 from structbench.reports.references import Reference, load_references
@@ -127,12 +127,14 @@ def current_specs(stored: dict[tuple[str, str, str], SuiteSpec]) -> dict[tuple[s
     stored one: how a suite is presented (primary metric, split roles, ranked splits) may be
     corrected without a change to its data, and the leaderboard follows the correction."""
     current = {}
+    installed = set(registry.suite_names())
     for (suite, version, suite_hash), spec in stored.items():
         try:
-            installed = registry.suite(f"{suite}@{version}").spec
-        except UserError:  # not installed (a plugin, another release): what the store holds
-            installed = spec
-        current[(suite, version, suite_hash)] = installed
+            current[(suite, version, suite_hash)] = (
+                registry.suite(f"{suite}@{version}").spec if suite in installed else spec
+            )
+        except UserError:  # another version than this structbench has: what the store holds
+            current[(suite, version, suite_hash)] = spec
     return current
 
 
@@ -154,7 +156,11 @@ def boards(store: Store, results: pd.DataFrame, references: list[Reference] | No
         )
         mine = by_suite.get((suite, version, suite_hash), whole_split.iloc[:0])
         mine = mine[mine.metric == spec.primary_metric]
-        by_cell = {(str(row["model"]), str(row["split"])): as_stats(row) for row in mine.to_dict("records")}
+        keys = ["model", "split", *STAT_COLUMNS]  # read as columns: to_dict("records") is 3x slower
+        rows = (dict(zip(keys, values, strict=True)) for values in zip(*(mine[k].tolist() for k in keys), strict=True))
+        by_cell = {
+            (str(row["model"]), str(row["split"])): as_stats(row) for row in rows
+        }  # columns, not records: faster
         models = sorted({m for (s, v, h, m) in statuses if (s, v, h) == (suite, version, suite_hash)})
         for model in models:
             board.rows.append((model, {split: by_cell.get((model, split)) for split in board.splits}))
