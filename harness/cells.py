@@ -22,7 +22,7 @@ seeds: its interval is never wider than [min, max] of the seeds.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -113,7 +113,7 @@ def cell(values: Sequence[float], items: int = 0, proportion: bool = False) -> S
     return as_stats(cells(pd.DataFrame({key: "" for key in CELL_KEYS} | columns)).iloc[0].to_dict())
 
 
-def as_stats(row: Mapping[Hashable, Any]) -> SeedStats:
+def as_stats(row: Mapping[Any, Any]) -> SeedStats:
     """One `cells` row (a Series or a record dict) as the record `run --json` prints."""
     std, low, high = float(row["std"]), float(row["ci_low"]), float(row["ci_high"])
     return SeedStats.model_construct(  # the fields are computed above, not user input: no validation pass
