@@ -33,10 +33,20 @@ from structbench.specs import SeedStats
 if TYPE_CHECKING:
     import pandas as pd
 
+RUN_CELL = ["suite", "version", "suite_hash", "model"]
+"""What a leaderboard row of one suite's data is: a model label on one suite version and hash."""
 CELL_KEYS = ["suite", "version", "suite_hash", "model", "model_hash", "split", "metric", "breakdown", "level"]
 """What identifies a cell in `Store.scores()` rows."""
 STAT_COLUMNS = ["mean", "std", "min", "max", "ci_low", "ci_high", "interval", "n_seeds", "per_seed"]
 CONFIDENCE = 0.95
+
+
+def current_configuration(frame: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `frame` whose model hash is that of the newest run (in `runs`) of their
+    (suite, version, hash, label): a label names one configuration at a time, and runs made
+    before its recipe changed stay in the store without joining the seeds of the current one."""
+    newest = runs.sort_values("id").groupby(RUN_CELL, as_index=False)["model_hash"].last()
+    return frame.merge(newest, on=[*RUN_CELL, "model_hash"], how="inner")
 
 
 def wilson(proportion: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

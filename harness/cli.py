@@ -23,6 +23,13 @@ from structbench.store import Store
 QUICKSTART_MODELS = ("oracle", "copy", "random", "majority")
 
 
+def existing_store(path: Path) -> Path:
+    """`path`, which commands that only read results need to exist (opening it would create it)."""
+    if not Path(path).is_file():
+        raise UserError(f"no results store at {path}; run `structbench run` first or pass --store.")
+    return path
+
+
 def parse_seeds(text: str) -> list[int]:
     try:
         seeds = [int(part) for part in text.split(",") if part.strip()]
@@ -195,10 +202,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     if len(models) != 2:
         raise UserError(f"--models {args.models!r} must name two models, e.g. --models ngram,unigram.")
-    if not Path(args.store).is_file():
-        raise UserError(f"no results store at {args.store}; run `structbench run` first or pass --store.")
     suite = registry.suite(args.suite)
-    with Store(args.store) as store:
+    with Store(existing_store(args.store)) as store:
         results = compare(store, suite, models[0], models[1], [args.split] if args.split else None)
     if args.json:
         print(json.dumps([{**vars(r), "verdict": r.verdict} for r in results], indent=2))
@@ -224,9 +229,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
     from structbench.reports.claims import check_all
     from structbench.reports.render import aggregate
 
-    if not Path(args.store).is_file():
-        raise UserError(f"no results store at {args.store}; run `structbench run` first or pass --store.")
-    with Store(args.store) as store:
+    with Store(existing_store(args.store)) as store:
         verdicts = check_all(aggregate(store))
     if args.json:
         print(json.dumps([{"id": v.claim.id, **v.model_dump(exclude={"claim"})} for v in verdicts], indent=2))
@@ -239,9 +242,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from structbench.reports.render import write_report
 
-    if not Path(args.store).is_file():
-        raise UserError(f"no results store at {args.store}; run `structbench run` first or pass --store.")
-    with Store(args.store) as store:
+    with Store(existing_store(args.store)) as store:
         index = write_report(store, args.out)
     print(index)
     return 0

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from structbench.cells import current_configuration
 from structbench.errors import UserError
 from structbench.rescore import rescore
 from structbench.store import Store
@@ -69,9 +70,9 @@ def _current_runs(store: Store, suite: Suite, label: str) -> dict[int, tuple[int
             f"no runs of model {label!r} on {suite.spec.key} in {store.path}; "
             f"run `structbench run --suite {suite.spec.id} --model {label}` first (the label as the report shows it)."
         )
-    newest = mine.sort_values("id").iloc[-1]
-    done = mine[(mine.model_hash == newest.model_hash) & (mine.suite_hash == newest.suite_hash)]
-    done = done[done.status == "done"]
+    newest_hash = mine.sort_values("id").iloc[-1].suite_hash  # the data of the newest run
+    current = current_configuration(mine, mine)
+    done = current[(current.suite_hash == newest_hash) & (current.status == "done")]
     return {int(row.seed): (int(row.id), str(row.suite_hash), int(row.draw)) for row in done.itertuples()}
 
 

@@ -27,7 +27,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from structbench import __version__, registry
-from structbench.cells import STAT_COLUMNS, as_stats, cells
+from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_configuration
 from structbench.errors import UserError
 from structbench.reports.claims import Verdict, check_all
 from structbench.reports.references import Reference, load_references
@@ -64,30 +64,18 @@ class SuiteBoard:
     """Published (row, metric, split, value) for the suite's other metrics."""
 
 
-CELL = ["suite", "version", "suite_hash", "model"]
-
-
-def current_configuration(frame: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """The rows of `frame` whose model hash is that of the newest run of their cell.
-
-    A model label names one configuration at a time: runs made before its recipe changed
-    are kept in the store but are not mixed into the seeds of the current one.
-    """
-    newest = runs.sort_values("id").groupby(CELL, as_index=False)["model_hash"].last()
-    return frame.merge(newest, on=[*CELL, "model_hash"], how="inner")
-
-
-def aggregate(store: Store) -> pd.DataFrame:
+def aggregate(store: Store, runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every cell (suite, version, hash, model, split, metric, breakdown condition) of the current
-    configurations, by the one cell function that `run --json` uses too."""
-    results = cells(current_configuration(store.scores(), store.runs()))
+    configurations, by the one cell function that `run --json` uses too; `runs` is
+    `store.runs()` where the caller has read it already."""
+    results = cells(current_configuration(store.scores(), store.runs() if runs is None else runs))
     return results[RESULT_COLUMNS]  # in cell-key order already
 
 
 def _status_summary(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], str]:
     """cell -> its runs' statuses, e.g. `3 done, 1 failed`."""
     parts: dict[tuple[str, str, str, str], list[str]] = {}
-    for key, n in runs.groupby([*CELL, "status"]).size().items():
+    for key, n in runs.groupby([*RUN_CELL, "status"]).size().items():
         suite, version, suite_hash, model, status = (str(part) for part in cast(tuple[object, ...], key))
         parts.setdefault((suite, version, suite_hash, model), []).append(f"{n} {status}")
     return {cell: ", ".join(statuses) for cell, statuses in parts.items()}
@@ -96,7 +84,7 @@ def _status_summary(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], str]:
 def _not_comparable(runs: pd.DataFrame) -> set[tuple[str, str, str, str]]:
     """The cells whose model the runner recorded as not comparable (it sees test-time information)."""
     flagged = runs[runs["comparable"] == 0]
-    return {(str(s), str(v), str(h), str(m)) for s, v, h, m in flagged[CELL].itertuples(index=False)}
+    return {(str(s), str(v), str(h), str(m)) for s, v, h, m in flagged[RUN_CELL].itertuples(index=False)}
 
 
 def attach_references(board: SuiteBoard, references: list[Reference]) -> None:
@@ -138,9 +126,11 @@ def current_specs(stored: dict[tuple[str, str, str], SuiteSpec]) -> dict[tuple[s
     return current
 
 
-def boards(store: Store, results: pd.DataFrame, references: list[Reference] | None = None) -> list[SuiteBoard]:
+def boards(
+    store: Store, results: pd.DataFrame, references: list[Reference] | None = None, runs: pd.DataFrame | None = None
+) -> list[SuiteBoard]:
     specs = current_specs(store.suite_specs())
-    runs = store.runs()
+    runs = store.runs() if runs is None else runs
     runs = current_configuration(runs, runs)
     statuses = _status_summary(runs)
     not_comparable = _not_comparable(runs)
@@ -270,9 +260,10 @@ def write_report(store: Store, out_dir: Path) -> Path:
     """Write the four report files into `out_dir` and return the path of `index.html`."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    results = aggregate(store)
+    runs = store.runs()
+    results = aggregate(store, runs)
     references = load_references()
-    board_list = boards(store, results, references)
+    board_list = boards(store, results, references, runs)
     write_tables(results, out_dir)
     verdicts = check_all(results)
     (out_dir / "leaderboard.md").write_text(_markdown(board_list, verdicts), encoding="utf-8")
