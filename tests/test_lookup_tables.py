@@ -220,3 +220,31 @@ def test_a_fresh_build_reproduces_the_committed_manifest(
     assert first.suite_hash == committed["suite_hash"]
     assert {k: v.sha256 for k, v in first.splits.items()} == {k: v["sha256"] for k, v in committed["splits"].items()}
     assert freeze.verify(suite) == []
+
+
+def test_longer_compositions_are_sample_one_as_published_and_the_oracle_solves_them() -> None:
+    suite = registry.suite("lookup-tables-mt-longer")
+    data = splits("lookup-tables-mt-longer", 0)
+    published = splits("lookup-tables-mt", 0)
+    for name in ("train", "validation"):  # the same training data as lookup-tables-mt draw 0
+        assert data[name].examples == published[name].examples
+    longer = [s.name for s in suite.spec.splits_with_role("test")]
+    assert len(longer) == 21 and {s.test_role for s in suite.spec.splits_with_role("test")} == {"generalisation"}
+    folder = SHARED_DATA / "lookup_tables" / "longer_compositions_sample1"
+    assert sorted(longer) == sorted(p.stem for p in folder.glob("*.tsv"))
+    tables = LookupSolver(data["train"]).tables
+    for name in longer:
+        rows = (folder / f"{name}.tsv").read_text().splitlines()
+        assert [row.split("\t")[0].split() for row in rows] == [e.input for e in data[name].examples], name
+        length = int(
+            name.removeprefix("heldout_compositions").removeprefix("heldout_tables").removeprefix("new_compositions")
+        )
+        assert {e.meta["n_tables"] for e in data[name].examples} == {length}
+        for example in data[name].examples:  # the published targets follow from sample 1's tables
+            assert compose(tables, example.input) == example.target, (name, example.id)
+    oracle = suite.oracle(data)
+    for name in longer:
+        split = data[name]
+        metrics = suite.score(split, oracle.transduce([e.input for e in split.examples])).metrics
+        assert metrics["sequence_accuracy"] == (1.0, len(split)), name
+    assert {"t7", "t8"} >= {t for e in data["new_compositions10"].examples for t in e.input[1:-1]}
