@@ -61,7 +61,11 @@ class Comparison:
         return "not distinguishable"
 
 
-def _current_runs(store: Store, suite: Suite, label: str) -> dict[int, tuple[int, str, int]]:
+RunsBySeed = dict[int, tuple[int, str, int]]
+"""seed -> (run id, suite hash, draw) of one model's finished runs on one suite."""
+
+
+def _current_runs(store: Store, suite: Suite, label: str) -> RunsBySeed:
     """seed -> (run id, suite hash, draw) of the finished runs of `label`'s newest configuration on `suite`."""
     runs = store.runs()
     mine = runs[(runs.suite == suite.spec.id) & (runs.version == suite.spec.version) & (runs.model == label)]
@@ -76,21 +80,27 @@ def _current_runs(store: Store, suite: Suite, label: str) -> dict[int, tuple[int
     return {int(row.seed): (int(row.id), str(row.suite_hash), int(row.draw)) for row in done.itertuples()}
 
 
-def _verdicts(store: Store, suite: Suite, run_id: int, splits: list[str]) -> dict[str, np.ndarray]:
-    """split -> each example's verdict on the primary metric, re-scored from run `run_id`'s predictions."""
-    scored = rescore(store, run_id, suite)
-    out = {}
-    for split in splits:
-        correct = scored[split].correct if split in scored else []
+class Verdicts:
+    """Each example's verdict on `suite`'s primary metric, re-scored once per run from its stored predictions."""
+
+    def __init__(self, store: Store, suite: Suite) -> None:
+        self.store, self.suite = store, suite
+        self._by_run: dict[int, dict[str, list[bool | None]]] = {}
+
+    def of(self, run_id: int, split: str) -> np.ndarray:
+        if run_id not in self._by_run:
+            self._by_run[run_id] = {
+                name: scores.correct for name, scores in rescore(self.store, run_id, self.suite).items()
+            }
+        correct = self._by_run[run_id].get(split, [])
         if not correct:
-            raise UserError(f"run {run_id} has no predictions for split {split!r} of {suite.spec.key}.")
+            raise UserError(f"run {run_id} has no predictions for split {split!r} of {self.suite.spec.key}.")
         if any(ok is None for ok in correct):
             raise UserError(
-                f"{suite.spec.key}'s primary metric {suite.spec.primary_metric!r} is not a right/wrong verdict per "
-                "example, so two models cannot be paired on it; compare their cells in the report instead."
+                f"{self.suite.spec.key}'s primary metric {self.suite.spec.primary_metric!r} is not a right/wrong verdict "
+                "per example, so two models cannot be paired on it; compare their cells in the report instead."
             )
-        out[split] = np.array(correct, dtype=bool)
-    return out
+        return np.array(correct, dtype=bool)
 
 
 def paired_bootstrap(
@@ -129,12 +139,6 @@ def compare(
     if model_a == model_b:
         raise UserError(f"--models names {model_a!r} twice; give two different models.")
     runs_a, runs_b = _current_runs(store, suite, model_a), _current_runs(store, suite, model_b)
-    shared = sorted(s for s in set(runs_a) & set(runs_b) if runs_a[s][1] == runs_b[s][1])
-    if not shared:
-        raise UserError(
-            f"{model_a!r} and {model_b!r} share no finished seed on the same {suite.spec.key} data; "
-            "run both with the same --seeds."
-        )
     tests = {s.name for s in suite.spec.splits_with_role("test")}
     chosen = splits or [s.name for s in suite.spec.ranked_splits]
     for name in chosen:
@@ -142,37 +146,42 @@ def compare(
             raise UserError(
                 f"{suite.spec.key} has no test split {name!r}; its test splits: {', '.join(sorted(tests))}."
             )
-    verdicts = {
-        (label, s): _verdicts(store, suite, runs[s][0], chosen)
-        for label, runs in ((model_a, runs_a), (model_b, runs_b))
-        for s in shared
-    }
-    out = []
-    for split in chosen:
-        differences, sizes, means_a, means_b = [], [], [], []
-        for s in shared:
-            a, b = verdicts[(model_a, s)][split], verdicts[(model_b, s)][split]
-            differences.append(a.astype(np.int8) - b.astype(np.int8))
-            sizes.append(len(a))
-            means_a.append(a.mean())
-            means_b.append(b.mean())
-        low, high, p = paired_bootstrap(differences, [runs_a[s][2] for s in shared], seed=seed)
-        out.append(
-            Comparison(
-                suite=suite.spec.key,
-                split=split,
-                metric=suite.spec.primary_metric,
-                model_a=model_a,
-                model_b=model_b,
-                seeds=shared,
-                n_examples=int(min(sizes)),
-                mean_a=float(np.mean(means_a)),
-                mean_b=float(np.mean(means_b)),
-                difference=float(np.mean(means_a) - np.mean(means_b)),
-                ci_low=low,
-                ci_high=high,
-                p_value=p,
-                resamples=RESAMPLES,
-            )
+    verdicts = Verdicts(store, suite)
+    return [paired(verdicts, split, (model_a, runs_a), (model_b, runs_b), seed=seed) for split in chosen]
+
+
+def paired(
+    verdicts: Verdicts, split: str, a: tuple[str, RunsBySeed], b: tuple[str, RunsBySeed], *, seed: int = 0
+) -> Comparison:
+    """Model a against model b on `split`, over the seeds both ran on the same data."""
+    (model_a, runs_a), (model_b, runs_b) = a, b
+    shared = sorted(s for s in set(runs_a) & set(runs_b) if runs_a[s][1] == runs_b[s][1])
+    if not shared:
+        raise UserError(
+            f"{model_a!r} and {model_b!r} share no finished seed on the same {verdicts.suite.spec.key} data; "
+            "run both with the same --seeds."
         )
-    return out
+    differences, sizes, means_a, means_b = [], [], [], []
+    for s in shared:
+        va, vb = verdicts.of(runs_a[s][0], split), verdicts.of(runs_b[s][0], split)
+        differences.append(va.astype(np.int8) - vb.astype(np.int8))
+        sizes.append(len(va))
+        means_a.append(va.mean())
+        means_b.append(vb.mean())
+    low, high, p = paired_bootstrap(differences, [runs_a[s][2] for s in shared], seed=seed)
+    return Comparison(
+        suite=verdicts.suite.spec.key,
+        split=split,
+        metric=verdicts.suite.spec.primary_metric,
+        model_a=model_a,
+        model_b=model_b,
+        seeds=shared,
+        n_examples=int(min(sizes)),
+        mean_a=float(np.mean(means_a)),
+        mean_b=float(np.mean(means_b)),
+        difference=float(np.mean(means_a) - np.mean(means_b)),
+        ci_low=low,
+        ci_high=high,
+        p_value=p,
+        resamples=RESAMPLES,
+    )

@@ -32,11 +32,18 @@ from structbench.errors import UserError
 from structbench.reports.claims import Verdict, check_all
 from structbench.reports.references import Reference, load_references
 from structbench.reports.tables import write_tables
+from structbench.reports.ties import best_and_ties
 from structbench.specs import SeedStats, SuiteSpec
 from structbench.store import Store
 
 UNDEFINED = "metric not defined in the source: not comparable"
 """How a reported number of a metric its source does not define is marked."""
+
+MARKS = {"best": " **best**", "tie": " ≈best", "": ""}
+TIES_LEGEND = (
+    "On each ranked split, **best** marks the best comparable model and ≈best those a paired bootstrap "
+    "(seeds and examples, 95%) cannot tell from it."
+)
 
 RESULT_COLUMNS = [
     "suite", "version", "suite_hash", "model", "split", "metric", "breakdown", "level",
@@ -62,6 +69,18 @@ class SuiteBoard:
     """Published rows for this suite that report the primary metric on at least one shown split."""
     other_references: list[tuple[Reference, str, str, float]] = field(default_factory=list)
     """Published (row, metric, split, value) for the suite's other metrics."""
+    best: dict[str, str] = field(default_factory=dict)
+    """Ranked split -> the comparable model with the best mean on it."""
+    ties: dict[str, set[str]] = field(default_factory=dict)
+    """Ranked split -> the models a paired comparison cannot tell from its best (`structbench.reports.ties`)."""
+    ties_note: str = ""
+    """Why the models were not compared with the best, if they were not."""
+
+    def mark(self, model: str, split: str) -> str:
+        """`best`, `tie` (indistinguishable from the best) or "" for one cell."""
+        if self.best.get(split) == model:
+            return "best"
+        return "tie" if model in self.ties.get(split, set()) else ""
 
 
 def aggregate(store: Store, runs: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -158,6 +177,14 @@ def boards(
             if (suite, version, suite_hash, model) in not_comparable:
                 board.not_comparable.add(model)
         board.rows.sort(key=partial(_rank, board=board))
+        columns: dict[str, dict[str, SeedStats]] = {split: {} for split in board.ranked}
+        for model, row_cells in board.rows:
+            for split in board.ranked:
+                if model not in board.not_comparable and (cell := row_cells[split]) is not None:
+                    columns[split][model] = cell
+        board.best, board.ties, board.ties_note = best_and_ties(
+            store, spec.key, suite_hash, runs, columns, spec.higher_is_better
+        )
         attach_references(board, references or [])
         out.append(board)
     return out
@@ -222,7 +249,9 @@ def _markdown(board_list: list[SuiteBoard], verdicts: list[Verdict]) -> str:
             + ("" if board.spec.higher_is_better else " (lower is better)")
             + "; split roles: "
             + ", ".join(f"{s} {board.spec.split(s).test_role}" for s in board.splits)
-            + ".",
+            + ". "
+            + TIES_LEGEND
+            + (f" ({markdown_text(board.ties_note)})" if board.ties_note else ""),
             "",
         ]
         table = []
@@ -230,7 +259,7 @@ def _markdown(board_list: list[SuiteBoard], verdicts: list[Verdict]) -> str:
             row = [markdown_text(model) + (" (not comparable)" if model in board.not_comparable else "")]
             for split in board.splits:
                 c = row_cells[split]
-                row.append(markdown_cell(c) if c else "n/a")
+                row.append((markdown_cell(c) + MARKS[board.mark(model, split)]) if c else "n/a")
             table.append(row)
         for reference in board.references:
             row = [f"*{markdown_text(reference.model)}* (reported, {markdown_text(reference.where)})"]

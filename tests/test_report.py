@@ -11,6 +11,7 @@ from scipy import stats
 from structbench import __version__, registry
 from structbench.baselines.trivial import Oracle
 from structbench.cli import main, parse_settings
+from structbench.reports import render
 from structbench.reports.render import RESULT_COLUMNS, write_report
 from structbench.runner import Runner
 from structbench.scoring import Score, SplitScores
@@ -205,3 +206,32 @@ def test_the_report_presents_a_suite_as_installed_not_as_first_stored(runner: Ru
     runner.store._db.commit()
     markdown = (write_report(runner.store, tmp_path).parent / "leaderboard.md").read_text()
     assert f"## lookup-tables@1.0.0 ({installed.primary_metric}, %; data {suite_hash[:12]})" in markdown
+
+
+def test_the_report_marks_the_best_and_the_models_a_paired_bootstrap_cannot_tell_from_it(
+    runner: Runner, tmp_path: Path
+) -> None:
+    for order in (2, 4, 5):
+        runner.evaluate("agreement-attractors", ModelSpec(name="ngram", params={"order": order}), [0])
+    boards = render.boards(runner.store, render.aggregate(runner.store))
+    (board,) = boards
+    assert board.ties_note == ""
+    # attractors-1: order 2 is best (18.0); order 5 (17.4) cannot be told from it; order 4 (13.4)
+    # can, although its Wilson interval overlaps the best's: the paired comparison is sharper
+    cells = {model: row["attractors-1"] for model, row in board.rows}
+    assert board.best["attractors-1"] == "ngram[order=2]"
+    assert board.ties["attractors-1"] == {"ngram[order=5]"}
+    best, excluded = cells["ngram[order=2]"], cells["ngram[order=4]"]
+    assert best is not None and excluded is not None and excluded.ci_high > best.ci_low  # type: ignore[operator]
+    markdown = (write_report(runner.store, tmp_path / "out").parent / "leaderboard.md").read_text()
+    assert "17.4 [14.3, 21.0] (1 seed, Wilson) ≈best" in markdown and "≈best" in markdown
+    html = (tmp_path / "out" / "index.html").read_text()
+    assert html.count('class="best"') == sum(1 for split in board.ranked if split in board.best)
+
+
+def test_a_board_whose_metric_has_no_verdict_per_example_says_why_it_is_not_compared(runner: Runner) -> None:
+    runner.evaluate("pos-synthetic", ModelSpec(name="random"), [0])
+    runner.evaluate("pos-synthetic", ModelSpec(name="hmm", params={"iterations": 1}), [0])
+    (board,) = render.boards(runner.store, render.aggregate(runner.store))
+    assert "not a right/wrong verdict per example" in board.ties_note
+    assert board.ties == {split: set() for split in board.best}
