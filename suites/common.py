@@ -1,4 +1,5 @@
-"""Pieces several suite families share: rule-based oracles and gold-answer oracles.
+"""Pieces several suite families share: rule-based oracles, gold-answer oracles, and the reading
+of user-supplied files with one-sentence errors that name the file and line.
 
 An oracle proves that a suite's data and scorers agree: it must score 1.0 on every test split.
 Where a suite has a rule (a SCAN interpreter, a grammar), the rule is the oracle; where its
@@ -10,7 +11,9 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Callable
+from pathlib import Path
 
+from structbench.errors import UserError
 from structbench.specs import Split
 
 
@@ -95,3 +98,34 @@ class GoldTagger:
             queue.append(tags)  # sentences that repeat get their tags back in turn
             out.append([self.tag_ids.get(t, 0) for t in tags] if tags else [0] * len(words))
         return out
+
+
+def read_user_file(path: Path) -> str:
+    """The text of a file the user supplies (Linzen, MSR, WSJ), read as `Path.read_text` reads it;
+    bytes that are not UTF-8 are refused with the line they are on instead of a traceback."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        data = path.read_bytes()
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as error:  # decoded whole, so that `start` counts from the file's beginning
+            raise malformed(
+                path,
+                data.count(b"\n", 0, error.start) + 1,
+                "UTF-8 text",
+                f"the byte {data[error.start]:#04x}",
+                "save the file as UTF-8",
+            ) from None
+        raise
+
+
+def malformed(path: Path | str, line: int, expected: str, got: str, fix: str = "fix or remove that line") -> UserError:
+    """The one-sentence error for a bad line of a user-supplied file: where, what belongs there, what is there."""
+    return UserError(f"{path} line {line}: expected {expected}, got {got}; {fix}.")
+
+
+def holds_nothing(path: Path | str, unit: str, contents: str) -> UserError:
+    """The one-sentence error for a user-supplied file that yields no examples (empty, or a header only)."""
+    return UserError(f"{path} holds no {unit}; it should contain {contents}.")
+

@@ -20,8 +20,10 @@ modelling of that text, not extrapolation beyond it.
 
 How it was checked (tests/test_msr_completion.py): on fixture files written in the
 challenge's layout, the right candidate of every item is the one named in the answers file,
-a question without five candidates or without an answer is refused, and the oracle (the
-right candidates read from the frozen test split) scores 1.0. Deviations: the tokenisation
+and the oracle (the right candidates read from the frozen test split) scores 1.0. Damaged
+files are refused in one sentence naming the file and line (a line not in the layout, a
+question without five candidates or without an answer, an answer to a question that is not
+asked, a file without questions, answers or training sentences), never with a traceback. Deviations: the tokenisation
 above is ours (the challenge fixes none), and so is the training corpus, which the user
 chooses.
 """
@@ -31,11 +33,12 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Mapping
+from pathlib import Path
 
 from structbench.sources import SourceFile
 from structbench.specs import Example, Split, SuiteSpec, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import GoldPairScorer
+from structbench.suites.common import GoldPairScorer, holds_nothing, malformed, read_user_file
 
 ORIGIN = "the MSR Sentence Completion Challenge (Zweig & Burges 2011); obtain the files yourself"
 QUESTIONS = SourceFile(
@@ -44,6 +47,10 @@ QUESTIONS = SourceFile(
 ANSWERS = SourceFile(path="msr_sentence_completion/Holmes.machine_format.answers.txt", url="", sha256="", origin=ORIGIN)
 TRAIN = SourceFile(path="msr_sentence_completion/train.txt", url="", sha256="", origin="your own training corpus")
 LINE = re.compile(r"^\s*(\d+)([a-e])\)\s*(.*)$")
+QUESTION_LINE = "`<number><a-e>) sentence with the [candidate] word`"
+"""What a line of either file looks like, as errors describe it."""
+BRACKETS = re.compile(r"\[[^\]]*\]")
+"""The candidate word of a question line, e.g. `[lonely]`."""
 TOKEN = re.compile(r"\w+(?:'\w+)?|[^\w\s]")
 
 
@@ -51,30 +58,68 @@ def tokens(text: str) -> list[str]:
     return TOKEN.findall(text.lower())
 
 
-def parse_questions(questions: str, answers: str) -> list[Example]:
-    options: dict[str, dict[str, str]] = defaultdict(dict)
+def parse_questions(
+    questions: str, answers: str, questions_path: Path | str = QUESTIONS.path, answers_path: Path | str = ANSWERS.path
+) -> list[Example]:
+    """One forced-choice item per question of `questions` (five lines `1a)` to `1e)`), its answer
+    the letter of that question's line in `answers`; the paths name the files in errors.
+
+    A malformed line, a question without five candidates or without an answer, an answer to a
+    question the questions file lacks, or an empty file raises UserError naming the file and line."""
+    options: dict[int, dict[str, str]] = defaultdict(dict)
+    first_line: dict[int, int] = {}
     for number, line in enumerate(questions.splitlines(), start=1):
         if not line.strip():
             continue
         match = LINE.match(line)
-        if match is None:
-            raise ValueError(f"questions line {number} is not `<n><a-e>) sentence`")
-        options[match.group(1)][match.group(2)] = match.group(3)
-    right: dict[str, str] = {}
-    for line in answers.splitlines():
+        if match is None or not BRACKETS.search(match.group(3)):
+            raise malformed(questions_path, number, QUESTION_LINE, repr(line))
+        question, letter = int(match.group(1)), match.group(2)
+        if letter in options[question]:
+            raise malformed(questions_path, number, f"one line {question}{letter})", "a second one")
+        first_line.setdefault(question, number)
+        options[question][letter] = match.group(3)
+    if not options:
+        raise holds_nothing(questions_path, "questions", f"five lines {QUESTION_LINE} per question, a) to e)")
+    right: dict[int, str] = {}
+    for number, line in enumerate(answers.splitlines(), start=1):
+        if not line.strip():
+            continue
         match = LINE.match(line)
-        if match:
-            right[match.group(1)] = match.group(2)
+        if match is None:
+            raise malformed(answers_path, number, QUESTION_LINE, repr(line))
+        question = int(match.group(1))
+        if question not in options:
+            raise malformed(answers_path, number, f"the number of a question in {questions_path}", str(question))
+        if question in right:
+            raise malformed(answers_path, number, f"one answer to question {question}", "a second one")
+        right[question] = match.group(2)
+    if not right:
+        raise holds_nothing(answers_path, "answers", f"the right line {QUESTION_LINE} of each question")
     examples = []
     for question, candidates in options.items():
-        if sorted(candidates) != list("abcde") or question not in right:
-            raise ValueError(f"question {question} needs five candidates a-e and an answer")
+        if sorted(candidates) != list("abcde"):
+            raise malformed(
+                questions_path,
+                first_line[question],
+                f"question {question} to have the five candidates a) to e)",
+                ", ".join(f"{letter})" for letter in sorted(candidates)),
+                "add the missing lines or remove the question",
+            )
+        if question not in right:
+            raise malformed(
+                questions_path,
+                first_line[question],
+                f"question {question} to have an answer in {answers_path}",
+                "none",
+                "add its line to the answers file",
+            )
         letters = sorted(candidates)
         sentences = [tokens(candidates[letter].replace("[", "").replace("]", "")) for letter in letters]
-        blank = re.sub(r"\[[^\]]*\]", " _ ", candidates["a"])
+        blank = BRACKETS.sub(" _ ", candidates["a"])
         examples.append(
             Example(
-                id=f"q{int(question):04d}",
+                id=f"q{question:04d}",
                 input=tokens(blank),
                 candidates=sentences,
                 answer=letters.index(right[question]),
@@ -105,12 +150,16 @@ class MsrSentenceCompletion(Suite):
     sources = (QUESTIONS, ANSWERS, TRAIN)
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        train_path = files.path(TRAIN.path)
         train = [
             Example(id=f"train-{i:07d}", input=tokens(line))
-            for i, line in enumerate(files.read_text(TRAIN.path).splitlines())
+            for i, line in enumerate(read_user_file(train_path).splitlines())
             if line.strip()
         ]
-        test = parse_questions(files.read_text(QUESTIONS.path), files.read_text(ANSWERS.path))
+        if not train:
+            raise holds_nothing(train_path, "sentences", "your training corpus, one sentence per line")
+        questions, answers = files.path(QUESTIONS.path), files.path(ANSWERS.path)
+        test = parse_questions(read_user_file(questions), read_user_file(answers), questions, answers)
         return {"train": train, "test": test}
 
     def oracle(self, splits: Mapping[str, Split]) -> GoldPairScorer:

@@ -10,7 +10,8 @@ Treebank (commit 15d613d) is the freely available stand-in: its dev and test fil
 - `pos-ud-ewt-xpos`: Penn Treebank tags (the XPOS column), 49 distinct in these files, K = 49.
 - `pos-ud-ewt-upos`: the 17 universal tags, K = 17.
 - `pos-wsj`: the user's Penn Treebank WSJ (`penn_wsj/wsj.conll`, `word<TAB>tag` lines or
-  CoNLL-U, under `STRUCTBENCH_SOURCE_DIR`; not pinned), K = 45, Tran's own setting.
+  CoNLL-U, under `STRUCTBENCH_SOURCE_DIR`; not pinned), K = 45, Tran's own setting. Version
+  2.0.0 reads `#<TAB>#` lines as the pound-sign token, which 1.0.0 dropped as comments.
 - `pos-synthetic`: 3,000 sentences (19,733 tokens) sampled from a small grammar over 11 Penn
   tags whose lexicon is ambiguous on purpose (12 of 34 words carry two or three tags: `that`
   DT/IN, `can` MD/NN, `light` JJ/NN/VB, `runs` NNS/VBZ, ...), K = 11: a clean, licence-free
@@ -43,12 +44,13 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import ClassVar
 
 from structbench.sources import SourceFile
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import GoldTagger
+from structbench.suites.common import GoldTagger, holds_nothing, malformed, read_user_file
 
 UD_COMMIT = "15d613d8447b3478787d4c278730a1e48a945efb"
 UD_URL = f"https://raw.githubusercontent.com/UniversalDependencies/UD_English-EWT/{UD_COMMIT}"
@@ -64,9 +66,17 @@ CITATION = (
 DIGIT = re.compile(r"\d")
 
 
-def read_word_tag(text: str, column: int = 4) -> list[tuple[list[str], list[str]]]:
+def read_word_tag(
+    text: str, column: int = 4, path: Path | str = "the tagged text", *, hash_tokens: bool = True
+) -> list[tuple[list[str], list[str]]]:
     """(words with digits mapped to 0, tags) per sentence, from `word<TAB>tag` lines or CoNLL-U
-    (tags from `column`: 3 UPOS, 4 XPOS; multiword lines and empty nodes skipped)."""
+    (tags from `column`: 3 UPOS, 4 XPOS; multiword lines and empty nodes skipped).
+
+    A line that is neither, or whose word or tag is empty, raises UserError naming `path` (the
+    file `text` was read from) and the line, so that a damaged export is never half read. A
+    line starting with `#` is a comment (CoNLL-U's `# text = ...`) unless it has a tab, then it
+    is the token `#` (WSJ's pound sign, `#<TAB>#`); `hash_tokens=False` is pos-wsj 1.0.0's
+    reading, which dropped such tokens."""
     sentences: list[tuple[list[str], list[str]]] = []
     words: list[str] = []
     tags: list[str] = []
@@ -76,7 +86,7 @@ def read_word_tag(text: str, column: int = 4) -> list[tuple[list[str], list[str]
                 sentences.append((words, tags))
             words, tags = [], []
             continue
-        if line.startswith("#"):
+        if line.startswith("#") and (not hash_tokens or "\t" not in line):
             continue
         fields = line.split("\t")
         if len(fields) >= 10:
@@ -86,7 +96,10 @@ def read_word_tag(text: str, column: int = 4) -> list[tuple[list[str], list[str]
         elif len(fields) == 2:
             word, tag = fields
         else:
-            raise ValueError(f"line {number}: expected `word<TAB>tag` or a CoNLL-U token line")
+            expected = "`word<TAB>tag` or a CoNLL-U token line (10 tab-separated fields)"
+            raise malformed(path, number, expected, f"{len(fields)} field(s) in {line!r}")
+        if not word.strip() or not tag.strip():
+            raise malformed(path, number, "a word and its tag", repr(line))
         words.append(DIGIT.sub("0", word))
         tags.append(tag)
     return sentences
@@ -226,8 +239,9 @@ WSJ = SourceFile(
 )
 
 
-class PosWsj(TagInductionSuite):
-    """POS induction on the user's Penn Treebank WSJ, Tran's setting (K = 45, all tokens scored)."""
+class PosWsjV1(TagInductionSuite):
+    """POS induction on the user's Penn Treebank WSJ, version 1.0.0 (superseded): the `#` tokens
+    (`#<TAB>#` lines) were read as comments and dropped."""
 
     spec = POS.variant(
         id="pos-wsj",
@@ -237,6 +251,28 @@ class PosWsj(TagInductionSuite):
         splits=_splits(None),
     )
     sources = (WSJ,)
+    hash_tokens: ClassVar[bool] = False
+    """Whether a `#<TAB>#` line is the token `#` (2.0.0) or a comment (1.0.0)."""
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
-        return split_pair(read_word_tag(files.read_text(WSJ.path)))
+        path = files.path(WSJ.path)
+        sentences = read_word_tag(read_user_file(path), path=path, hash_tokens=self.hash_tokens)
+        if not sentences:
+            raise holds_nothing(
+                path, "tagged sentences", "the WSJ as `word<TAB>tag` lines (or CoNLL-U), a blank line between sentences"
+            )
+        return split_pair(sentences)
+
+
+class PosWsj(PosWsjV1):
+    """POS induction on the user's Penn Treebank WSJ, Tran's setting (K = 45, all tokens scored)."""
+
+    spec = PosWsjV1.spec.variant(
+        version="2.0.0",
+        changelog=[
+            "2.0.0: a `#<TAB>#` line is WSJ's pound-sign token, no longer a comment; 1.0.0 dropped every `#` "
+            "token (the tag `#` among them), so its sentences lacked them."
+        ],
+    )
+    hash_tokens = True
+    superseded = (PosWsjV1,)

@@ -404,6 +404,6 @@ def test_building_every_suite_skips_those_whose_files_the_user_must_supply(
     assert main(["build"]) == 0
     captured = capsys.readouterr()
     assert "built miniscan@1.0.0" in captured.out
-    assert "skipped agreement-linzen-number@1.0.0: linzen/agr_50_mostcommon_10K.tsv was not found" in captured.err
+    assert "skipped agreement-linzen-number@2.0.0: linzen/agr_50_mostcommon_10K.tsv was not found" in captured.err
     assert main(["build", "agreement-linzen-number"]) == 2  # named, its files are needed
     assert "set STRUCTBENCH_SOURCE_DIR" in one_sentence_error(capsys.readouterr().err)

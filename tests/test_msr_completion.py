@@ -1,17 +1,18 @@
-"""The MSR Sentence Completion loader on fixture files in the challenge's layout."""
+"""The MSR Sentence Completion loader on fixture files in the challenge's layout, and on damaged copies."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from structbench import freeze, registry
+from structbench.errors import UserError
 from structbench.protocols import ask
 from structbench.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
-from structbench.suites.msr_completion import parse_questions
 
 QUESTIONS = """1a) I have it from the same source that you are both an orphan and a [crying] bachelor.
 1b) I have it from the same source that you are both an orphan and a [bachelor] bachelor.
@@ -63,9 +64,59 @@ def test_spec_and_oracle_from_the_frozen_test_split(source: Path) -> None:
     assert suite.score(test, predictions).metrics["accuracy"] == (1.0, 2)
 
 
-def test_incomplete_questions_are_refused() -> None:
-    with pytest.raises(ValueError, match="five candidates"):
-        parse_questions(QUESTIONS.replace("2e) The dog [sold] at the moon.\n", ""), ANSWERS)
+def replace_line(text: str, line: int, new: str | None) -> str:
+    """`text` with its 1-based `line` replaced by `new`, or removed if `new` is None."""
+    lines = text.splitlines()
+    lines[line - 1 : line] = [] if new is None else [new]
+    return "\n".join(lines) + "\n"
+
+
+QUESTIONS_FILE = "Holmes.machine_format.questions.txt"
+ANSWERS_FILE = "Holmes.machine_format.answers.txt"
+
+
+@pytest.mark.parametrize(
+    ("damaged", "text", "named", "line", "expected"),
+    [
+        (QUESTIONS_FILE, replace_line(QUESTIONS, 3, "1c I have it from the same source."), QUESTIONS_FILE, 3, "`<number><a-e>) sentence"),
+        (QUESTIONS_FILE, replace_line(QUESTIONS, 7, "2b) The dog read at the moon."), QUESTIONS_FILE, 7, "[candidate] word`, got '2b)"),
+        (QUESTIONS_FILE, replace_line(QUESTIONS, 8, "2f) The dog [ran] at the moon."), QUESTIONS_FILE, 8, "`<number><a-e>) sentence"),
+        (QUESTIONS_FILE, replace_line(QUESTIONS, 10, "2d) The dog [sold] at the moon."), QUESTIONS_FILE, 10, "expected one line 2d), got a second one"),
+        (QUESTIONS_FILE, replace_line(QUESTIONS, 10, None), QUESTIONS_FILE, 6, "question 2 to have the five candidates a) to e), got a), b), c), d);"),
+        (QUESTIONS_FILE, replace_line(QUESTIONS, 4, "1d) The \udcff [green] bachelor."), QUESTIONS_FILE, 4, "expected UTF-8 text, got the byte 0xff"),
+        (ANSWERS_FILE, replace_line(ANSWERS, 2, None), QUESTIONS_FILE, 6, "expected question 2 to have an answer in "),
+        (ANSWERS_FILE, replace_line(ANSWERS, 2, "3a) The dog [barked] at the moon."), ANSWERS_FILE, 2, "expected the number of a question in "),
+        (ANSWERS_FILE, replace_line(ANSWERS, 2, "2) [a] The dog barked at the moon."), ANSWERS_FILE, 2, "`<number><a-e>) sentence"),
+        (ANSWERS_FILE, replace_line(ANSWERS, 2, ANSWERS.splitlines()[0]), ANSWERS_FILE, 2, "expected one answer to question 1, got a second one"),
+    ],
+)  # fmt: skip
+def test_a_malformed_file_is_refused_naming_the_file_and_line(
+    source: Path, damaged: str, text: str, named: str, line: int, expected: str
+) -> None:
+    folder = source / "msr_sentence_completion"
+    (folder / damaged).write_bytes(text.encode("utf-8", "surrogateescape"))
+    with pytest.raises(UserError) as error:
+        freeze.build(registry.suite(PATH), source)
+    message = str(error.value)
+    assert message.startswith(f"{folder / named} line {line}: expected ") and expected in message, message
+    if damaged != named:  # a question without an answer names the answers file too
+        assert str(folder / damaged) in message
+
+
+@pytest.mark.parametrize(
+    ("damaged", "expected"),
+    [
+        (QUESTIONS_FILE, "holds no questions; it should contain five lines"),
+        (ANSWERS_FILE, "holds no answers; it should contain the right line"),
+        ("train.txt", "holds no sentences; it should contain your training corpus, one sentence per line."),
+    ],
+)
+@pytest.mark.parametrize("content", ["", "\n \n"])
+def test_an_empty_file_is_refused(source: Path, damaged: str, content: str, expected: str) -> None:
+    path = source / "msr_sentence_completion" / damaged
+    path.write_text(content)
+    with pytest.raises(UserError, match=f"^{re.escape(f'{path} {expected}')}"):
+        freeze.build(registry.suite(PATH), source)
 
 
 def test_oracle_and_ngram_run_on_the_fixture(source: Path, tmp_path: Path) -> None:

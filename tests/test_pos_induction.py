@@ -10,6 +10,7 @@ import pytest
 from sklearn import metrics
 
 from structbench import freeze, registry
+from structbench.errors import UserError
 from structbench.protocols import ask
 from structbench.runner import Runner
 from structbench.scoring import induction_metrics
@@ -130,15 +131,22 @@ def test_synthetic_corpus_is_ambiguous_and_the_oracle_solves_it(runner: Runner) 
     assert oracle.scores["test"]["one_to_one"].mean == 1.0
 
 
-def test_wsj_loader_reads_word_tag_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+WSJ_SAMPLE = "Pierre\tNNP\nVinken\tNNP\n,\t,\n61\tCD\nyears\tNNS\nold\tJJ\n\nMr.\tNNP\nVinken\tNNP\nis\tVBZ\nchairman\tNN\n.\t.\n"
+"""Two sentences in `word<TAB>tag` lines; line 8 starts the second."""
+
+
+def write_wsj(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> Path:
+    """A source folder holding `text` as penn_wsj/wsj.conll (bytes that are not UTF-8 kept as surrogates)."""
     monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
     folder = tmp_path / "data" / "penn_wsj"
     folder.mkdir(parents=True)
-    (folder / "wsj.conll").write_text(
-        "Pierre\tNNP\nVinken\tNNP\n,\t,\n61\tCD\nyears\tNNS\nold\tJJ\n\nMr.\tNNP\nVinken\tNNP\nis\tVBZ\nchairman\tNN\n.\t.\n"
-    )
+    (folder / "wsj.conll").write_bytes(text.encode("utf-8", "surrogateescape"))
+    return tmp_path / "data"
+
+
+def test_wsj_loader_reads_word_tag_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     suite = registry.suite("structbench.suites.pos_induction:PosWsj")
-    manifest = freeze.build(suite, tmp_path / "data")
+    manifest = freeze.build(suite, write_wsj(tmp_path, monkeypatch, WSJ_SAMPLE))
     test = freeze.load_split(suite, manifest, 0, "test").examples
     assert [e.input for e in test] == [
         ["Pierre", "Vinken", ",", "00", "years", "old"],
@@ -146,5 +154,55 @@ def test_wsj_loader_reads_word_tag_files(tmp_path: Path, monkeypatch: pytest.Mon
     ]
     assert test[0].tags == ["NNP", "NNP", ",", "CD", "NNS", "JJ"]
     assert suite.spec.n_clusters == 45
-    with pytest.raises(ValueError, match="line 1"):
+    with pytest.raises(UserError, match=r"^the tagged text line 1: expected `word<TAB>tag`"):
         read_word_tag("just-one-column\n")
+
+
+def test_the_pound_sign_is_a_wsj_token_from_version_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "# a comment line\nThe\tDT\tprice\tNN\n".replace("\tprice", "\nprice") + "is\tVBZ\n#\t#\n200\tCD\n"
+    source = write_wsj(tmp_path, monkeypatch, text)
+    inputs = {}
+    for version in ("1.0.0", "2.0.0"):
+        suite = registry.suite(f"pos-wsj@{version}")
+        manifest = freeze.build(suite, source)
+        (example,) = freeze.load_split(suite, manifest, 0, "test").examples
+        inputs[version] = (example.input, example.tags)
+    assert inputs["2.0.0"] == (["The", "price", "is", "#", "000"], ["DT", "NN", "VBZ", "#", "CD"])
+    assert inputs["1.0.0"] == (["The", "price", "is", "000"], ["DT", "NN", "VBZ", "CD"])  # as 1.0.0 read it
+
+
+CONLLU_TOKEN = "1\tMr.\tMr.\tPROPN\tNNP\t_\t2\tcompound\t_\t_"
+
+
+@pytest.mark.parametrize(
+    ("line", "damaged", "expected"),
+    [
+        (2, "Vinken", "expected `word<TAB>tag` or a CoNLL-U token line (10 tab-separated fields), got 1 field(s)"),
+        (3, ", ,", "got 1 field(s) in ', ,'"),
+        (9, "Vinken\tNNP\tB-NP", "got 3 field(s)"),
+        (4, "61\t", "expected a word and its tag, got '61\\t'"),
+        (12, "\t.", "expected a word and its tag"),
+        (8, CONLLU_TOKEN.replace("\tNNP\t", "\t\t"), "expected a word and its tag"),
+        (5, "years\tNNS\udcff", "expected UTF-8 text, got the byte 0xff; save the file as UTF-8."),
+    ],
+)
+def test_a_malformed_wsj_line_is_refused_naming_the_file_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: int, damaged: str, expected: str
+) -> None:
+    lines = WSJ_SAMPLE.splitlines()
+    lines[line - 1] = damaged
+    source = write_wsj(tmp_path, monkeypatch, "\n".join(lines) + "\n")
+    with pytest.raises(UserError) as error:
+        freeze.build(registry.suite("structbench.suites.pos_induction:PosWsj"), source)
+    message = str(error.value)
+    assert message.startswith(f"{source / 'penn_wsj' / 'wsj.conll'} line {line}: ") and expected in message, message
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# sent_id = 1\n# text = nothing\n\n"])
+def test_an_empty_wsj_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    source = write_wsj(tmp_path, monkeypatch, text)
+    with pytest.raises(
+        UserError, match="holds no tagged sentences; it should contain the WSJ as `word<TAB>tag`"
+    ) as error:
+        freeze.build(registry.suite("structbench.suites.pos_induction:PosWsj"), source)
+    assert str(error.value).startswith(str(source / "penn_wsj" / "wsj.conll"))
