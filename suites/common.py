@@ -129,3 +129,29 @@ def holds_nothing(path: Path | str, unit: str, contents: str) -> UserError:
     """The one-sentence error for a user-supplied file that yields no examples (empty, or a header only)."""
     return UserError(f"{path} holds no {unit}; it should contain {contents}.")
 
+
+LOGIC_RELATIONS = ["=", "<", ">", "^", "|", "v", "#"]
+"""The seven natural-logic relations of Bowman et al. (2015), in their symbols."""
+LOGIC_SEPARATOR = "<sep>"
+"""Between the two formulas of a logic input."""
+LOGIC_VARIABLES = ("a", "b", "c", "d", "e", "f")
+ALL_WORLDS = (1 << 64) - 1
+"""The 64 truth assignments of the six variables, as a bit mask."""
+VARIABLE_MASKS = {v: sum(1 << world for world in range(64) if world >> i & 1) for i, v in enumerate(LOGIC_VARIABLES)}
+"""Truth table of each variable over the 64 assignments (bit w set when assignment w makes it true)."""
+
+
+def relation(premise: int, hypothesis: int) -> str:
+    """The natural-logic relation between two sets of worlds given as 64-bit masks (shared by
+    `logic-inference-*` and `logic-bowman-*`, which must label pairs alike)."""
+    if premise == hypothesis:
+        return "="
+    if premise & ~hypothesis & ALL_WORLDS == 0:
+        return "<"
+    if hypothesis & ~premise & ALL_WORLDS == 0:
+        return ">"
+    disjoint = premise & hypothesis == 0
+    exhaustive = premise | hypothesis == ALL_WORLDS
+    if disjoint:
+        return "^" if exhaustive else "|"
+    return "v" if exhaustive else "#"
