@@ -10,7 +10,7 @@ splits the runner hands it.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from structbench.errors import UserError
@@ -155,3 +155,21 @@ def relation(premise: int, hypothesis: int) -> str:
     if disjoint:
         return "^" if exhaustive else "|"
     return "v" if exhaustive else "#"
+
+
+class LogicSolver:
+    """Classifies each `premise <sep> hypothesis` pair from the truth tables of its two formulas:
+    the oracle of both logic suite families, which differ only in how a formula is bracketed."""
+
+    name = "logic-oracle"
+    protocols = ("classification",)
+
+    def __init__(self, truth_table: Callable[[Sequence[str]], int]) -> None:
+        self.truth_table = truth_table
+
+    def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
+        answers = []
+        for tokens in inputs:
+            cut = tokens.index(LOGIC_SEPARATOR)
+            answers.append(relation(self.truth_table(tokens[:cut]), self.truth_table(tokens[cut + 1 :])))
+        return answers

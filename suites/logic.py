@@ -74,6 +74,7 @@ from structbench.suites.common import (
     LOGIC_SEPARATOR,
     LOGIC_VARIABLES,
     VARIABLE_MASKS,
+    LogicSolver,
     relation,
 )
 
@@ -183,20 +184,6 @@ def pool() -> dict[int, tuple[list[Example], list[Example], list[Example]]]:
     return out
 
 
-class LogicSolver:
-    """Classifies each pair from its truth tables (the oracle)."""
-
-    name = "logic-oracle"
-    protocols = ("classification",)
-
-    def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
-        answers = []
-        for tokens in inputs:
-            cut = tokens.index(SEPARATOR)
-            answers.append(relation(evaluate(tokens[:cut]), evaluate(tokens[cut + 1 :])))
-        return answers
-
-
 class LogicInference(Suite):
     """Train on bins up to `max_train_ops`, test on every bin."""
 
@@ -215,7 +202,7 @@ class LogicInference(Suite):
         return splits
 
     def oracle(self, splits: Mapping[str, Split]) -> LogicSolver:
-        return LogicSolver()
+        return LogicSolver(evaluate)
 
 
 def _splits(limit: int) -> list[SplitSpec]:

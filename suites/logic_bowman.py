@@ -76,7 +76,7 @@ from structbench.suites.common import (
     LOGIC_RELATIONS,
     LOGIC_SEPARATOR,
     VARIABLE_MASKS,
-    relation,
+    LogicSolver,
 )
 
 LABELS = LOGIC_RELATIONS
@@ -196,20 +196,6 @@ def dev_positions(lines: int, bin_ops: int) -> set[int]:
     return {int(i) for i in rng.choice(lines, size=dev_size(lines), replace=False)}
 
 
-class BowmanLogicSolver:
-    """Classifies each pair from the truth tables of its two formulas (the oracle)."""
-
-    name = "logic-bowman-oracle"
-    protocols = ("classification",)
-
-    def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
-        answers = []
-        for tokens in inputs:
-            cut = tokens.index(SEPARATOR)
-            answers.append(relation(formula_mask(tokens[:cut]), formula_mask(tokens[cut + 1 :])))
-        return answers
-
-
 class LogicBowman(Suite):
     """Train on the published bins 0..`max_train_ops` (less dev), test on bins 1-12."""
 
@@ -227,8 +213,8 @@ class LogicBowman(Suite):
         tests = {f"ops-{b:02d}": parse_file(files.read_text(f"{FOLDER}/test{b}"), "test", b) for b in TEST_BINS}
         return {"train": train, "dev": dev, **tests, "pooled": [e for split in tests.values() for e in split]}
 
-    def oracle(self, splits: Mapping[str, Split]) -> BowmanLogicSolver:
-        return BowmanLogicSolver()
+    def oracle(self, splits: Mapping[str, Split]) -> LogicSolver:
+        return LogicSolver(formula_mask)
 
 
 def _splits(limit: int) -> list[SplitSpec]:
