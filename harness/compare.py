@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from structbench.cells import current_configuration
 from structbench.errors import UserError
@@ -74,10 +75,21 @@ def _current_runs(store: Store, suite: Suite, label: str) -> RunsBySeed:
             f"no runs of model {label!r} on {suite.spec.key} in {store.path}; "
             f"run `structbench run --suite {suite.spec.id} --model {label}` first (the label as the report shows it)."
         )
-    newest_hash = mine.sort_values("id").iloc[-1].suite_hash  # the data of the newest run
+    newest_hash = str(mine.sort_values("id").iloc[-1].suite_hash)  # the data of the newest run
     current = current_configuration(mine, mine)
-    done = current[(current.suite_hash == newest_hash) & (current.status == "done")]
-    return {int(row.seed): (int(row.id), str(row.suite_hash), int(row.draw)) for row in done.itertuples()}
+    return finished_runs(current, suite.spec.id, suite.spec.version, newest_hash).get(label, {})
+
+
+def finished_runs(runs: pd.DataFrame, suite_id: str, version: str, suite_hash: str) -> dict[str, RunsBySeed]:
+    """model -> its finished runs, by seed, among `runs` (a frame of `Store.runs()`) on one suite's data."""
+    mine = runs[
+        (runs.suite == suite_id) & (runs.version == version) & (runs.suite_hash == suite_hash) & (runs.status == "done")
+    ]
+    out: dict[str, RunsBySeed] = {}
+    columns = (mine[k].tolist() for k in ("model", "seed", "id", "draw"))
+    for model, seed, run_id, draw in zip(*columns, strict=True):
+        out.setdefault(str(model), {})[int(seed)] = (int(run_id), suite_hash, int(draw))
+    return out
 
 
 class Verdicts:

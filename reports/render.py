@@ -182,9 +182,7 @@ def boards(
             for split in board.ranked:
                 if model not in board.not_comparable and (cell := row_cells[split]) is not None:
                     columns[split][model] = cell
-        board.best, board.ties, board.ties_note = best_and_ties(
-            store, spec.key, suite_hash, runs, columns, spec.higher_is_better
-        )
+        board.best, board.ties, board.ties_note = best_and_ties(store, spec, suite_hash, runs, columns)
         attach_references(board, references or [])
         out.append(board)
     return out

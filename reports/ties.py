@@ -16,21 +16,10 @@ from __future__ import annotations
 import pandas as pd
 
 from structbench import registry
-from structbench.compare import RunsBySeed, Verdicts, paired
+from structbench.compare import Verdicts, finished_runs, paired
 from structbench.errors import UserError
-from structbench.specs import SeedStats
+from structbench.specs import SeedStats, SuiteSpec
 from structbench.store import Store
-
-
-def _runs_by_model(runs: pd.DataFrame, suite: str, version: str, suite_hash: str) -> dict[str, RunsBySeed]:
-    mine = runs[
-        (runs.suite == suite) & (runs.version == version) & (runs.suite_hash == suite_hash) & (runs.status == "done")
-    ]
-    out: dict[str, RunsBySeed] = {}
-    columns = (mine[k].tolist() for k in ("model", "seed", "id", "draw"))
-    for model, seed, run_id, draw in zip(*columns, strict=True):
-        out.setdefault(str(model), {})[int(seed)] = (int(run_id), suite_hash, int(draw))
-    return out
 
 
 def _separated(a: SeedStats, b: SeedStats) -> bool:
@@ -41,12 +30,7 @@ def _separated(a: SeedStats, b: SeedStats) -> bool:
 
 
 def best_and_ties(
-    store: Store,
-    spec_key: str,
-    suite_hash: str,
-    runs: pd.DataFrame,
-    columns: dict[str, dict[str, SeedStats]],
-    higher_is_better: bool,
+    store: Store, spec: SuiteSpec, suite_hash: str, runs: pd.DataFrame, columns: dict[str, dict[str, SeedStats]]
 ) -> tuple[dict[str, str], dict[str, set[str]], str]:
     """(split -> best model, split -> models indistinguishable from it, why nothing was compared or "").
 
@@ -54,7 +38,7 @@ def best_and_ties(
     best: dict[str, str] = {}
     for split, cells in columns.items():
         if cells:
-            pick = max if higher_is_better else min
+            pick = max if spec.higher_is_better else min
             best[split] = pick(sorted(cells), key=lambda model: cells[model].mean)
     close = {
         split: [m for m in sorted(cells) if m != best[split] and not _separated(cells[m], cells[best[split]])]
@@ -65,9 +49,8 @@ def best_and_ties(
     if not any(close.values()):
         return best, ties, ""
     try:
-        suite = registry.suite(spec_key)
-        suite_id, version = spec_key.split("@")
-        by_model = _runs_by_model(runs, suite_id, version, suite_hash)
+        suite = registry.suite(spec.key)
+        by_model = finished_runs(runs, spec.id, spec.version, suite_hash)
         verdicts = Verdicts(store, suite)
         for split, models in close.items():
             leader = (best[split], by_model.get(best[split], {}))
