@@ -34,6 +34,7 @@ class BrownInducer:
 
     def __init__(self) -> None:
         self.train_sentences: list[list[str]] = []
+        self.n_word_types = 0
 
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
         self.train_sentences = [list(e.input) for e in train.examples]
@@ -42,7 +43,14 @@ class BrownInducer:
         known = {tuple(s) for s in self.train_sentences}
         corpus = self.train_sentences + [s for s in sentences if tuple(s) not in known]
         cluster_of = brown_clusters(corpus, n_clusters)
+        self.n_word_types = len(cluster_of)
         return [[cluster_of[w] for w in s] for s in sentences]
+
+    def compute(self) -> dict[str, int | str]:
+        """The leaderboard's compute: `parameters` counts what the model keeps, one cluster id per
+        word type of the clustered corpus (the merge statistics are discarded), as of the last
+        `induce` (0 before it); `device` is "cpu" (numpy)."""
+        return {"parameters": self.n_word_types, "device": "cpu"}
 
 
 def brown_clusters(sentences: list[list[str]], k: int) -> dict[str, int]:

@@ -35,6 +35,8 @@ class HmmInducer:
         self.seed = 0
         self.train_sentences: list[list[str]] = []
         self.log_likelihoods: list[float] = []
+        self.n_states = 0
+        self.vocabulary_size = 0
 
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
         self.seed = seed
@@ -47,6 +49,7 @@ class HmmInducer:
         buckets = _by_length([[vocabulary[w] for w in s] for s in corpus if s])
         rng = np.random.default_rng(self.seed)
         k, v = n_clusters, len(vocabulary)
+        self.n_states, self.vocabulary_size = k, v
         start = _normalise(rng.random(k) + 1.0)
         transition = _normalise(rng.random((k, k + 1)) + 1.0)  # last column: stop
         emission = _normalise(rng.random((k, v)) + 1.0)
@@ -57,6 +60,13 @@ class HmmInducer:
                 self.log_likelihoods.append(log_likelihood)
                 bar.set_postfix(loglik=f"{log_likelihood:.1f}")
         return _viterbi([[vocabulary[w] for w in s] for s in sentences], start, transition, emission)
+
+    def compute(self) -> dict[str, int | str]:
+        """The leaderboard's compute: `parameters` counts every probability the HMM estimates for K
+        states over V word types, K start + K x (K + 1) transition (the last column is stop) + K x V
+        emission entries, as sized by the last `induce` (0 before it); `device` is "cpu" (numpy)."""
+        k, v = self.n_states, self.vocabulary_size
+        return {"parameters": k + k * (k + 1) + k * v, "device": "cpu"}
 
 
 def _normalise(array: np.ndarray) -> np.ndarray:

@@ -74,6 +74,13 @@ class KneserNey:
             probability = max(count - discount, 0.0) / total + backoff * probability
         return probability
 
+    def compute(self) -> dict[str, int | str]:
+        """The leaderboard's compute: `parameters` counts the stored n-gram counts, one per distinct
+        (history, word) of every order 1..n (raw counts for the top order, continuation counts
+        below); the 3 discounts per order are left out. `device` is "cpu" (pure Python)."""
+        stored = sum(len(following) for level in self.counts for following in level.values())
+        return {"parameters": stored, "device": "cpu"}
+
     def logprob(self, sequences: list[list[str]]) -> list[float]:
         out = []
         for sequence in sequences:
@@ -115,6 +122,11 @@ class Unigram:
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
         self.counts = Counter(w for e in train.examples for w in [*e.input, EOS])
         self.total = sum(self.counts.values())
+
+    def compute(self) -> dict[str, int | str]:
+        """The leaderboard's compute: `parameters` counts the stored word counts (one per training
+        word type, `</s>` included); `device` is "cpu" (pure Python)."""
+        return {"parameters": len(self.counts), "device": "cpu"}
 
     def logprob(self, sequences: list[list[str]]) -> list[float]:
         denominator = self.total + len(self.counts) + 1

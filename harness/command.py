@@ -6,7 +6,7 @@ speaks, then it answers each request line with one line:
 
     model  -> {"type": "hello", "name": "my-model", "protocols": ["transduction"]}
     harness-> {"type": "fit", "seed": 0, "train": [example, ...], "dev": [example, ...] | null}
-    model  -> {"type": "ok"}
+    model  -> {"type": "ok", "compute": {"parameters": 120000, "device": "cpu"}}   (compute optional)
     harness-> {"type": "predict", "method": "transduce", "inputs": [["tok", ...], ...]}
     model  -> {"type": "predictions", "outputs": [["tok", ...], ...]}
     harness-> {"type": "close"}
@@ -15,7 +15,9 @@ speaks, then it answers each request line with one line:
 `inputs` (`classify` also `labels`), `logprob` (minimal-pair and forced-choice) sends
 `sequences` and expects one natural-log probability each, `induce` (tag-induction) sends
 `sentences` and `n_clusters`. Examples are `Example` records as
-JSON. A model may answer `{"type": "error", "message": ...}`. A time-out, a crash, or an
+JSON. The fit reply may carry `compute`, what the model trained with (`parameters`: its
+trainable parameter count, `device`: e.g. "cpu", "cuda:0"); the harness stores it with the
+run. A model may answer `{"type": "error", "message": ...}`. A time-out, a crash, or an
 answer that is not the JSON expected fails the run with the command's last stderr lines;
 the process is always ended.
 """
@@ -78,6 +80,7 @@ class CommandModel:
             raise UserError(f"cannot start the model command {command!r} ({error}); check the path.") from None
         assert self._process.stdout is not None and self._process.stderr is not None
         self._broken = False
+        self._compute: object = None
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
         threading.Thread(target=_pump, args=(self._process.stdout, self._lines), daemon=True).start()
@@ -144,7 +147,19 @@ class CommandModel:
             "train": [e.model_dump(exclude_none=True) for e in train.examples],
             "dev": [e.model_dump(exclude_none=True) for e in dev.examples] if dev else None,
         }
-        self._request(message, "ok", self.fit_timeout)
+        self._compute = self._request(message, "ok", self.fit_timeout).get("compute")
+
+    def compute(self) -> dict[str, int | str]:
+        """The `compute` object of the command's fit reply ({} without one); the runner checks its
+        entries. Anything but a JSON object raises, which the runner logs without failing the run."""
+        if self._compute is None:
+            return {}
+        if not isinstance(self._compute, dict):
+            raise CommandModelError(
+                f"the model command's fit reply has compute {json.dumps(self._compute)[:80]}; "
+                'send an object such as {"parameters": 120000, "device": "cpu"}.'
+            )
+        return dict(self._compute)
 
     def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
         return self._outputs({"type": "predict", "method": "transduce", "inputs": inputs}, len(inputs))

@@ -4,13 +4,16 @@ A model declares the protocols it speaks in its `protocols` attribute and implem
 matching method. Tokens are whitespace tokens of the suite's own vocabulary. Each
 `ask_*` function sends a whole split in batches and returns one JSON-serialisable
 prediction per example, which is what the store keeps and the scorers read.
+
+Optionally, a model reports the compute it used (`ComputeReporter`): the runner asks it after
+fit and prediction and the store keeps what `checked_compute` accepts, for the leaderboard.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, cast, runtime_checkable
 
 from structbench.errors import NotApplicable
@@ -60,6 +63,50 @@ class Classifier(Protocol):
 @runtime_checkable
 class TagInducer(Protocol):
     def induce(self, sentences: list[list[str]], n_clusters: int) -> list[list[int]]: ...
+
+
+@runtime_checkable
+class ComputeReporter(Protocol):
+    """Optional, any protocol: what a run cost, for the leaderboard's compute column.
+
+    Called by the runner once, after fit and prediction. Returns any of `COMPUTE_FIELDS`:
+    `parameters` (int, the trainable parameter count) and `device` (str, e.g. "cpu", "cuda:0").
+    Unknown keys and wrong types are dropped, and a `compute` that raises is logged: a bug here
+    never loses a finished run."""
+
+    def compute(self) -> Mapping[str, int | str]: ...
+
+
+COMPUTE_FIELDS: dict[str, type] = {"parameters": int, "device": str}
+"""What `ComputeReporter.compute` may report, with each value's type."""
+
+
+def checked_compute(reported: object) -> tuple[dict[str, int | str], list[str]]:
+    """The valid entries of a model's `compute()` answer, and one phrase per entry dropped.
+
+    Valid: `parameters` a non-negative integer (a numpy integer too, not a bool), `device` a
+    non-empty string. Anything else is dropped rather than raised, because the run it describes
+    has finished and must be stored whatever its compute report says."""
+    if not isinstance(reported, Mapping):
+        return {}, [f"compute() returned a {type(reported).__name__}, not a mapping"]
+    valid: dict[str, int | str] = {}
+    dropped: list[str] = []
+    for key, value in reported.items():
+        if (
+            key == "parameters"
+            and isinstance(value, numbers.Integral)
+            and not isinstance(value, bool)
+            and int(value) >= 0
+        ):
+            valid[key] = int(value)
+        elif key == "device" and isinstance(value, str) and value.strip():
+            valid[key] = value.strip()
+        elif key in COMPUTE_FIELDS:
+            wanted = "a non-negative int" if key == "parameters" else "a non-empty str"
+            dropped.append(f"{key}={repr(value)[:40]} is not {wanted}")
+        else:
+            dropped.append(f"unknown key {repr(key)[:40]} (known: {', '.join(COMPUTE_FIELDS)})")
+    return valid, dropped
 
 
 SERVES: dict[str, type] = {

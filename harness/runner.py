@@ -4,7 +4,9 @@ For each seed: skip it if the store already holds it (same suite data, same mode
 for a model that declares one, same resolved configuration); otherwise build the model, fit it on
 the draw's train split (dev only for model selection), ask it every test split, score and
 store in one transaction. A model that crashes becomes a `failed` run and the next seed
-still runs; a model that does not speak the suite's protocol becomes `n/a`.
+still runs; a model that does not speak the suite's protocol becomes `n/a`. A model with the
+optional `compute()` (`structbench.protocols.ComputeReporter`) is asked after prediction, and its
+parameter count and device are stored with the run; a failing `compute()` is only logged.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -30,7 +33,7 @@ from structbench import __version__, freeze, registry
 from structbench.cells import as_stats, cells
 from structbench.errors import NotApplicable, UserError
 from structbench.model_settings import check_settings
-from structbench.protocols import OracleUser, Trainable, ask, speaks
+from structbench.protocols import ComputeReporter, OracleUser, Trainable, ask, checked_compute, speaks
 from structbench.sources import structbench_home
 from structbench.specs import ModelSpec, ResultRecord, SeedStats, Split
 from structbench.store import Store, config_hash
@@ -152,6 +155,18 @@ class DrawSplits(Mapping[str, Split]):
         return len(self._names)
 
 
+@dataclass(frozen=True)
+class Evaluated:
+    """What one seed's fit and prediction produced, as `Store.finish_run` takes it."""
+
+    results: dict[str, Any]
+    """split -> (scores, example ids, predictions), in split order."""
+    fit_seconds: float
+    predict_seconds: float
+    compute: dict[str, int | str] | None
+    """The model's checked `compute()` report; None when it has none or it raised."""
+
+
 class Runner:
     """Evaluates models on suites into one store."""
 
@@ -239,7 +254,7 @@ class Runner:
         run_id = claim.run_id
         try:
             try:
-                results, fit_seconds, predict_seconds = self._fit_and_predict(suite, manifest, model_spec, seed, draw)
+                evaluated = self._fit_and_predict(suite, manifest, model_spec, seed, draw)
             except NotApplicable as reason:
                 self.store.end_run(claim, "n/a", str(reason))
                 return run_id, "n/a", str(reason), False
@@ -251,14 +266,16 @@ class Runner:
                 message = _failure(error)
                 self.log(f"{spec.key} x {model_spec.label} seed {seed} failed: {message}")
                 return run_id, "failed", message, False
-            self.store.finish_run(claim, results, fit_seconds, predict_seconds)
+            self.store.finish_run(
+                claim, evaluated.results, evaluated.fit_seconds, evaluated.predict_seconds, evaluated.compute
+            )
             return run_id, "done", None, False
         finally:
             self.store.release(claim)  # after an interrupt only: the run stays `running`, for anyone to redo
 
     def _fit_and_predict(
         self, suite: Suite, manifest: freeze.Manifest, model_spec: ModelSpec, seed: int, draw: int
-    ) -> tuple[dict[str, Any], float, float]:
+    ) -> Evaluated:
         model = build_model(model_spec)
         try:
             return self._evaluate_model(model, suite, manifest, model_spec, seed, draw)
@@ -269,7 +286,7 @@ class Runner:
 
     def _evaluate_model(
         self, model: Any, suite: Suite, manifest: freeze.Manifest, model_spec: ModelSpec, seed: int, draw: int
-    ) -> tuple[dict[str, Any], float, float]:
+    ) -> Evaluated:
         spec = suite.spec
         if not speaks(model, spec.protocol):
             raise NotApplicable(f"{model_spec.label} does not speak the {spec.protocol} protocol")
@@ -300,7 +317,26 @@ class Runner:
                 predictions = ask(model, spec, data.examples, on_batch=bar.update)
                 scores = suite.score(data, predictions)
                 results[test.name] = (scores, [e.id for e in data.examples], predictions)
-        return results, fit_seconds, time.perf_counter() - started
+        predict_seconds = time.perf_counter() - started
+        where = f"{spec.key} x {model_spec.label} seed {seed}"
+        return Evaluated(results, fit_seconds, predict_seconds, self._reported_compute(model, where))
+
+    def _reported_compute(self, model: Any, where: str) -> dict[str, int | str] | None:
+        """What the model's optional `compute()` reports, checked; None without the method.
+
+        The run it describes has finished: a `compute()` that raises, or answers keys or types
+        outside `COMPUTE_FIELDS`, is logged and the run is stored without those entries."""
+        if not isinstance(model, ComputeReporter):
+            return None
+        try:
+            reported = model.compute()
+        except (Exception, SystemExit) as error:  # the model's bug, not the run's: log it, keep the run
+            self.log(f"{where}: compute() raised {_failure(error)}; the run is stored without its compute")
+            return None
+        valid, dropped = checked_compute(reported)
+        if dropped:
+            self.log(f"{where}: compute() entries left out: {'; '.join(dropped)}")
+        return valid
 
     def cell_scores(self, suite: Suite, suite_hash: str, model_key: str) -> dict[str, Any]:
         """`scores` (split -> metric -> cell) and `breakdowns` (split -> metric -> key -> level -> cell)

@@ -9,6 +9,8 @@ Schema (`PRAGMA user_version = 2`):
   parse `model_spec`. `status` is `running`, `done`, `failed` or `n/a`; `owner`
   (`host:pid:token`) names the process that last claimed the run. Ids come from
   AUTOINCREMENT and are never reused.
+- `runs.environment` is a JSON object: python, platform and package versions, and for a done
+  run whose model reported it, `compute` (`parameters`, `device`; read with `run_compute`).
 - `suites`: the spec of every suite with stored runs, so that reports need only the store.
 - `scores`: one row per (run, split, metric, breakdown, level). `breakdown` is an
   `Example.meta` key and `level` its value, both '' for the whole split; `value` is NULL
@@ -63,6 +65,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from structbench.errors import UserError
+from structbench.protocols import checked_compute
 from structbench.scoring import SplitScores
 from structbench.specs import SuiteSpec
 
@@ -98,7 +101,8 @@ SCHEMA = (
         predict_seconds REAL,
         harness_version TEXT NOT NULL,
         git_commit TEXT,
-        environment TEXT NOT NULL,      -- JSON: python, platform, package versions
+        environment TEXT NOT NULL,      -- JSON object: python, platform, package versions; "compute": the
+                                        -- model's report of a done run (see run_compute); no column of its own
         UNIQUE (suite, version, suite_hash, model_hash, seed)
     )
     """,
@@ -164,6 +168,33 @@ def config_hash(configuration: Mapping[str, Any] | None) -> str | None:
         return None
     text = json.dumps(configuration, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def run_compute(environment_json: str) -> dict[str, int | str]:
+    """The compute a run's model reported (`parameters`, `device`), read from its `environment` JSON.
+
+    {} for a run without one: stored before compute was recorded, by a model that reports none,
+    or with an environment that is not a JSON object (never raises: a report reads every row)."""
+    try:
+        environment = json.loads(environment_json)
+    except (TypeError, ValueError, RecursionError):
+        return {}
+    if not isinstance(environment, dict):
+        return {}
+    return checked_compute(environment.get("compute", {}))[0]
+
+
+def _with_compute(environment_json: str, compute: Mapping[str, int | str]) -> str:
+    """`environment_json` with `compute` merged in under "compute"; a text that is not a JSON
+    object is kept whole under "unparsed" rather than lost."""
+    try:
+        environment = json.loads(environment_json)
+    except (TypeError, ValueError, RecursionError):
+        environment = None
+    if not isinstance(environment, dict):
+        environment = {"unparsed": environment_json}
+    environment["compute"] = dict(compute)
+    return json.dumps(environment, sort_keys=True)
 
 
 def pack_predictions(ids: Sequence[str], predictions: Sequence[Any], correct: Sequence[bool | None]) -> bytes:
@@ -401,11 +432,19 @@ class Store:
             )
 
     def finish_run(
-        self, claim: Claim, results: Mapping[str, SplitResult], fit_seconds: float, predict_seconds: float
+        self,
+        claim: Claim,
+        results: Mapping[str, SplitResult],
+        fit_seconds: float,
+        predict_seconds: float,
+        compute: Mapping[str, int | str] | None = None,
     ) -> None:
         """Store every split's scores and predictions and mark the claimed run done, in one transaction.
 
-        `results` maps split name -> (scores, example ids, predictions), in split order."""
+        `results` maps split name -> (scores, example ids, predictions), in split order. `compute`,
+        the model's report (`parameters`, `device`), is merged into the run's `environment` JSON
+        under "compute" in the same transaction; entries `checked_compute` rejects are left out."""
+        valid_compute = checked_compute(compute)[0] if compute is not None else {}
         score_rows: list[tuple[int, str, str, str, str, float | None, int, bool]] = []
         prediction_rows: list[tuple[int, str, int, bytes]] = []
         for split, (scores, ids, predictions) in results.items():
@@ -426,6 +465,12 @@ class Store:
                 (time.time(), fit_seconds, predict_seconds, claim.run_id, self.owner),
             )
             self._check_held(db, claim, cursor)
+            if valid_compute:
+                (environment,) = db.execute("SELECT environment FROM runs WHERE id=?", (claim.run_id,)).fetchone()
+                db.execute(
+                    "UPDATE runs SET environment=? WHERE id=?",
+                    (_with_compute(environment, valid_compute), claim.run_id),
+                )
             db.executemany("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)", score_rows)
             db.executemany("INSERT INTO predictions VALUES (?, ?, ?, ?)", prediction_rows)
         _HELD.discard((self.owner, claim.run_id))
@@ -550,3 +595,19 @@ class Store:
             columns["prediction"] += [_JSON.encode(p) for p in predictions]
             columns["correct"] += [None if ok is None else int(ok) for ok in correct]
         return pd.DataFrame(columns)
+
+    def prediction_blocks(self, run_ids: Sequence[int]) -> dict[int, dict[str, bytes]]:
+        """run id -> split -> its compressed predictions block as stored (`pack_predictions`), in split
+        order: for readers that pass blocks on without decoding them (the report's error browser)."""
+        out: dict[int, dict[str, bytes]] = {}
+        ids = sorted(set(map(int, run_ids)))
+        for start in range(0, len(ids), 900):  # SQLite caps the number of bound parameters per statement
+            chunk = ids[start : start + 900]
+            rows = self._db.execute(
+                f"SELECT run_id, split, block FROM predictions WHERE run_id IN ({','.join('?' * len(chunk))}) "
+                "ORDER BY run_id, rowid",
+                chunk,
+            )
+            for run_id, split, block in rows:
+                out.setdefault(int(run_id), {})[str(split)] = bytes(block)
+        return out

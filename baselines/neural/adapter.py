@@ -128,6 +128,20 @@ class NeuralTransducer:
         ids = decode_all(self.net, inputs, self.source, self.max_length, self.device)
         return [self.target.decode(row.tolist()) for row in ids]
 
+    def compute(self) -> dict[str, int | str]:
+        """The run's compute for the leaderboard: `parameters`, the number of trainable scalars of
+        the network (every `requires_grad` tensor of `self.net`, adversary and lexicon included where
+        the model has them), and `device`, where it trained and predicted (e.g. "cpu", "cuda:0").
+        Before `fit` there is no network, so only the device is reported. A bare "cuda" is given
+        its index ("cuda:0"), so that runs on different GPUs of one machine are told apart."""
+        device = self.device
+        if device.type == "cuda" and device.index is None and torch.cuda.is_available():
+            device = torch.device("cuda", torch.cuda.current_device())
+        reported: dict[str, int | str] = {"device": str(device)}
+        if self.net is not None:
+            reported["parameters"] = sum(p.numel() for p in self.net.parameters() if p.requires_grad)
+        return reported
+
     def close(self) -> None:
         """Give torch back the thread count it had before `threads` changed it (the runner calls this)."""
         if self._threads_before is not None:
