@@ -96,6 +96,9 @@ class AgreementGulordava(Suite):
         ],
     )
     sources = (SOURCE,)
+    # github.com/facebookresearch/colorlessgreenRNNs, LICENSE at dbffbf0: "Attribution-NonCommercial 4.0
+    # International"; its README: "licensed under CC-BY-NC license"
+    licence = "CC BY-NC 4.0 (Attribution-NonCommercial, the licence of the colorlessgreenRNNs repository)"
     breakdown_keys: ClassVar[tuple[str, ...]] = ("type", "n_attr", "pattern")
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:

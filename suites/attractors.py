@@ -52,7 +52,7 @@ from typing import ClassVar
 
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import NUMBER_LABELS
+from structbench.suites.common import GENERATED_LICENCE, NUMBER_LABELS
 
 NOUNS = {
     "dog": "dogs", "cat": "cats", "author": "authors", "pilot": "pilots", "farmer": "farmers",
@@ -174,6 +174,7 @@ class AttractorSuite(Suite):
     """Shared generation; subclasses encode items for their protocol."""
 
     breakdown_keys: ClassVar[tuple[str, ...]] = ("verb_kind", "construction", "subject_number")
+    licence = GENERATED_LICENCE
 
     def encode(self, item: Item, example_id: str, train: bool) -> Example:
         raise NotImplementedError

@@ -44,6 +44,7 @@ from collections.abc import Mapping, Sequence
 
 from structbench.specs import Example, Split, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
+from structbench.suites.common import GENERATED_LICENCE
 
 SUBJECTS = {
     "dog": "dogs", "cat": "cats", "child": "children", "farmer": "farmers", "teacher": "teachers", "girl": "girls",
@@ -185,6 +186,7 @@ class SentenceCompletion(Suite):
         ],
     )
     breakdown_keys = ("constraint",)
+    licence = GENERATED_LICENCE
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         rng = random.Random(GENERATOR_SEED + draw)

@@ -70,7 +70,7 @@ import numpy as np
 from structbench.scoring import Counts, PerExample
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import RuleTransducer
+from structbench.suites.common import GENERATED_LICENCE, RuleTransducer
 
 SIZES = ("small", "medium", "large")
 COLORS = ("red", "green", "blue")
@@ -266,6 +266,7 @@ class GroundedScenes(Suite):
 
     condition: ClassVar[str]
     breakdown_keys: ClassVar[tuple[str, ...]] = ("n_objects", "n_predicates")
+    licence = GENERATED_LICENCE
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         generator = SceneGenerator([GENERATOR_SEED, draw, CONDITIONS.index(self.condition)])

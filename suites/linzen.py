@@ -62,7 +62,14 @@ from structbench.errors import UserError
 from structbench.sources import SourceFile
 from structbench.specs import Example, Split, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import NUMBER_LABELS, GoldLabels, holds_nothing, malformed, read_user_file
+from structbench.suites.common import (
+    NUMBER_LABELS,
+    GoldLabels,
+    holds_nothing,
+    malformed,
+    read_user_file,
+    user_supplied_licence,
+)
 
 SOURCE = SourceFile(
     path="linzen/agr_50_mostcommon_10K.tsv",
@@ -185,6 +192,7 @@ class AgreementLinzenNumberV1(Suite):
         labels=LABELS,
     )
     sources = (SOURCE,)
+    licence = user_supplied_licence("Linzen et al.'s Wikipedia agreement corpus")
     breakdown_keys = ("n_diff_intervening",)
     max_words: ClassVar[int | None] = None
     """Rows whose `sentence` has more words are dropped before splitting; None keeps every row."""

@@ -70,6 +70,7 @@ from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, de
 from structbench.suite import SourceFiles, Suite
 from structbench.suites.common import (
     ALL_WORLDS,
+    GENERATED_LICENCE,
     LOGIC_RELATIONS,
     LOGIC_SEPARATOR,
     LOGIC_VARIABLES,
@@ -189,6 +190,7 @@ class LogicInference(Suite):
 
     max_train_ops: ClassVar[int]
     breakdown_keys: ClassVar[tuple[str, ...]] = ("n_ops",)
+    licence = GENERATED_LICENCE
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         bins = pool()

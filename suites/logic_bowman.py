@@ -202,6 +202,9 @@ class LogicBowman(Suite):
     max_train_ops: ClassVar[int]
     breakdown_keys: ClassVar[tuple[str, ...]] = ("n_ops",)
     sources = SOURCES
+    # github.com/sleepinyourhat/vector-entailment at 360abf1 has no licence file, and its README
+    # states no terms for `propositionallogic/`
+    licence = "none stated by the authors (the vector-entailment repository has no licence)"
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         train, dev = [], []

@@ -63,6 +63,7 @@ from structbench.scoring import PerExample
 from structbench.sources import SourceFile
 from structbench.specs import Example, Split, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
+from structbench.suites.common import GENERATED_LICENCE
 
 BITS = tuple(f"{i:03b}" for i in range(8))
 TABLES = tuple(f"t{i}" for i in range(1, 9))
@@ -185,6 +186,7 @@ class LookupTables(LookupScoring):
     """Generated lookup-table compositions, five fixed table draws."""
 
     spec = LOOKUP_TABLES
+    licence = GENERATED_LICENCE
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         rng = np.random.default_rng([GENERATOR_SEED, draw])
@@ -325,6 +327,9 @@ class LookupTablesMachineTasks(LookupScoring):
     sources = tuple(
         SourceFile(path=p, url=f"{MT_URL}/samples/{p.split('/', 1)[1]}", sha256=h) for p, h in MT_SHA256.items()
     )
+    # github.com/i-machine-think/machine-tasks at 467a283 states no licence for its own data: its only
+    # licence file, SCAN/LICENSE, is the copy of SCAN's that covers the SCAN folder
+    licence = "none stated by the authors (the machine-tasks repository has no licence for these files)"
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         sample = draw + 1
@@ -429,6 +434,9 @@ class LookupTablesLongerCompositions(LookupScoring):
             for name, sha in LONGER_MT_SHA256.items()
         ),
     )
+    # github.com/i-machine-think/machine-tasks at 467a283 states no licence for its own data: its only
+    # licence file, SCAN/LICENSE, is the copy of SCAN's that covers the SCAN folder
+    licence = "none stated by the authors (the machine-tasks repository has no licence for these files)"
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         out = {

@@ -84,6 +84,8 @@ class MiniScan(Suite):
         ],
     )
     sources = tuple(SourceFile(path=path, url="", origin=ORIGIN, sha256=sha) for path, sha in FILES.values())
+    # transcribed from the paper; no repository publishes the items with a licence
+    licence = "items as published in the paper (Lake, Linzen & Baroni 2019); no licence stated"
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         splits = {}

@@ -38,7 +38,7 @@ from pathlib import Path
 from structbench.sources import SourceFile
 from structbench.specs import Example, Split, SuiteSpec, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import GoldPairScorer, holds_nothing, malformed, read_user_file
+from structbench.suites.common import GoldPairScorer, holds_nothing, malformed, read_user_file, user_supplied_licence
 
 ORIGIN = "the MSR Sentence Completion Challenge (Zweig & Burges 2011); obtain the files yourself"
 QUESTIONS = SourceFile(
@@ -148,6 +148,7 @@ class MsrSentenceCompletion(Suite):
         ],
     )
     sources = (QUESTIONS, ANSWERS, TRAIN)
+    licence = user_supplied_licence("the MSR Sentence Completion Challenge files (and your own training corpus)")
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         train_path = files.path(TRAIN.path)

@@ -50,7 +50,14 @@ from typing import ClassVar
 from structbench.sources import SourceFile
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import GoldTagger, holds_nothing, malformed, read_user_file
+from structbench.suites.common import (
+    GENERATED_LICENCE,
+    GoldTagger,
+    holds_nothing,
+    malformed,
+    read_user_file,
+    user_supplied_licence,
+)
 
 UD_COMMIT = "15d613d8447b3478787d4c278730a1e48a945efb"
 UD_URL = f"https://raw.githubusercontent.com/UniversalDependencies/UD_English-EWT/{UD_COMMIT}"
@@ -126,6 +133,12 @@ class UdPosInduction(TagInductionSuite):
     """POS induction on English-EWT dev+test; subclasses choose the tag column."""
 
     column: ClassVar[int]
+    # github.com/UniversalDependencies/UD_English-EWT at 15d613d: LICENSE.txt is "Attribution-ShareAlike 4.0
+    # International"; the README licenses the annotations under it and names the texts' own copyrights
+    licence = (
+        "CC BY-SA 4.0 (the treebank's annotations, as the UD_English-EWT repository states; "
+        "the underlying web texts keep their authors' copyrights)"
+    )
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         return split_pair([s for path in FILES for s in read_word_tag(files.read_text(path), self.column)])
@@ -225,6 +238,7 @@ class PosSynthetic(TagInductionSuite):
         n_clusters=len(SYNTHETIC_LEXICON),
         splits=_splits(SYNTHETIC_SENTENCES),
     )
+    licence = GENERATED_LICENCE
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         rng = random.Random(SYNTHETIC_SEED + draw)
@@ -251,6 +265,7 @@ class PosWsjV1(TagInductionSuite):
         splits=_splits(None),
     )
     sources = (WSJ,)
+    licence = user_supplied_licence("the Penn Treebank WSJ (LDC99T42)")
     hash_tokens: ClassVar[bool] = False
     """Whether a `#<TAB>#` line is the token `#` (2.0.0) or a comment (1.0.0)."""
 

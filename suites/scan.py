@@ -152,6 +152,9 @@ class ScanSuite(Suite):
 
     split_name: ClassVar[str]
     breakdown_keys: ClassVar[tuple[str, ...]] = ("n_actions", "template")
+    # github.com/brendenlake/SCAN, LICENSE at c4b756c: "BSD License", Copyright (c) 2016-present,
+    # Facebook, Inc., with the three clauses of the BSD 3-clause licence.
+    licence = "BSD 3-clause (the LICENSE of the SCAN repository, Copyright Facebook, Inc.)"
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         train_file, test_file = f"scan/tasks_train_{self.split_name}.txt", f"scan/tasks_test_{self.split_name}.txt"

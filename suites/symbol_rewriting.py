@@ -54,6 +54,7 @@ from structbench.scoring import PerExample
 from structbench.sources import SourceFile
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
+from structbench.suites.common import GENERATED_LICENCE
 
 SYMBOLS = tuple([c for c in "ABCDEFGHIJKLMNOPQRTUVWXYZ"] + [f"{c}S" for c in "ABCDEFGHIJKLMNO"])
 INDEX = {symbol: i + 1 for i, symbol in enumerate(SYMBOLS)}
@@ -215,6 +216,7 @@ class SymbolRewriting(SymbolRewritingBase):
     """Generated symbol rewriting: train 90,000, dev 10,000, four tests of 2,000."""
 
     spec = SYMBOL_REWRITING
+    licence = GENERATED_LICENCE
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         g = Generator(GENERATOR_SEED + draw)
@@ -251,6 +253,9 @@ class SymbolRewritingMachineTasks(SymbolRewritingBase):
         SourceFile(path=f"symbol_rewriting/{name}", url=f"{MT_URL}/{name}", sha256=sha)
         for name, sha in MT_FILES.values()
     )
+    # github.com/i-machine-think/machine-tasks at 467a283 states no licence for its own data: its only
+    # licence file, SCAN/LICENSE, is the copy of SCAN's that covers the SCAN folder
+    licence = "none stated by the authors (the machine-tasks repository has no licence for these files)"
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         return {
