@@ -3,6 +3,10 @@
 `oracle` solves each suite from its definition (the suite's own solver, built from the
 training split), so it must score 1.0 everywhere: that proves data and scorers agree.
 `copy`, `random` and `majority` are the floors a real model must clear.
+
+Only `copy` reports compute (0 parameters): the oracle's solver, the random baseline's
+vocabulary and length list, and the majority output are not parameters a leaderboard should
+set beside a network's, so those rows show none.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ class Oracle:
 
     name = "oracle"
     protocols = PROTOCOLS
+    ceiling = True
+    """It solves a suite from its definition: the report shows it as an upper bound, never ranked."""
 
     def __init__(self) -> None:
         self._solver: Any = None
@@ -55,6 +61,10 @@ class Copy:
 
     def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
         return [list(tokens) for tokens in inputs]
+
+    def compute(self) -> dict[str, int | str]:
+        """The leaderboard's compute: `parameters` is 0, since copying learns nothing; `device` "cpu"."""
+        return {"parameters": 0, "device": "cpu"}
 
 
 class Random:

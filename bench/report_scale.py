@@ -7,7 +7,8 @@ shared leaderboard would hold), each split scored like a transduction suite (seq
 token accuracy, final-target accuracy, four length conditions) with a predictions block of
 200 to 500 examples (drawn from a pool of 25 per split, as generating them costs more than
 storing them). It then times `structbench report --store S --out DIR` as a subprocess
-(wall time, best of `--repeats`).
+(wall time, best of `--repeats`): the whole site, overview, suite pages, plots and error
+browsers, and prints the site's size.
 
 Part 2 measures what one real run costs the store: the `random` model on lookup-tables via
 the Runner, seeds 0 to `--seeds`-1, into a fresh v2 store, and the very same results (captured
@@ -142,9 +143,14 @@ class Capturing(Store):
         return claim
 
     def finish_run(
-        self, claim: Claim, results: Mapping[str, SplitResult], fit_seconds: float, predict_seconds: float
+        self,
+        claim: Claim,
+        results: Mapping[str, SplitResult],
+        fit_seconds: float,
+        predict_seconds: float,
+        compute: Mapping[str, int | str] | None = None,
     ) -> None:
-        super().finish_run(claim, results, fit_seconds, predict_seconds)
+        super().finish_run(claim, results, fit_seconds, predict_seconds, compute)
         self.captured.append((self._fields[claim.run_id], results))
 
 
@@ -187,6 +193,8 @@ def main() -> None:
         print(f"{'store MB':<24} {size / 1e6:>10.1f}  ({size / written:,.0f} bytes/run)")
         print(f"{'write s':<24} {write_s:>10.1f}  ({1e3 * write_s / written:.2f} ms/run)")
         print(f"{'report wall s':<24} {report_s:>10.1f}  ({1e3 * report_s / written:.2f} ms/run)")
+        site = [path for path in (folder / "site").rglob("*") if path.is_file()]
+        print(f"{'site MB':<24} {sum(p.stat().st_size for p in site) / 1e6:>10.1f}  ({len(site)} files)")
         v2, v1 = bytes_per_run(folder, max(2, args.seeds))
         print()
         print(f"{'lookup-tables random run':<24} {'v1 bytes':>10} {'v2 bytes':>10} {'v2 / v1':>8}")

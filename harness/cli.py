@@ -226,8 +226,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_claims(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
+    from structbench.reports.boards import aggregate
     from structbench.reports.claims import check_all
-    from structbench.reports.render import aggregate
 
     with Store(existing_store(args.store)) as store:
         verdicts = check_all(aggregate(store))
@@ -239,11 +239,20 @@ def cmd_claims(args: argparse.Namespace) -> int:
     return 0
 
 
+def _patterns(values: Sequence[str] | None) -> list[str] | None:
+    """Comma lists and repeated options as one list of patterns; None when none was given."""
+    if not values:
+        return None
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from structbench.reports.render import write_report
 
     with Store(existing_store(args.store)) as store:
-        index = write_report(store, args.out)
+        index = write_report(
+            store, args.out, suites=_patterns(args.suites), models=_patterns(args.models), title=args.title
+        )
     print(index)
     return 0
 
@@ -321,9 +330,16 @@ def build_parser() -> argparse.ArgumentParser:
     claims.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     claims.set_defaults(handler=cmd_claims)
 
-    report = commands.add_parser("report", help="render the leaderboard from the store")
+    report = commands.add_parser("report", help="render the leaderboard site from the store")
     report.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
-    report.add_argument("--out", type=Path, required=True, metavar="DIR")
+    report.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder of the static site")
+    report.add_argument(
+        "--suites", nargs="+", metavar="ID", help="only these suite ids (comma lists and shell patterns: 'scan-*')"
+    )
+    report.add_argument(
+        "--models", nargs="+", metavar="LABEL", help="only these model labels (comma lists and shell patterns)"
+    )
+    report.add_argument("--title", default="structbench leaderboard", help="the site's title")
     report.set_defaults(handler=cmd_report)
 
     quick = commands.add_parser("quickstart", help="build every suite, evaluate the fast baselines, render the report")

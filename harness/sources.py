@@ -65,20 +65,32 @@ def _check(path: Path, source: SourceFile, origin: str) -> Path:
     return path
 
 
-def resolve(source: SourceFile, source_dir: Path | None = None) -> Path:
-    """Return a local, hash-checked path of `source`, downloading it into the cache if needed."""
+def _local(source: SourceFile, source_dir: Path | None) -> tuple[Path, str] | None:
+    """The first local copy of `source` in lookup order, with where it was found; None without one."""
     candidates: list[tuple[Path, str]] = []
     if source_dir is not None:
         candidates.append((Path(source_dir), "--source-dir"))
     if env_dir := os.environ.get(SOURCE_DIR_VARIABLE):
         candidates.append((Path(env_dir), SOURCE_DIR_VARIABLE))
-    cache_dir = structbench_home() / "sources"
-    candidates.append((cache_dir, "the cache"))
+    candidates.append((structbench_home() / "sources", "the cache"))
     for folder, origin in candidates:
-        path = folder / source.path
-        if path.is_file():
-            return _check(path, source, origin)
-    return _download(source, cache_dir / source.path)
+        if (folder / source.path).is_file():
+            return folder / source.path, origin
+    return None
+
+
+def is_local(source: SourceFile, source_dir: Path | None = None) -> bool:
+    """Whether a copy of `source` is on this machine (not checked against its hash, not downloaded)."""
+    return _local(source, source_dir) is not None
+
+
+def resolve(source: SourceFile, source_dir: Path | None = None) -> Path:
+    """Return a local, hash-checked path of `source`, downloading it into the cache if needed."""
+    found = _local(source, source_dir)
+    if found is not None:
+        path, origin = found
+        return _check(path, source, origin)
+    return _download(source, structbench_home() / "sources" / source.path)
 
 
 def _download(source: SourceFile, destination: Path) -> Path:

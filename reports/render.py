@@ -1,302 +1,209 @@
-"""Rendering the leaderboard from the results store (and the installed suites' specs, where
-they are installed: see `current_specs`).
+"""The leaderboard site: a static folder rendered from the results store (Jinja2, autoescaped).
 
-Per (suite, version, data hash): a model x test-split matrix of the suite's primary metric,
-mean over seeds with its labelled 95% interval (`structbench.cells`) and the number of seeds. Cells of different data
-hashes are never merged. When a model's configuration changed (a neural baseline's recipe),
-only the runs of its newest configuration are shown; the older ones stay in the store.
-Models that see test-time information (oracle guidance) are flagged as not comparable and
-ranked after the rest. Published numbers (`references.yaml`) follow as reference rows,
-marked as reported and never ranked with measured rows. Outputs: `index.html` (Jinja2,
-autoescaped), `leaderboard.md` (tabulate), `results.csv` and `results.json` (every cell: metric,
-every split) and `references.json` (the published numbers).
+Layout of `--out DIR`, every page readable with no network (no CDN, no font or script from
+elsewhere), from any static host or opened from disk:
+
+- `index.html`: the overview. A models x suites matrix of each suite's ranked generalisation
+  metric (`structbench.reports.overview`), suites grouped by family, with a colour scale; the
+  generalisation-gap view (plot and table); ceilings and not-comparable models set apart;
+  suites without results listed with the reason; the claims.
+- `suites/ID@VERSION.html`: one page per suite version and data hash: its card
+  (`structbench.reports.cards`), the ranked table with compute and failed runs, per-condition
+  plots (`structbench.reports.conditions`, drawn by `structbench.reports.plots`), published
+  numbers and claims.
+- `errors/SUITE.html`: what each model got wrong, filterable (`structbench.reports.errors`), with
+  each model's predictions in `errors/SUITE/MODEL.js` and the examples in `data/`.
+- `results.csv`, `results.json` (every cell; schema in the README), `leaderboard.md`,
+  `references.json`.
+
+`--suites` and `--models` take ids and labels or shell patterns (`seq2seq*`), so that
+debugging runs stay out of a published site.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
-import math
-from dataclasses import dataclass, field
-from functools import partial
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
-from typing import cast
 
 import jinja2
 import markupsafe
 import pandas as pd
-from tabulate import tabulate
 
-from structbench import __version__, registry
-from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_configuration
+from structbench import __version__, freeze, registry, sources
+from structbench.cells import current_configuration
 from structbench.errors import UserError
+from structbench.reports.boards import SuiteBoard, boards, cell_table
+from structbench.reports.cards import SuiteCard, suite_card
 from structbench.reports.claims import Verdict, check_all
-from structbench.reports.references import Reference, load_references
+from structbench.reports.conditions import Condition, conditions
+from structbench.reports.errors import ErrorPage, write_error_data
+from structbench.reports.markdown import UNDEFINED, leaderboard_markdown, method, percent
+from structbench.reports.overview import Summary, summarise
+from structbench.reports.plots import OTHER, PALETTE, PLOTTED, Drawing, GapPlot, Line, LinePlot, Plot
+from structbench.reports.references import load_references
 from structbench.reports.tables import write_tables
-from structbench.reports.ties import best_and_ties
-from structbench.specs import SeedStats, SuiteSpec
+from structbench.specs import SeedStats
 from structbench.store import Store
 
-UNDEFINED = "metric not defined in the source: not comparable"
-"""How a reported number of a metric its source does not define is marked."""
-
-MARKS = {"best": " **best**", "tie": " ≈best", "": ""}
-TIES_LEGEND = (
-    "On each ranked split, **best** marks the best comparable model and ≈best those a paired bootstrap "
-    "(seeds and examples, 95%) cannot tell from it."
-)
-
-RESULT_COLUMNS = [
-    "suite", "version", "suite_hash", "model", "split", "metric", "breakdown", "level",
-    "mean", "std", "min", "max", "ci_low", "ci_high", "interval", "n_seeds", "per_seed",
+DEFAULT_TITLE = "structbench leaderboard"
+SITE_MARKER = ".structbench-site"
+"""Marks a folder as a site a report wrote, so that a report never deletes anything else's files."""
+SITE_NAMES = {
+    SITE_MARKER, "index.html", "leaderboard.md", "results.csv", "results.json", "references.json",
+    "suites", "errors", "plots", "data", "static",
+}  # fmt: skip
+"""Everything a report writes at the top of its folder."""
+FAMILIES = ["systematicity", "agreement", "lookup", "completion", "pos-induction"]
+"""The overview's column groups, in this order (other families follow alphabetically)."""
+SCALE = [
+    "#ffffd9", "#edf8b1", "#c7e9b4", "#7fcdbb", "#41b6c4", "#1d91c0", "#225ea8", "#253494", "#081d58",
 ]  # fmt: skip
+"""ColorBrewer's YlGnBu, 9 classes (Brewer, colorbrewer2.org): the overview's colour scale, light = low."""
 
 
 @dataclass
-class SuiteBoard:
-    """One suite version's leaderboard matrix."""
+class PlotView:
+    """One per-condition plot as a page shows it."""
 
-    spec: SuiteSpec
-    suite_hash: str
-    splits: list[str]
-    ranked: list[str]
-    """The test splits whose mean ranks the rows (the others are shown, not ranked)."""
-    rows: list[tuple[str, dict[str, SeedStats | None]]] = field(default_factory=list)
-    status: dict[str, str] = field(default_factory=dict)
-    """model -> human summary of run statuses, e.g. `3 done, 1 failed`."""
-    not_comparable: set[str] = field(default_factory=set)
-    """Models that see test-time information (oracles): flagged, and ranked after the comparable ones."""
-    references: list[Reference] = field(default_factory=list)
-    """Published rows for this suite that report the primary metric on at least one shown split."""
-    other_references: list[tuple[Reference, str, str, float]] = field(default_factory=list)
-    """Published (row, metric, split, value) for the suite's other metrics."""
-    best: dict[str, str] = field(default_factory=dict)
-    """Ranked split -> the comparable model with the best mean on it."""
-    ties: dict[str, set[str]] = field(default_factory=dict)
-    """Ranked split -> the models a paired comparison cannot tell from its best (`structbench.reports.ties`)."""
-    ties_note: str = ""
-    """Why the models were not compared with the best, if they were not."""
-
-    def mark(self, model: str, split: str) -> str:
-        """`best`, `tie` (indistinguishable from the best) or "" for one cell."""
-        if self.best.get(split) == model:
-            return "best"
-        return "tie" if model in self.ties.get(split, set()) else ""
+    condition: Condition
+    path: str
+    """The SVG, relative to the site root; empty when the condition is shown as a table only."""
+    plotted: list[tuple[str, str]]
+    """(model, colour) of the lines drawn, in legend order."""
 
 
-def aggregate(store: Store, runs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Every cell (suite, version, hash, model, split, metric, breakdown condition) of the current
-    configurations, by the one cell function that `run --json` uses too; `runs` is
-    `store.runs()` where the caller has read it already."""
-    results = cells(current_configuration(store.scores(), store.runs() if runs is None else runs))
-    return results[RESULT_COLUMNS]  # in cell-key order already
+@dataclass
+class OverviewRow:
+    model: str
+    apart: str
+    """"" for ranked models, else why the row is set apart (`ceiling`, `not comparable`)."""
+    mean_rank: float | None
+    cells: dict[str, tuple[SeedStats, str]]
+    """board slug -> (cell, mark)."""
 
 
-def _status_summary(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], str]:
-    """cell -> its runs' statuses, e.g. `3 done, 1 failed`."""
-    parts: dict[tuple[str, str, str, str], list[str]] = {}
-    for key, n in runs.groupby([*RUN_CELL, "status"]).size().items():
-        suite, version, suite_hash, model, status = (str(part) for part in cast(tuple[object, ...], key))
-        parts.setdefault((suite, version, suite_hash, model), []).append(f"{n} {status}")
-    return {cell: ", ".join(statuses) for cell, statuses in parts.items()}
+def _matches(value: str, patterns: Sequence[str] | None) -> bool:
+    return patterns is None or any(fnmatch.fnmatchcase(value, pattern) for pattern in patterns)
 
 
-def _not_comparable(runs: pd.DataFrame) -> set[tuple[str, str, str, str]]:
-    """The cells whose model the runner recorded as not comparable (it sees test-time information)."""
-    flagged = runs[runs["comparable"] == 0]
-    return {(str(s), str(v), str(h), str(m)) for s, v, h, m in flagged[RUN_CELL].itertuples(index=False)}
+def _select(frame: pd.DataFrame, suites: Sequence[str] | None, models: Sequence[str] | None) -> pd.DataFrame:
+    keep = [
+        _matches(str(s), suites) and _matches(str(m), models)
+        for s, m in zip(frame["suite"].tolist(), frame["model"].tolist(), strict=True)
+    ]
+    return frame[keep]
 
 
-def attach_references(board: SuiteBoard, references: list[Reference]) -> None:
-    """Give `board` the published rows of its suite."""
-    primary = board.spec.primary_metric
-    for reference in references:
-        if reference.suite != board.spec.id:
-            continue
-        if any(reference.value(primary, split) is not None for split in board.splits):
-            board.references.append(reference)
-        for metric, by_split in reference.values.items():
-            if metric != primary:
-                board.other_references += [(reference, metric, split, value) for split, value in by_split.items()]
+def scale_colour(value: float, higher_is_better: bool) -> tuple[str, str]:
+    """(background, text colour) of a cell of `value` (a fraction) on the overview's colour scale."""
+    goodness = min(max(value if higher_is_better else 1 - value, 0.0), 1.0)
+    index = min(int(goodness * len(SCALE)), len(SCALE) - 1)
+    return SCALE[index], "#ffffff" if index >= 5 else "#1d2330"
 
 
-def _rank(row: tuple[str, dict[str, SeedStats | None]], board: SuiteBoard) -> tuple[bool, float, str]:
-    """Comparable models first, then the best mean over the ranked splits (never a pooled
-    duplicate of other splits), then the name."""
-    means = [cell.mean for split, cell in row[1].items() if cell is not None and split in board.ranked]
-    if not means:
-        return (row[0] in board.not_comparable, math.inf, row[0])
-    mean = sum(means) / len(means)
-    return (row[0] in board.not_comparable, -mean if board.spec.higher_is_better else mean, row[0])
+def _family_order(board: SuiteBoard) -> tuple[int, str, str]:
+    family = board.spec.family
+    return (FAMILIES.index(family) if family in FAMILIES else len(FAMILIES), family, board.slug)
 
 
-def current_specs(stored: dict[tuple[str, str, str], SuiteSpec]) -> dict[tuple[str, str, str], SuiteSpec]:
-    """The installed spec of each stored suite version where this structbench has it, else the
-    stored one: how a suite is presented (primary metric, split roles, ranked splits) may be
-    corrected without a change to its data, and the leaderboard follows the correction."""
-    current = {}
-    installed = set(registry.suite_names())
-    for (suite, version, suite_hash), spec in stored.items():
-        try:
-            current[(suite, version, suite_hash)] = (
-                registry.suite(f"{suite}@{version}").spec if suite in installed else spec
-            )
-        except UserError:  # another version than this structbench has: what the store holds
-            current[(suite, version, suite_hash)] = spec
-    return current
-
-
-def boards(
-    store: Store, results: pd.DataFrame, references: list[Reference] | None = None, runs: pd.DataFrame | None = None
-) -> list[SuiteBoard]:
-    specs = current_specs(store.suite_specs())
-    runs = store.runs() if runs is None else runs
-    runs = current_configuration(runs, runs)
-    statuses = _status_summary(runs)
-    not_comparable = _not_comparable(runs)
-    whole_split = results[results.breakdown == ""]
-    by_suite = dict(list(whole_split.groupby(["suite", "version", "suite_hash"])))
-    out = []
-    for (suite, version, suite_hash), spec in sorted(specs.items()):
-        board = SuiteBoard(
-            spec=spec,
-            suite_hash=suite_hash,
-            splits=[s.name for s in spec.splits_with_role("test")],
-            ranked=[s.name for s in spec.ranked_splits],
+def _overview_rows(summaries: list[Summary]) -> list[OverviewRow]:
+    """Ranked models by mean rank over the shown suites (a suite a model has no cell on ranks it
+    last there), then the set-apart models."""
+    positions: list[dict[str, int]] = []
+    rows: dict[str, OverviewRow] = {}
+    for summary in summaries:
+        board = summary.board
+        general = summary.cells["generalisation"]
+        ranked = sorted(
+            (m for m in general if not board.set_apart(m)),
+            key=lambda m: -general[m].mean if board.spec.higher_is_better else general[m].mean,
         )
-        mine = by_suite.get((suite, version, suite_hash), whole_split.iloc[:0])
-        mine = mine[mine.metric == spec.primary_metric]
-        keys = ["model", "split", *STAT_COLUMNS]  # read as columns: to_dict("records") is 3x slower
-        rows = (dict(zip(keys, values, strict=True)) for values in zip(*(mine[k].tolist() for k in keys), strict=True))
-        by_cell = {
-            (str(row["model"]), str(row["split"])): as_stats(row) for row in rows
-        }  # columns, not records: faster
-        models = sorted({m for (s, v, h, m) in statuses if (s, v, h) == (suite, version, suite_hash)})
-        for model in models:
-            board.rows.append((model, {split: by_cell.get((model, split)) for split in board.splits}))
-            board.status[model] = statuses[(suite, version, suite_hash, model)]
-            if (suite, version, suite_hash, model) in not_comparable:
-                board.not_comparable.add(model)
-        board.rows.sort(key=partial(_rank, board=board))
-        columns: dict[str, dict[str, SeedStats]] = {split: {} for split in board.ranked}
-        for model, row_cells in board.rows:
-            for split in board.ranked:
-                if model not in board.not_comparable and (cell := row_cells[split]) is not None:
-                    columns[split][model] = cell
-        board.best, board.ties, board.ties_note = best_and_ties(store, spec, suite_hash, runs, columns)
-        attach_references(board, references or [])
-        out.append(board)
+        positions.append({model: position for position, model in enumerate(ranked, start=1)})
+        means = {general[m].mean for m in ranked}
+        best_mean = general[ranked[0]].mean if len(means) > 1 else None  # no best where all are equal
+        for model, cell in general.items():
+            apart = "ceiling" if model in board.ceilings else "not comparable" if model in board.not_comparable else ""
+            row = rows.setdefault(model, OverviewRow(model, apart, None, {}))
+            row.apart = row.apart or apart
+            mark = ""
+            if not apart and best_mean is not None:
+                if cell.mean == best_mean:
+                    mark = "best"
+                elif all(board.mark(model, split) for split in board.generalisation):
+                    mark = "tie"
+            row.cells[board.slug] = (cell, mark)
+    ranked_models = {model for ranks in positions for model in ranks}
+    suites = [ranks for ranks in positions if ranks]
+    for model in ranked_models:
+        if not rows[model].apart:
+            rows[model].mean_rank = sum(ranks.get(model, len(ranks) + 1) for ranks in suites) / len(suites)
+    return sorted(
+        rows.values(),
+        key=lambda r: (bool(r.apart), r.mean_rank if r.mean_rank is not None else float("inf"), r.model),
+    )
+
+
+def _skipped(board_list: list[SuiteBoard], suites: Sequence[str] | None) -> list[tuple[str, str]]:
+    """(suite key, why it has no results) of every installed suite the site would show but has no board."""
+    shown = {board.spec.id for board in board_list}
+    out = []
+    for name in registry.suite_names():
+        if name in shown or not _matches(name, suites):
+            continue
+        suite = registry.suite(name)
+        user_files = [source for source in suite.sources if not source.sha256]
+        missing = [source.path for source in suite.sources if source.sha256 and not sources.is_local(source)]
+        if user_files:
+            reason = "needs your own copy of licensed data (" + ", ".join(s.path for s in user_files) + ")"
+        elif freeze.is_built(suite):
+            reason = "no runs in this store"
+        elif missing:
+            reason = (
+                f"not built here: {len(missing)} published file{'s are' if len(missing) > 1 else ' is'} not on this "
+                f"machine ({missing[0]}{', …' if len(missing) > 1 else ''}); `structbench build {suite.spec.id}` "
+                "downloads them from their pinned addresses"
+            )
+        else:
+            reason = "no runs in this store, and not built here"
+        out.append((suite.spec.key, reason))
     return out
 
 
-def breakable(name: str) -> markupsafe.Markup:
-    """`name`, escaped, with line-break opportunities after underscores (long split names)."""
-    return markupsafe.Markup("_<wbr>").join(markupsafe.escape(part) for part in name.split("_"))
-
-
-def markdown_text(text: str) -> str:
-    """Text safe in a Markdown table cell: HTML special characters escaped, pipes escaped."""
-    return str(markupsafe.escape(text)).replace("|", "\\|")
-
-
-def percent(value: float) -> str:
-    return f"{100 * value:.1f}"
-
-
-def method(cell: SeedStats) -> str:
-    """The interval's method in a word: `t`, `Wilson` or `no interval`."""
-    return "no interval" if cell.interval == "none" else cell.interval.split()[0]
-
-
-def markdown_cell(cell: SeedStats) -> str:
-    """`mean [low, high] (n seeds, method)` in percent."""
-    interval = (
-        "" if cell.ci_low is None or cell.ci_high is None else f" [{percent(cell.ci_low)}, {percent(cell.ci_high)}]"
-    )
-    seeds = f"{cell.n_seeds} seed{'s' if cell.n_seeds > 1 else ''}"
-    return f"{percent(cell.mean)}{interval} ({seeds}, {method(cell)})"
-
-
-def _claims_markdown(verdicts: list[Verdict]) -> list[str]:
-    """The claims section: one row per claim."""
-    if not verdicts:
-        return []
-    rows = [
-        [markdown_text(v.claim.statement), markdown_text(v.claim.source), v.status, markdown_text(v.evidence)]
-        for v in verdicts
-    ]
-    return [
-        "## Claims",
-        "",
-        "Published findings checked on the measured cells: reproduced when the 95% intervals separate, "
-        "not reproduced when the means contradict the claim, inconclusive otherwise.",
-        "",
-        tabulate(rows, headers=["claim", "source", "status", "evidence (%)"], tablefmt="github"),
-        "",
-    ]
-
-
-def _markdown(board_list: list[SuiteBoard], verdicts: list[Verdict]) -> str:
-    parts = ["# structbench leaderboard", "", *_claims_markdown(verdicts)]
-    for board in board_list:
-        parts += [
-            f"## {board.spec.key} ({board.spec.primary_metric}, %; data {board.suite_hash[:12]})",
-            "",
-            "Cells: mean over seeds [95% interval] (seeds, method: t over seeds; Wilson over the test items "
-            "for one seed or seeds that agree). Ranked by the mean over "
-            + ", ".join(board.ranked)
-            + ("" if board.spec.higher_is_better else " (lower is better)")
-            + "; split roles: "
-            + ", ".join(f"{s} {board.spec.split(s).test_role}" for s in board.splits)
-            + ". "
-            + TIES_LEGEND
-            + (f" ({markdown_text(board.ties_note)})" if board.ties_note else ""),
-            "",
-        ]
-        table = []
-        for model, row_cells in board.rows:
-            row = [markdown_text(model) + (" (not comparable)" if model in board.not_comparable else "")]
-            for split in board.splits:
-                c = row_cells[split]
-                row.append((markdown_cell(c) + MARKS[board.mark(model, split)]) if c else "n/a")
-            table.append(row)
-        for reference in board.references:
-            row = [f"*{markdown_text(reference.model)}* (reported, {markdown_text(reference.where)})"]
-            for split in board.splits:
-                value = reference.value(board.spec.primary_metric, split)
-                row.append("" if value is None else percent(value))
-            table.append(row)
-        parts += [tabulate(table, headers=["model", *board.splits], tablefmt="github"), ""]
-        citations = sorted({r.citation for r in board.references})
-        if citations:
-            parts += [
-                "Reported rows are published numbers, not measured here: " + "; ".join(map(markdown_text, citations)),
-                "",
-            ]
-        for reference, metric, split, value in board.other_references:
-            parts.append(
-                f"- reported {markdown_text(metric)} on {markdown_text(split)}: {percent(value)}, "
-                f"*{markdown_text(reference.model)}* ({markdown_text(reference.citation)}, {markdown_text(reference.where)})"
-                + (f"; {UNDEFINED}" if metric in reference.undefined_metrics else "")
+def _plot_views(
+    board: SuiteBoard, board_conditions: list[Condition], plot_dir: str
+) -> tuple[list[PlotView], dict[str, Plot]]:
+    """The board's plot views and the plots to draw for them (path relative to the site root -> plot)."""
+    plotted = [model for model, _ in board.ranked_rows][:PLOTTED]
+    colours = dict(zip(plotted, PALETTE, strict=False))
+    views: list[PlotView] = []
+    jobs: dict[str, Plot] = {}
+    for index, condition in enumerate(board_conditions):
+        lines = [
+            Line(
+                model,
+                colours[model],
+                [None if c is None else c.mean for c in condition.cells[model]],
+                [None if c is None else c.ci_low for c in condition.cells[model]],
+                [None if c is None else c.ci_high for c in condition.cells[model]],
             )
-        if board.other_references:
-            parts.append("")
-    return "\n".join(parts)
+            for model in plotted
+            if any(c is not None for c in condition.cells[model])
+        ]
+        if not lines or not condition.plotted:
+            views.append(PlotView(condition, "", []))
+            continue
+        path = f"{plot_dir}/{board.slug}-{index}.svg"
+        jobs[path] = LinePlot(condition.axis, f"{board.spec.primary_metric} (%)", condition.levels, lines)
+        views.append(PlotView(condition, path, [(line.label, line.colour) for line in lines]))
+    return views, jobs
 
 
-def write_report(store: Store, out_dir: Path) -> Path:
-    """Write the four report files into `out_dir` and return the path of `index.html`."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    runs = store.runs()
-    results = aggregate(store, runs)
-    references = load_references()
-    board_list = boards(store, results, references, runs)
-    write_tables(results, out_dir)
-    verdicts = check_all(results)
-    (out_dir / "leaderboard.md").write_text(_markdown(board_list, verdicts), encoding="utf-8")
-    (out_dir / "references.json").write_text(
-        json.dumps([r.model_dump() for r in references], indent=1, ensure_ascii=False), encoding="utf-8"
-    )
+def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("structbench.reports", "templates"),
         autoescape=True,
@@ -307,8 +214,173 @@ def write_report(store: Store, out_dir: Path) -> Path:
     environment.filters["percent"] = percent
     environment.filters["breakable"] = breakable
     environment.filters["method"] = method
+    environment.filters["seconds"] = seconds
+    environment.filters["count"] = count
     environment.globals["undefined_label"] = UNDEFINED
-    html = environment.get_template("index.html.j2").render(boards=board_list, verdicts=verdicts, version=__version__)
-    index = out_dir / "index.html"
-    index.write_text(html, encoding="utf-8")
-    return index
+    environment.globals["scale_colour"] = scale_colour
+    environment.globals["version"] = __version__
+    return environment
+
+
+def breakable(name: str) -> markupsafe.Markup:
+    """`name`, escaped, with line-break opportunities after underscores (long split names)."""
+    return markupsafe.Markup("_<wbr>").join(markupsafe.escape(part) for part in name.split("_"))
+
+
+def seconds(value: float | None) -> str:
+    """A duration in a few characters: `0.4 s`, `12 s`, `3.2 min`, `1.5 h`."""
+    if value is None:
+        return "–"
+    if value < 10:
+        return f"{value:.1f} s"
+    if value < 600:
+        return f"{value:.0f} s"
+    return f"{value / 60:.1f} min" if value < 36_000 else f"{value / 3600:.1f} h"
+
+
+def count(value: int | None) -> str:
+    """A parameter count in a few characters: `950`, `12.3k`, `4.1M`."""
+    if value is None:
+        return "–"
+    if value < 1000:
+        return str(value)
+    return f"{value / 1e3:.1f}k" if value < 1e6 else f"{value / 1e6:.1f}M"
+
+
+def _copy_static(out_dir: Path) -> None:
+    static = out_dir / "static"
+    static.mkdir(parents=True, exist_ok=True)
+    for item in resources.files("structbench.reports").joinpath("static").iterdir():
+        if item.name.endswith((".css", ".js")):
+            (static / item.name).write_text(item.read_text(encoding="utf-8"), encoding="utf-8")
+
+
+def _is_site(folder: Path) -> bool:
+    """Whether `folder` holds a site a report wrote: its marker, or (written before the marker was)
+    an `index.html` and nothing but what a report writes."""
+    names = {path.name for path in folder.iterdir()}
+    return SITE_MARKER in names or ("index.html" in names and names <= SITE_NAMES)
+
+
+def write_report(
+    store: Store,
+    out_dir: Path,
+    *,
+    suites: Sequence[str] | None = None,
+    models: Sequence[str] | None = None,
+    title: str = DEFAULT_TITLE,
+) -> Path:
+    """Write the site into `out_dir` (created; files of an earlier site are replaced, its example
+    scripts reused) and return the path of `index.html`. `suites` and `models` keep only the
+    matching suite ids and model labels (shell patterns)."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(f"--out {out_dir} is a file; give a folder for the site.")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not _is_site(out_dir):
+        raise UserError(
+            f"--out {out_dir} holds files that no structbench report wrote; give an empty or new folder "
+            "(a report replaces the pages of the site it finds there)."
+        )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / SITE_MARKER).write_text("written by structbench report; its pages are replaced on the next one\n")
+    for stale in ("suites", "errors", "plots"):  # pages of suites or models no longer shown must not linger
+        shutil.rmtree(out_dir / stale, ignore_errors=True)
+    (out_dir / "suites").mkdir()
+    (out_dir / "plots").mkdir()
+    runs = _select(store.runs(), suites, models)
+    if runs.empty and (suites or models):
+        raise UserError(
+            f"no runs in {store.path} match "
+            + " and ".join(
+                f"--{what} {' '.join(given)}" for what, given in (("suites", suites), ("models", models)) if given
+            )
+            + "; give suite ids and model labels as the report shows them (shell patterns such as 'scan-*' work)."
+        )
+    scores = current_configuration(_select(store.scores(), suites, models), runs)
+    results = cell_table(scores)
+    references = [r for r in load_references() if _matches(r.suite, suites)]
+    board_list = sorted(boards(store, results, references, runs), key=_family_order)
+    summaries = summarise(scores, board_list)
+    overview_rows = _overview_rows(summaries)
+
+    breakdowns = results[results.breakdown != ""]
+    by_board = dict(list(breakdowns.groupby(["suite", "version", "suite_hash"])))
+    plot_views: dict[str, list[PlotView]] = {}
+    jobs: dict[str, Plot] = {}
+    for board in board_list:
+        mine = by_board.get((board.spec.id, board.spec.version, board.suite_hash), breakdowns.iloc[:0])
+        views, board_jobs = _plot_views(
+            board, conditions(board, mine[mine.metric == board.spec.primary_metric]), "plots"
+        )
+        plot_views[board.slug] = views
+        jobs.update(board_jobs)
+    gap_colours = {row.model: colour for row, colour in zip(overview_rows, PALETTE, strict=False) if not row.apart}
+    gap_points = [
+        (within.mean, summary.cells["generalisation"][model].mean, gap_colours.get(model, OTHER))
+        for summary in summaries
+        if summary.board.generalises
+        for model, within in summary.cells["in-distribution"].items()
+        if model in summary.cells["generalisation"]
+    ]
+    if gap_points:
+        jobs["plots/gap.svg"] = GapPlot(gap_points)
+    plotting = Drawing({out_dir / path: plot for path, plot in jobs.items()})
+
+    error_pages = write_error_data(store, runs, board_list, out_dir)
+    verdicts = check_all(results)
+    write_tables(results, out_dir)
+    (out_dir / "leaderboard.md").write_text(leaderboard_markdown(board_list, verdicts), encoding="utf-8")
+    (out_dir / "references.json").write_text(
+        json.dumps([r.model_dump() for r in references], indent=1, ensure_ascii=False), encoding="utf-8"
+    )
+    _copy_static(out_dir)
+    cards = {board.slug: suite_card(board.spec, board.suite_hash) for board in board_list}
+    _write_pages(
+        out_dir, title, board_list, summaries, overview_rows, gap_colours, bool(gap_points),
+        _skipped(board_list, suites), verdicts, plot_views, cards, error_pages,
+    )  # fmt: skip
+    plotting.wait()
+    return out_dir / "index.html"
+
+
+def _write_pages(
+    out_dir: Path,
+    title: str,
+    board_list: list[SuiteBoard],
+    summaries: list[Summary],
+    overview_rows: list[OverviewRow],
+    gap_colours: dict[str, str],
+    has_gap_plot: bool,
+    skipped: list[tuple[str, str]],
+    verdicts: list[Verdict],
+    plot_views: dict[str, list[PlotView]],
+    cards: dict[str, SuiteCard],
+    error_pages: list[ErrorPage],
+) -> None:
+    environment = _environment()
+    families: list[tuple[str, list[SuiteBoard]]] = []
+    for board in board_list:
+        if not families or families[-1][0] != board.spec.family:
+            families.append((board.spec.family, []))
+        families[-1][1].append(board)
+    gap_boards = [
+        s for s in summaries if s.board.generalises and s.cells["in-distribution"] and s.cells["generalisation"]
+    ]
+    errors_of = {page.board.slug: page for page in error_pages}
+    common = {"title": title, "families": families}
+    index = environment.get_template("index.html.j2").render(
+        root="", boards=board_list, summaries=summaries, rows=overview_rows, gap_boards=gap_boards,
+        gap_colours=gap_colours, has_gap_plot=has_gap_plot, skipped=skipped, verdicts=verdicts, **common,
+    )  # fmt: skip
+    (out_dir / "index.html").write_text(index, encoding="utf-8")
+    suite_page = environment.get_template("suite.html.j2")
+    for board in board_list:
+        html = suite_page.render(
+            root="../", board=board, card=cards[board.slug], plots=plot_views[board.slug],
+            verdicts=[v for v in verdicts if v.claim.suite == board.spec.id], errors=errors_of.get(board.slug), **common,
+        )  # fmt: skip
+        (out_dir / "suites" / f"{board.slug}.html").write_text(html, encoding="utf-8")
+    error_page = environment.get_template("errors.html.j2")
+    for page in error_pages:
+        html = error_page.render(root="../", page=page, board=page.board, **common)
+        (out_dir / page.path).write_text(html, encoding="utf-8")

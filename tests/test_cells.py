@@ -104,10 +104,10 @@ def test_run_json_and_the_report_agree_on_every_cell(runner: Runner, tmp_path: P
         runner.evaluate("lookup-tables", ModelSpec(name="copy"), [0, 1, 2]),
         runner.evaluate("agreement-attractors", ModelSpec(name="unigram"), [0]),
     ]
-    write_report(runner.store, tmp_path)
+    write_report(runner.store, tmp_path / "site")
     reported = {
         (row["suite"], row["model"], row["split"], row["metric"], row["breakdown"], row["level"]): row
-        for row in read_results(tmp_path / "results.json")
+        for row in read_results(tmp_path / "site" / "results.json")
     }
     compared = 0
     for record in records[1:]:

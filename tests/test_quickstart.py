@@ -22,7 +22,8 @@ def test_quickstart_evaluates_every_suite_and_renders_the_leaderboard(
         assert f"suite {registry.suite(suite).spec.key} " in captured.err
     html = (out / "index.html").read_text()
     for model in ("oracle", "copy", "random", "majority"):
-        assert f"<td>{model}" in html
+        assert f'<th scope="row" data-value="{model}">{model}' in html or f'<th scope="row">{model}<span' in html
+    assert len(list((out / "suites").glob("*.html"))) == len(registry.suite_names()) - 3  # less the user-data suites
 
 
 def test_quickstart_skips_a_suite_whose_files_cannot_be_found(
@@ -41,7 +42,13 @@ def test_quickstart_skips_a_suite_whose_files_cannot_be_found(
     )
     err = capsys.readouterr().err
     assert "suite lookup-tables-mt@1.0.0 skipped: lookup_tables/sample1/train.tsv is not available offline" in err
-    assert "<td>oracle" in (tmp_path / "o" / "index.html").read_text()
+    html = (tmp_path / "o" / "index.html").read_text()
+    assert '<th scope="row">oracle<span class="tag apart">ceiling</span>' in html
+    # the skipped suite is listed with the reason
+    assert (
+        "<li><code>lookup-tables-mt@1.0.0</code>: not built here: 45 published files are not on this machine "
+        "(lookup_tables/sample1/train.tsv, …)"
+    ) in html
 
 
 def test_quickstart_neural_adds_the_neural_baselines_at_their_small_budget(
@@ -53,6 +60,6 @@ def test_quickstart_neural_adds_the_neural_baselines_at_their_small_budget(
     err = capsys.readouterr().err
     for model in ("lstm-thrush", "lla-lstm"):
         assert f"  {model}" in err
-        assert f"<td>{model}" in (out / "index.html").read_text()
+        assert f'<th scope="row" data-value="{model}">{model}' in (out / "suites" / "miniscan@1.0.0.html").read_text()
     main(["quickstart", "miniscan", "--store", store, "--out", str(out), "--seeds", "0"])
     assert "lla-lstm" not in capsys.readouterr().err  # without --neural only the fast baselines run

@@ -75,10 +75,11 @@ def test_reported_rows_follow_the_measured_rows_escaped_and_unranked(
     monkeypatch.setattr(render, "load_references", lambda: [hostile, *load_references()])
     runner.evaluate("lookup-tables-mt", ModelSpec(name="copy"), [0])
     folder = tmp_path / "report"
-    html = write_report(runner.store, folder).read_text()
+    index = write_report(runner.store, folder)
+    html = (folder / "suites" / "lookup-tables-mt@1.0.0.html").read_text()
     assert "<b>Perfect" not in html and "&lt;b&gt;Perfect&lt;/b&gt;" in html
     reported = html.index("&lt;b&gt;Perfect")
-    assert html.index("<td>copy") < reported  # measured rows first, whatever the numbers
+    assert html.index('data-value="copy"') < reported  # measured rows first, whatever the numbers
     assert 'class="reported"' in html and "Table 6.2" in html and "Seq2Attn (GEFT)" in html
     assert "<code>token_accuracy</code> on <code>heldout_tables</code>: 50.0" in html
     markdown = (folder / "leaderboard.md").read_text()
@@ -86,14 +87,18 @@ def test_reported_rows_follow_the_measured_rows_escaped_and_unranked(
     assert markdown.index("| copy") < markdown.index("*Seq2Attn (GEFT)*")
     stored = json.loads((folder / "references.json").read_text())
     assert stored[0]["model"] == "<b>Perfect</b>" and len(stored) == len(load_references()) + 1
-    assert "scan-simple" not in html  # a suite without measured results gets no board
+    # a suite without measured results gets no page, and the overview says why
+    assert not (folder / "suites" / "scan-simple@1.0.0.html").exists()
+    overview = index.read_text()
+    assert "<li><code>scan-simple@1.0.0</code>: no runs in this store" in overview
 
 
 def test_thrushs_undefined_precision_and_recall_are_marked_not_comparable(runner: Runner, tmp_path: Path) -> None:
     runner.evaluate("miniscan", ModelSpec(name="copy"), [0])
-    index = write_report(runner.store, tmp_path)
-    markdown = (tmp_path / "leaderboard.md").read_text()
+    index = write_report(runner.store, tmp_path / "site")
+    markdown = (tmp_path / "site" / "leaderboard.md").read_text()
     for metric in ("token_precision", "token_recall"):
         lines = [line for line in markdown.splitlines() if line.startswith(f"- reported {metric} on test")]
         assert len(lines) == 3 and all(line.endswith(f"; {render.UNDEFINED}") for line in lines)
-    assert index.read_text().count(f'<span class="tag">{render.UNDEFINED}</span>') == 6
+    page = (index.parent / "suites" / "miniscan@1.0.0.html").read_text()
+    assert page.count(f'<span class="tag">{render.UNDEFINED}</span>') == 6

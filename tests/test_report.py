@@ -11,8 +11,8 @@ from scipy import stats
 from structbench import __version__, registry
 from structbench.baselines.trivial import Oracle
 from structbench.cli import main, parse_settings
-from structbench.reports import render
-from structbench.reports.render import RESULT_COLUMNS, write_report
+from structbench.reports.boards import RESULT_COLUMNS, aggregate, boards
+from structbench.reports.render import write_report
 from structbench.runner import Runner
 from structbench.scoring import Score, SplitScores
 from structbench.specs import ModelSpec
@@ -50,19 +50,37 @@ def report(runner: Runner, tmp_path: Path) -> Path:
     return write_report(runner.store, tmp_path / "report")
 
 
+def suite_page(index: Path, key: str = "lookup-tables@1.0.0") -> str:
+    """The HTML of one suite's page in the site whose overview is `index`."""
+    return (index.parent / "suites" / f"{key}.html").read_text()
+
+
 def row_of(html: str, model: str) -> str:
-    start = html.index(f"<td>{model}")
+    """The table row of `model` (as the page escapes it) in a suite page's results table."""
+    start = html.index(f'<th scope="row" data-value="{model}">')
     return html[start : html.index("</tr>", start)]
 
 
-def test_model_names_are_escaped(report: Path) -> None:
-    html = report.read_text()
-    assert HOSTILE not in html and "<script" not in html
-    assert f"<td>tests.helpers:CountingCopy[tag=&#34;{ESCAPED}&#34;]" in html
+def test_model_names_are_escaped_on_every_page(report: Path) -> None:
+    label = f"tests.helpers:CountingCopy[tag=&#34;{ESCAPED}&#34;]"
+    pages = [
+        report,
+        *sorted((report.parent / "suites").glob("*.html")),
+        *sorted((report.parent / "errors").rglob("*.html")),
+    ]
+    assert len(pages) == 3  # overview, the suite, its error browser
+    for page in pages:
+        html = page.read_text()
+        assert HOSTILE not in html
+        assert "<script" not in html.replace('<script src="', "")  # the page's own scripts only
+    assert label in suite_page(report) and label in report.read_text()
+    # the error browser's data script carries the label as JSON text, which a script never runs as markup
+    (data,) = [p for p in (report.parent / "errors").rglob("*.js") if "CountingCopy" in p.read_text()]
+    assert '"model": "tests.helpers:CountingCopy[tag=\\"<script>alert(1)</script>\\"]"' in data.read_text()
 
 
 def test_cells_show_mean_ci_and_seed_count(report: Path) -> None:
-    html = report.read_text()
+    html = suite_page(report)
     oracle = row_of(html, "oracle")
     assert oracle.count('<span class="mean">100.0</span>') == len(LOOKUP_TESTS) == 7
     # three seeds that agree: the Wilson interval over each split's items, not a zero-width one
@@ -71,12 +89,17 @@ def test_cells_show_mean_ci_and_seed_count(report: Path) -> None:
         assert f'<span class="ci">[{100 * low:.1f}, 100.0]</span>' in oracle
         assert f'<span class="seeds" title="Wilson over {split.size} items">n = 3 · Wilson</span>' in oracle
     assert "3 done" in oracle
-    copy = row_of(html, "tests.helpers:CountingCopy")
+    copy = row_of(html, f"tests.helpers:CountingCopy[tag=&#34;{ESCAPED}&#34;]")
     assert copy.count('<span class="mean">0.0</span>') == 7 and copy.count("n = 1 · Wilson") == 7
     crashed = row_of(html, "tests.helpers:CrashOnSeed")
-    assert "1 failed" in crashed and crashed.count('<td class="na">n/a</td>') == 7
-    # the best model comes first
-    assert html.index("<td>oracle") < html.index("<td>tests.helpers:CountingCopy")
+    assert (
+        "1 failed" in crashed
+        and crashed.count('<td class="failed" data-value=""><a href="#problems">failed</a></td>') == 7
+    )
+    assert "seed 0, failed:" in html[html.index('<section id="problems">') :]
+    # the oracle is a ceiling: set apart below the ranked models, never marked best
+    assert html.index('data-value="tests.helpers:CountingCopy') < html.index('data-value="oracle"')
+    assert '<span class="tag apart"' in oracle and "best</span>" not in oracle
     for split in LOOKUP_TESTS:
         assert split.replace("_", "_<wbr>") in html
     assert f"Rendered by structbench {__version__}" in html
@@ -85,15 +108,12 @@ def test_cells_show_mean_ci_and_seed_count(report: Path) -> None:
 def test_markdown_csv_and_json_hold_every_metric(report: Path) -> None:
     folder = report.parent
     assert sorted(p.name for p in folder.iterdir()) == [
-        "index.html",
-        "leaderboard.md",
-        "references.json",
-        "results.csv",
-        "results.json",
-    ]
+        ".structbench-site", "data", "errors", "index.html", "leaderboard.md", "plots", "references.json", "results.csv", "results.json",
+        "static", "suites",
+    ]  # fmt: skip
     markdown = (folder / "leaderboard.md").read_text()
     assert "## lookup-tables@1.0.0 (sequence_accuracy" in markdown
-    oracle_line = next(line for line in markdown.splitlines() if line.startswith("| oracle"))
+    oracle_line = next(line for line in markdown.splitlines() if line.startswith("| oracle (ceiling, not ranked)"))
     assert oracle_line.count(", 100.0] (3 seeds, Wilson)") == 7
 
     rows = read_results(folder / "results.json")
@@ -128,7 +148,7 @@ def test_report_command_writes_the_four_files(
     for name in ("index.html", "leaderboard.md", "results.csv", "results.json"):
         assert (out / name).is_file()
     assert "lookup-tables-mt@1.0.0" in (out / "index.html").read_text()
-    assert "n = 2 · Wilson</span>" in (out / "index.html").read_text()
+    assert "n = 2 · Wilson</span>" in suite_page(out / "index.html", "lookup-tables-mt@1.0.0")
 
 
 def test_numbers_from_different_data_never_share_a_cell(runner: Runner, tmp_path: Path) -> None:
@@ -156,9 +176,10 @@ def test_numbers_from_different_data_never_share_a_cell(runner: Runner, tmp_path
         (False, 0.0, 1),
         (True, 0.5, 1),
     ]
-    html = report.read_text()
-    assert html.count("<h2>lookup-tables@1.0.0</h2>") == 2
-    assert other_hash[:12] in html
+    pages = sorted(p.name for p in (report.parent / "suites").glob("*.html"))
+    assert pages == ["lookup-tables@1.0.0-ffffffff.html", "lookup-tables@1.0.0.html"]
+    assert f"<code>{other_hash}</code>" in suite_page(report, "lookup-tables@1.0.0-ffffffff")
+    assert other_hash not in suite_page(report)
 
 
 def test_report_command_refuses_a_missing_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -186,12 +207,12 @@ def test_a_model_that_is_not_comparable_is_flagged_and_ranked_last(runner: Runne
     runner.evaluate("lookup-tables", ModelSpec(name="tests.test_report:PeekingOracle"), [0])
     runner.evaluate("lookup-tables", ModelSpec(name="copy"), [0])
     report = write_report(runner.store, tmp_path / "report")
-    html = report.read_text()
-    assert html.index("<td>copy") < html.index("<td>tests.test_report:PeekingOracle")  # 0.0 above 1.0
-    assert '<span class="tag">not comparable</span>' in row_of(html, "tests.test_report:PeekingOracle")
+    html = suite_page(report)
+    assert html.index('data-value="copy"') < html.index('data-value="tests.test_report:PeekingOracle"')  # 0 above 1
+    assert ">not comparable</span>" in row_of(html, "tests.test_report:PeekingOracle")
     assert "not comparable" not in row_of(html, "copy")
     markdown = (report.parent / "leaderboard.md").read_text()
-    assert "tests.test_report:PeekingOracle (not comparable)" in markdown
+    assert "tests.test_report:PeekingOracle (not comparable, not ranked)" in markdown
 
 
 def test_the_report_presents_a_suite_as_installed_not_as_first_stored(runner: Runner, tmp_path: Path) -> None:
@@ -204,7 +225,7 @@ def test_the_report_presents_a_suite_as_installed_not_as_first_stored(runner: Ru
         (installed.variant(primary_metric="token_accuracy").model_dump_json(),),
     )
     runner.store._db.commit()
-    markdown = (write_report(runner.store, tmp_path).parent / "leaderboard.md").read_text()
+    markdown = (write_report(runner.store, tmp_path / "site").parent / "leaderboard.md").read_text()
     assert f"## lookup-tables@1.0.0 ({installed.primary_metric}, %; data {suite_hash[:12]})" in markdown
 
 
@@ -213,8 +234,7 @@ def test_the_report_marks_the_best_and_the_models_a_paired_bootstrap_cannot_tell
 ) -> None:
     for order in (2, 4, 5):
         runner.evaluate("agreement-attractors", ModelSpec(name="ngram", params={"order": order}), [0])
-    boards = render.boards(runner.store, render.aggregate(runner.store))
-    (board,) = boards
+    (board,) = boards(runner.store, aggregate(runner.store))
     assert board.ties_note == ""
     # attractors-1: order 2 is best (18.0); order 5 (17.4) cannot be told from it; order 4 (13.4)
     # can, although its Wilson interval overlaps the best's: the paired comparison is sharper
@@ -225,13 +245,13 @@ def test_the_report_marks_the_best_and_the_models_a_paired_bootstrap_cannot_tell
     assert best is not None and excluded is not None and excluded.ci_high > best.ci_low  # type: ignore[operator]
     markdown = (write_report(runner.store, tmp_path / "out").parent / "leaderboard.md").read_text()
     assert "17.4 [14.3, 21.0] (1 seed, Wilson) ≈best" in markdown and "≈best" in markdown
-    html = (tmp_path / "out" / "index.html").read_text()
-    assert html.count('class="best"') == sum(1 for split in board.ranked if split in board.best)
+    html = suite_page(tmp_path / "out" / "index.html", "agreement-attractors@1.0.0")
+    assert html.count('<td class="best"') == sum(1 for split in board.ranked if split in board.best)
 
 
 def test_a_board_whose_metric_has_no_verdict_per_example_says_why_it_is_not_compared(runner: Runner) -> None:
     runner.evaluate("pos-synthetic", ModelSpec(name="random"), [0])
     runner.evaluate("pos-synthetic", ModelSpec(name="hmm", params={"iterations": 1}), [0])
-    (board,) = render.boards(runner.store, render.aggregate(runner.store))
+    (board,) = boards(runner.store, aggregate(runner.store))
     assert "not a right/wrong verdict per example" in board.ties_note
     assert board.ties == {split: set() for split in board.best}

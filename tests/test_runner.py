@@ -8,7 +8,7 @@ from typing import ClassVar
 import pytest
 
 from structbench import __version__, freeze, registry
-from structbench.reports.render import aggregate, boards
+from structbench.reports.boards import aggregate, boards
 from structbench.runner import Runner, model_hash
 from structbench.specs import ModelSpec
 from tests import helpers

@@ -1,0 +1,174 @@
+"""The site's plots, drawn by matplotlib as SVG files when the site is rendered.
+
+Two kinds: the primary metric against one condition, one colour per model, and its 95%
+interval: against a number (attractor count, operator count, composition length) as lines with
+bands, against categories (relative-clause type, subject number) as points with error bars; and the generalisation-gap scatter (in-distribution against
+generalisation, one point per model and suite). Legends are not drawn into the SVG: the page
+shows them as text beside the plot, in the same colours (`palette`), which keeps them readable
+at any width and saves a quarter of matplotlib's drawing time.
+
+Plots are independent, so they are drawn in a pool of worker processes when there are enough
+of them to pay for the workers' start (matplotlib's import alone takes about a second). The
+SVG bytes are deterministic: a fixed id salt and no date.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PALETTE = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+]  # fmt: skip
+"""matplotlib's `tab10` cycle (its default colours), in order, for the HTML legends."""
+OTHER = "#b8bcc6"
+"""The colour of points beyond the palette (the gap plot's remaining models)."""
+PLOTTED = len(PALETTE)
+"""At most this many models per line plot: the best-ranked ones; the table beside it holds all."""
+POOL_FROM = 8
+"""Fewer plots than this are drawn in this process: workers would cost more than they save."""
+
+
+@dataclass(frozen=True)
+class Line:
+    """One model's values along a plot's x axis (fractions; None where it has no cell)."""
+
+    label: str
+    colour: str
+    means: list[float | None]
+    lows: list[float | None]
+    highs: list[float | None]
+
+
+@dataclass(frozen=True)
+class LinePlot:
+    """The primary metric against one condition."""
+
+    x_label: str
+    y_label: str
+    levels: list[str]
+    """x-axis levels in order: when every level is a number, an ordered axis with lines and bands,
+    else categories with points and error bars."""
+    lines: list[Line]
+
+
+@dataclass(frozen=True)
+class GapPlot:
+    """In-distribution (x) against generalisation (y), one point per (model, suite)."""
+
+    points: list[tuple[float, float, str]]
+    """(in-distribution, generalisation, colour)."""
+
+
+Plot = LinePlot | GapPlot
+
+
+def _numeric(levels: list[str]) -> list[float] | None:
+    try:
+        return [float(level) for level in levels]
+    except ValueError:
+        return None
+
+
+def _figure(width: float, height: float, left: float = 0.1) -> Any:
+    import matplotlib
+
+    matplotlib.use("svg")
+    matplotlib.rcParams["svg.hashsalt"] = "structbench"  # stable element ids
+    matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text: selectable, and the page's font
+    matplotlib.rcParams["font.size"] = 9
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height))
+    axes = figure.add_axes((left, 0.17, 0.96 - left, 0.78))
+    axes.spines[["top", "right"]].set_visible(False)
+    axes.grid(axis="y", color="#e3e6ec", linewidth=0.6)
+    axes.set_axisbelow(True)
+    return figure, axes
+
+
+def _line_svg(plot: LinePlot) -> str:
+    import numpy as np
+
+    figure, axes = _figure(6.4, 3.0)
+    numbers = _numeric(plot.levels)
+    x = np.array(numbers if numbers is not None else range(len(plot.levels)), dtype=float)
+    for index, line in enumerate(plot.lines):
+        means = np.array([np.nan if v is None else 100 * v for v in line.means])
+        lows = np.array([np.nan if v is None else 100 * v for v in line.lows])
+        highs = np.array([np.nan if v is None else 100 * v for v in line.highs])
+        if numbers is not None:  # an ordered quantity: a line, its interval a band
+            axes.plot(x, means, color=line.colour, marker="o", markersize=3.5, linewidth=1.4)
+            if np.isfinite(lows).any():
+                axes.fill_between(x, lows, highs, color=line.colour, alpha=0.15, linewidth=0)
+        else:  # categories: no line between them; models side by side, intervals as error bars
+            shifted = x + (index - (len(plot.lines) - 1) / 2) * min(0.6 / max(len(plot.lines), 1), 0.12)
+            errors = np.vstack([np.nan_to_num(means - lows), np.nan_to_num(highs - means)])
+            axes.errorbar(shifted, means, yerr=errors, color=line.colour, fmt="o", markersize=4, capsize=2, linewidth=1)
+    axes.set_xticks(x, plot.levels, rotation=30 if max(map(len, plot.levels), default=0) > 6 else 0)
+    if numbers is None:
+        axes.set_xlim(-0.6, len(plot.levels) - 0.4)
+    axes.set_ylim(-2, 102)
+    axes.set_xlabel(plot.x_label)
+    axes.set_ylabel(plot.y_label)
+    return _svg(figure)
+
+
+def _gap_svg(plot: GapPlot) -> str:
+    figure, axes = _figure(4.6, 4.0, left=0.15)
+    axes.plot([0, 100], [0, 100], color="#9aa1ae", linewidth=0.8, linestyle="--")
+    for within, general, colour in plot.points:
+        axes.scatter(100 * within, 100 * general, color=colour, s=22, edgecolors="white", linewidths=0.5)
+    axes.set_xlim(-2, 102)
+    axes.set_ylim(-2, 102)
+    axes.set_xlabel("in-distribution (%)")
+    axes.set_ylabel("generalisation (%)")
+    return _svg(figure)
+
+
+def _svg(figure: Any) -> str:
+    import io
+
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", metadata={"Date": None})
+    return buffer.getvalue()
+
+
+def draw(plot: Plot) -> str:
+    """The SVG text of one plot."""
+    return _line_svg(plot) if isinstance(plot, LinePlot) else _gap_svg(plot)
+
+
+def _draw_to(jobs: list[tuple[Path, Plot]]) -> list[Path]:
+    for path, plot in jobs:
+        path.write_text(draw(plot), encoding="utf-8")
+    return [path for path, _ in jobs]
+
+
+class Drawing:
+    """Plots being written to their paths: started at once (in worker processes when there are
+    many, so that the caller goes on with its own work), finished by `wait`."""
+
+    def __init__(self, jobs: dict[Path, Plot], workers: int | None = None) -> None:
+        self._items = list(jobs.items())
+        self._pool: ProcessPoolExecutor | None = None
+        self._futures: list[Future[list[Path]]] = []
+        workers = min(len(self._items), workers or os.cpu_count() or 1)
+        if len(self._items) >= POOL_FROM and workers >= 2 and "fork" in multiprocessing.get_all_start_methods():
+            # fork: the workers start with this process's imports (no second import of the harness)
+            self._pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+            chunks = [self._items[start :: workers * 4] for start in range(workers * 4)]
+            self._futures = [self._pool.submit(_draw_to, chunk) for chunk in chunks if chunk]
+
+    def wait(self) -> list[Path]:
+        """Every path written (drawing them here if no worker did)."""
+        if self._pool is None:
+            return _draw_to(self._items)
+        try:
+            return [path for future in self._futures for path in future.result()]
+        finally:
+            self._pool.shutdown()

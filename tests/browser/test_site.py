@@ -1,0 +1,256 @@
+"""The leaderboard site in a real browser: headless Chromium (Debian's `chromium`) driven by Playwright.
+
+Runs in `tox -e browser` (marker `browser`), which CI runs. One site is rendered from a store
+holding several models across five suites, and a model label that carries
+`<script>alert(1)</script>`; its pages are opened from disk, as a researcher opens a site they
+just rendered, which is the stricter case (no fetch, scripts only). What it checks:
+
+- no page logs a console error or throws, and none opens a dialog;
+- every suite page is linked from the overview, and each link leads to its page;
+- every plot (the gap plot and each suite's condition plots) loads and has a non-zero size;
+- the error browser lists wrong examples and filters them by split, condition, text and seed,
+  and shows every example when asked;
+- at 390 px the body never scrolls sideways, and a number in the first table is visible;
+- the hostile label is shown as text on the overview, the suite page and the error browser.
+
+Screenshots of the overview, the agreement-attractors page and an error browser at 1400 and
+390 px go to `$STRUCTBENCH_SCREENSHOTS` (tox: `.tox/browser/screenshots`), not to the repository.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from structbench.reports.render import write_report
+from structbench.runner import Runner
+from structbench.specs import ModelSpec
+from structbench.store import Store
+
+pytestmark = pytest.mark.browser
+playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install .[browser] for the browser tests")
+
+HOSTILE = "<script>alert(1)</script>"
+HOSTILE_LABEL = f'tests.helpers:CountingCopy[tag="{HOSTILE}"]'
+SUITES = {
+    "lookup-tables": ["oracle", "copy", "random", ("tests.helpers:CountingCopy", {"tag": HOSTILE})],
+    "miniscan": ["oracle", "copy", "random"],
+    "agreement-attractors": ["oracle", "ngram", "unigram"],
+    "sentence-completion": ["oracle", "ngram", "unigram"],
+    "pos-synthetic": ["oracle", "random", "majority"],
+}
+CHROMIUM_FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+"""Headless Chromium on a machine with no network: no background connections to time out on."""
+
+
+def chromium() -> str:
+    path = os.environ.get("STRUCTBENCH_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.fail("no Chromium found: install Debian's `chromium` package or set STRUCTBENCH_CHROMIUM to its path.")
+    return path
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A site rendered from a store of several models on five suites, with a hostile model label."""
+    folder = tmp_path_factory.mktemp("site")
+    with Store(folder / "results.sqlite") as store:
+        runner = Runner(store, progress=False)
+        runner.log = lambda message: None
+        for suite, models in SUITES.items():
+            for model in models:
+                name, params = (model, {}) if isinstance(model, str) else model
+                runner.evaluate(suite, ModelSpec(name=name, params=params), [0, 1])
+        return write_report(store, folder / "site").parent
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
+        yield launched
+        launched.close()
+
+
+class Page:
+    """A browser page that records console errors, uncaught exceptions and dialogs."""
+
+    def __init__(self, browser: Any, width: int) -> None:
+        self.page = browser.new_page(viewport={"width": width, "height": 900})
+        self.problems: list[str] = []
+        self.page.on("console", lambda m: self.problems.append(f"console: {m.text}") if m.type == "error" else None)
+        self.page.on("pageerror", lambda error: self.problems.append(f"exception: {error}"))
+        self.page.on("dialog", lambda dialog: (self.problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+
+    def open(self, path: Path, fragment: str = "") -> Any:
+        self.page.goto(path.as_uri() + fragment)
+        self.page.wait_for_load_state("load")
+        return self.page
+
+    def close(self) -> None:
+        self.page.close()
+
+
+@pytest.fixture
+def wide(browser: Any) -> Iterator[Page]:
+    page = Page(browser, 1400)
+    yield page
+    page.close()
+
+
+@pytest.fixture
+def narrow(browser: Any) -> Iterator[Page]:
+    page = Page(browser, 390)
+    yield page
+    page.close()
+
+
+def error_browser_ready(page: Any) -> str:
+    """Wait for the error browser to finish loading; its status line."""
+    page.wait_for_function("!document.getElementById('status').textContent.startsWith('Loading')")
+    return str(page.locator("#status").text_content())
+
+
+def test_every_suite_page_is_reachable_from_the_overview_and_no_page_errs(site: Path, wide: Page) -> None:
+    overview = wide.open(site / "index.html")
+    links = sorted(
+        set(overview.eval_on_selector_all("a[href^='suites/']", "as => as.map(a => a.getAttribute('href'))"))
+    )
+    pages = sorted(f"suites/{p.name}" for p in (site / "suites").glob("*.html"))
+    assert len(pages) == len(SUITES) and links == pages
+    for link in links:
+        overview = wide.open(site / "index.html")
+        overview.click(f"a[href='{link}'] >> nth=0")
+        overview.wait_for_load_state("load")
+        assert urllib.parse.unquote(overview.url).endswith(link), overview.url
+        assert (
+            overview.locator("h1").text_content().strip().startswith(link.removeprefix("suites/").removesuffix(".html"))
+        )
+    for error_page in sorted((site / "errors").glob("*.html")):
+        wide.open(error_page)
+        error_browser_ready(wide.page)
+    assert wide.problems == []
+
+
+def test_plots_render_with_a_size(site: Path, wide: Page) -> None:
+    seen = 0
+    for path in [site / "index.html", *sorted((site / "suites").glob("*.html"))]:
+        page = wide.open(path)
+        for image in page.locator("figure img").all():
+            image.scroll_into_view_if_needed()
+            natural = image.evaluate("img => [img.complete, img.naturalWidth, img.naturalHeight]")
+            box = image.bounding_box()
+            assert natural[0] and natural[1] > 0 and natural[2] > 0, f"{path.name}: {image.get_attribute('src')}"
+            assert box is not None and box["width"] > 100 and box["height"] > 50
+            assert image.get_attribute("alt")
+            seen += 1
+    assert seen >= 5  # the gap plot, attractors, and the conditions of the other suites
+    assert wide.problems == []
+
+
+def test_the_error_browser_filters_by_split_condition_text_and_seed(site: Path, wide: Page) -> None:
+    page = wide.open(site / "errors" / "agreement-attractors@1.0.0.html", "#model=ngram")
+    status = error_browser_ready(page)
+    assert page.locator("#model").input_value() == "ngram"
+    wrong = int(status.split()[0])
+    assert wrong > 0 and "wrong" in status
+    rows = page.locator("#rows tr")
+    assert rows.count() == min(wrong, 500)
+
+    page.select_option("#split", "attractors-1")
+    splits = set(page.eval_on_selector_all("#rows tr td:nth-child(2)", "cells => cells.map(c => c.textContent)"))
+    assert splits == {"attractors-1"}
+    in_split = int(error_browser_ready(page).split()[0])
+    assert 0 < in_split < wrong
+
+    page.select_option("#condition", "subject_number=plural")
+    conditions = page.eval_on_selector_all("#rows tr td:nth-child(6)", "cells => cells.map(c => c.textContent)")
+    assert conditions and all("subject_number=plural" in text for text in conditions)
+    plural = int(error_browser_ready(page).split()[0])
+    assert 0 < plural <= in_split
+
+    page.fill("#search", "the cats")
+    inputs = page.eval_on_selector_all("#rows tr td:nth-child(3)", "cells => cells.map(c => c.textContent)")
+    assert all("the cats" in text for text in inputs)
+    assert int(error_browser_ready(page).split()[0]) <= plural
+
+    page.fill("#search", "")
+    page.check("#all")  # every example of the split and condition, right or wrong
+    assert int(error_browser_ready(page).split()[0]) > plural
+
+    page.select_option("#seed", "1")
+    assert "seed 1" in page.locator("#seed option:checked").text_content()
+    assert int(error_browser_ready(page).split()[0]) > 0
+    assert wide.problems == []
+
+
+def test_at_390_px_nothing_scrolls_sideways_and_numbers_are_visible(site: Path, narrow: Page) -> None:
+    pages = [
+        site / "index.html",
+        site / "suites" / "agreement-attractors@1.0.0.html",
+        site / "suites" / "lookup-tables@1.0.0.html",
+    ]
+    for path in pages:
+        page = narrow.open(path)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path.name
+        table = page.locator("table").first
+        table.scroll_into_view_if_needed()
+        visible = table.evaluate(
+            """table => Array.from(table.querySelectorAll('td .mean')).some(number => {
+                 const box = number.getBoundingClientRect();
+                 if (box.width === 0 || box.left < 0 || box.right > window.innerWidth) return false;
+                 if (box.top < 0 || box.bottom > window.innerHeight) return false;
+                 const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+                 return hit !== null && (hit === number || number.contains(hit)) && /\\d/.test(number.textContent);
+               })"""
+        )
+        assert visible, f"{path.name}: no number of the first table is visible at 390 px"
+    page = narrow.open(site / "errors" / "lookup-tables@1.0.0.html")
+    error_browser_ready(page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert narrow.problems == []
+
+
+def test_a_hostile_model_label_is_shown_as_text(site: Path, wide: Page) -> None:
+    for path, fragment in [
+        (site / "index.html", ""),
+        (site / "suites" / "lookup-tables@1.0.0.html", ""),
+        (site / "errors" / "lookup-tables@1.0.0.html", ""),
+    ]:
+        page = wide.open(path, fragment)
+        if "errors" in path.parts:
+            error_browser_ready(page)
+            assert HOSTILE_LABEL in page.locator("#model").inner_text()
+        assert HOSTILE_LABEL in page.locator("body").inner_text(), path.name
+        assert page.evaluate("document.querySelectorAll('script:not([src])').length") == 0
+    assert wide.problems == []  # no alert dialog opened
+
+
+def test_screenshots(site: Path, wide: Page, narrow: Page) -> None:
+    """Screenshots for people to look at (CI keeps them under .tox/browser/screenshots)."""
+    folder = Path(os.environ.get("STRUCTBENCH_SCREENSHOTS") or site.parent / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    shots = [
+        ("overview", site / "index.html", ""),
+        ("agreement-attractors", site / "suites" / "agreement-attractors@1.0.0.html", ""),
+        ("agreement-attractors-plots", site / "suites" / "agreement-attractors@1.0.0.html", "#conditions"),
+        ("errors-ngram", site / "errors" / "agreement-attractors@1.0.0.html", "#model=ngram"),
+    ]
+    for holder, width in ((wide, 1400), (narrow, 390)):
+        for name, path, fragment in shots:
+            page = holder.open(path, fragment)
+            if "errors" in path.parts:
+                error_browser_ready(page)
+            target = folder / f"{name}-{width}.png"
+            page.screenshot(path=str(target))
+            assert target.stat().st_size > 10_000
+    assert wide.problems == [] and narrow.problems == []
