@@ -5,8 +5,9 @@ Two sources of conditions:
   `ops-12`, `heldout_tables4` … `heldout_tables10`, `longer_3` … `longer_5`): the number is the
   condition (attractors, operators, composition length), each split's cell one point;
 - a breakdown key of the suite's primary metric (`n_actions`, `construction`, `n_attr`, …):
-  each level's cell one point, on the test split where the key has the most levels (a
-  generalisation split, then the earlier split, where several tie).
+  each level's cell one point, on the test split where the key has the most levels that a plot
+  can still show (at most `MAX_CATEGORIES` categories; then a generalisation split, then the
+  earlier split). Where no split has few enough, the condition is a table only.
 
 Every condition's cells, for every model, also go into a table beside the plot, so that no
 number exists only as a line.
@@ -45,11 +46,15 @@ class Condition:
     @property
     def plotted(self) -> bool:
         """Whether a plot can show it: a numeric axis, or few enough categories to read."""
-        try:
-            [float(level) for level in self.levels]
-        except ValueError:
-            return len(self.levels) <= MAX_CATEGORIES
-        return True
+        return _plottable(self.levels)
+
+
+def _plottable(levels: list[str]) -> bool:
+    try:
+        [float(level) for level in levels]
+    except ValueError:
+        return len(levels) <= MAX_CATEGORIES
+    return True
 
 
 def _split_series(board: SuiteBoard) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -87,7 +92,7 @@ def conditions(board: SuiteBoard, breakdown_rows: pd.DataFrame) -> list[Conditio
     for key, by_split in sorted(by_key.items()):
         split = max(
             (s for s in by_split if s in order),
-            key=lambda s: (len(by_split[s]), s in generalisation, -order[s]),
+            key=lambda s: (_plottable(list(by_split[s])), len(by_split[s]), s in generalisation, -order[s]),
             default=None,
         )
         if split is None or len(by_split[split]) < 2:
