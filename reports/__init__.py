@@ -1,1 +1,2 @@
-"""Leaderboard rendering from the results store (HTML, Markdown, CSV, JSON)."""
+"""The leaderboard site rendered from the results store: overview, suite pages with cards and plots, error
+browser (HTML), and the exports (Markdown, CSV, JSON)."""

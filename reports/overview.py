@@ -8,7 +8,7 @@ proportions, as the cells of proportions are), or, for one seed of a single spli
 Wilson over its items (a mean over several splits of one seed gets no interval, as it is not one
 proportion of items). A seed that lacks any of the splits does not count. The in-distribution
 cell is made the same way over the board's in-distribution splits; the gap view sets the two
-side by side. Models on different data hashes of one suite are separate boards and never mix.
+side by side. `overview_rows` orders the models by mean rank and marks each suite's best. Models on different data hashes of one suite are separate boards and never mix.
 """
 
 from __future__ import annotations
@@ -92,3 +92,52 @@ def summarise(current_scores: pd.DataFrame, board_list: list[SuiteBoard]) -> lis
     for position, row in zip(np.arange(len(table)), table.to_dict("records"), strict=True):
         summaries[int(boards_index[position])].cells[str(row["split"])][str(row["model"])] = as_stats(row)
     return summaries
+
+
+@dataclass
+class OverviewRow:
+    """One model's row of the overview matrix."""
+
+    model: str
+    apart: str
+    """"" for ranked models, else why the row is set apart (`ceiling`, `not comparable`)."""
+    mean_rank: float | None
+    cells: dict[str, tuple[SeedStats, str]]
+    """board slug -> (cell, mark)."""
+
+
+def overview_rows(summaries: list[Summary]) -> list[OverviewRow]:
+    """Ranked models by mean rank over the shown suites (a suite a model has no cell on ranks it
+    last there), then the set-apart models."""
+    positions: list[dict[str, int]] = []
+    rows: dict[str, OverviewRow] = {}
+    for summary in summaries:
+        board = summary.board
+        general = summary.cells["generalisation"]
+        ranked = sorted(
+            (m for m in general if not board.set_apart(m)),
+            key=lambda m: -general[m].mean if board.spec.higher_is_better else general[m].mean,
+        )
+        positions.append({model: position for position, model in enumerate(ranked, start=1)})
+        means = {general[m].mean for m in ranked}
+        best_mean = general[ranked[0]].mean if len(means) > 1 else None  # no best where all are equal
+        for model, cell in general.items():
+            apart = "ceiling" if model in board.ceilings else "not comparable" if model in board.not_comparable else ""
+            row = rows.setdefault(model, OverviewRow(model, apart, None, {}))
+            row.apart = row.apart or apart
+            mark = ""
+            if not apart and best_mean is not None:
+                if cell.mean == best_mean:
+                    mark = "best"
+                elif all(board.mark(model, split) for split in board.generalisation):
+                    mark = "tie"
+            row.cells[board.slug] = (cell, mark)
+    ranked_models = {model for ranks in positions for model in ranks}
+    suites = [ranks for ranks in positions if ranks]
+    for model in ranked_models:
+        if not rows[model].apart:
+            rows[model].mean_rank = sum(ranks.get(model, len(ranks) + 1) for ranks in suites) / len(suites)
+    return sorted(
+        rows.values(),
+        key=lambda r: (bool(r.apart), r.mean_rank if r.mean_rank is not None else float("inf"), r.model),
+    )

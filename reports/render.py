@@ -43,11 +43,10 @@ from structbench.reports.claims import Verdict, check_all
 from structbench.reports.conditions import Condition, conditions
 from structbench.reports.errors import ErrorPage, write_error_data
 from structbench.reports.markdown import UNDEFINED, leaderboard_markdown, method, percent
-from structbench.reports.overview import Summary, summarise
+from structbench.reports.overview import OverviewRow, Summary, overview_rows, summarise
 from structbench.reports.plots import OTHER, PALETTE, PLOTTED, Drawing, GapPlot, Line, LinePlot, Plot
 from structbench.reports.references import load_references
 from structbench.reports.tables import write_tables
-from structbench.specs import SeedStats
 from structbench.store import Store
 
 DEFAULT_TITLE = "structbench leaderboard"
@@ -77,16 +76,6 @@ class PlotView:
     """(model, colour) of the lines drawn, in legend order."""
 
 
-@dataclass
-class OverviewRow:
-    model: str
-    apart: str
-    """"" for ranked models, else why the row is set apart (`ceiling`, `not comparable`)."""
-    mean_rank: float | None
-    cells: dict[str, tuple[SeedStats, str]]
-    """board slug -> (cell, mark)."""
-
-
 def _matches(value: str, patterns: Sequence[str] | None) -> bool:
     return patterns is None or any(fnmatch.fnmatchcase(value, pattern) for pattern in patterns)
 
@@ -109,43 +98,6 @@ def scale_colour(value: float, higher_is_better: bool) -> tuple[str, str]:
 def _family_order(board: SuiteBoard) -> tuple[int, str, str]:
     family = board.spec.family
     return (FAMILIES.index(family) if family in FAMILIES else len(FAMILIES), family, board.slug)
-
-
-def _overview_rows(summaries: list[Summary]) -> list[OverviewRow]:
-    """Ranked models by mean rank over the shown suites (a suite a model has no cell on ranks it
-    last there), then the set-apart models."""
-    positions: list[dict[str, int]] = []
-    rows: dict[str, OverviewRow] = {}
-    for summary in summaries:
-        board = summary.board
-        general = summary.cells["generalisation"]
-        ranked = sorted(
-            (m for m in general if not board.set_apart(m)),
-            key=lambda m: -general[m].mean if board.spec.higher_is_better else general[m].mean,
-        )
-        positions.append({model: position for position, model in enumerate(ranked, start=1)})
-        means = {general[m].mean for m in ranked}
-        best_mean = general[ranked[0]].mean if len(means) > 1 else None  # no best where all are equal
-        for model, cell in general.items():
-            apart = "ceiling" if model in board.ceilings else "not comparable" if model in board.not_comparable else ""
-            row = rows.setdefault(model, OverviewRow(model, apart, None, {}))
-            row.apart = row.apart or apart
-            mark = ""
-            if not apart and best_mean is not None:
-                if cell.mean == best_mean:
-                    mark = "best"
-                elif all(board.mark(model, split) for split in board.generalisation):
-                    mark = "tie"
-            row.cells[board.slug] = (cell, mark)
-    ranked_models = {model for ranks in positions for model in ranks}
-    suites = [ranks for ranks in positions if ranks]
-    for model in ranked_models:
-        if not rows[model].apart:
-            rows[model].mean_rank = sum(ranks.get(model, len(ranks) + 1) for ranks in suites) / len(suites)
-    return sorted(
-        rows.values(),
-        key=lambda r: (bool(r.apart), r.mean_rank if r.mean_rank is not None else float("inf"), r.model),
-    )
 
 
 def _skipped(board_list: list[SuiteBoard], suites: Sequence[str] | None) -> list[tuple[str, str]]:
@@ -301,7 +253,7 @@ def write_report(
     references = [r for r in load_references() if _matches(r.suite, suites)]
     board_list = sorted(boards(store, results, references, runs), key=_family_order)
     summaries = summarise(scores, board_list)
-    overview_rows = _overview_rows(summaries)
+    rows = overview_rows(summaries)
 
     breakdowns = results[results.breakdown != ""]
     by_board = dict(list(breakdowns.groupby(["suite", "version", "suite_hash"])))
@@ -314,7 +266,7 @@ def write_report(
         )
         plot_views[board.slug] = views
         jobs.update(board_jobs)
-    gap_colours = {row.model: colour for row, colour in zip(overview_rows, PALETTE, strict=False) if not row.apart}
+    gap_colours = {row.model: colour for row, colour in zip(rows, PALETTE, strict=False) if not row.apart}
     gap_points = [
         (within.mean, summary.cells["generalisation"][model].mean, gap_colours.get(model, OTHER))
         for summary in summaries
@@ -336,7 +288,7 @@ def write_report(
     _copy_static(out_dir)
     cards = {board.slug: suite_card(board.spec, board.suite_hash) for board in board_list}
     _write_pages(
-        out_dir, title, board_list, summaries, overview_rows, gap_colours, bool(gap_points),
+        out_dir, title, board_list, summaries, rows, gap_colours, bool(gap_points),
         _skipped(board_list, suites), verdicts, plot_views, cards, error_pages,
     )  # fmt: skip
     plotting.wait()
@@ -348,7 +300,7 @@ def _write_pages(
     title: str,
     board_list: list[SuiteBoard],
     summaries: list[Summary],
-    overview_rows: list[OverviewRow],
+    rows: list[OverviewRow],
     gap_colours: dict[str, str],
     has_gap_plot: bool,
     skipped: list[tuple[str, str]],
@@ -369,7 +321,7 @@ def _write_pages(
     errors_of = {page.board.slug: page for page in error_pages}
     common = {"title": title, "families": families}
     index = environment.get_template("index.html.j2").render(
-        root="", boards=board_list, summaries=summaries, rows=overview_rows, gap_boards=gap_boards,
+        root="", boards=board_list, summaries=summaries, rows=rows, gap_boards=gap_boards,
         gap_colours=gap_colours, has_gap_plot=has_gap_plot, skipped=skipped, verdicts=verdicts, **common,
     )  # fmt: skip
     (out_dir / "index.html").write_text(index, encoding="utf-8")
