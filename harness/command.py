@@ -35,6 +35,7 @@ from typing import IO, Any
 from pydantic import PositiveFloat
 
 from structbench.errors import UserError
+from structbench.fingerprint import command_fingerprint
 from structbench.specs import PROTOCOLS, Split
 
 STDERR_LINES = 20
@@ -61,6 +62,11 @@ class CommandModel:
     name = "command"
     protocols: tuple[str, ...] = PROTOCOLS
     """Any protocol; an instance narrows this to what its command's hello declares."""
+
+    @classmethod
+    def fingerprint(cls, command: str = "", **_: object) -> str:
+        """The files the command runs, by content (`structbench.fingerprint`): an edited script is a new run."""
+        return command_fingerprint(command)
 
     def __init__(self, command: str = "", timeout: PositiveFloat = 600.0, fit_timeout: PositiveFloat = 86400.0) -> None:
         if not command:

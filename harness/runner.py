@@ -32,6 +32,7 @@ from tqdm import tqdm
 from structbench import __version__, freeze, registry
 from structbench.cells import as_stats, cells
 from structbench.errors import NotApplicable, UserError
+from structbench.fingerprint import source_fingerprint
 from structbench.model_settings import check_settings
 from structbench.protocols import ComputeReporter, OracleUser, Trainable, ask, checked_compute, speaks
 from structbench.sources import structbench_home
@@ -55,9 +56,17 @@ def model_facts(spec: ModelSpec, suite_id: str) -> dict[str, Any]:
     the store rather than a cache hit on results it no longer produces.
     `comparable`: False for a model that sees test-time information (an oracle); the report
     flags it and never ranks it among comparable models.
+    `code`: the fingerprint of the user's own code (`structbench.fingerprint`): a model's optional
+    classmethod `fingerprint(**settings)` (the command model hashes the files its command names),
+    else, for a `module:Class` model, its module's source file; so an edited model is run again.
     """
     factory = registry.model_factory(spec.name)
     facts: dict[str, Any] = {}
+    fingerprint = getattr(factory, "fingerprint", None)
+    if callable(fingerprint):
+        facts["code"] = fingerprint(**spec.params)
+    elif ":" in spec.name and (source := source_fingerprint(factory)) is not None:
+        facts["code"] = source
     configure = getattr(factory, "configuration", None)
     if callable(configure):
         resolved = configure(suite_id, **spec.params)
