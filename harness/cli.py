@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from structbench import freeze, registry
+from structbench import __version__, freeze, registry
 from structbench.errors import SourceUnavailable, UserError
+from structbench.model_settings import check_settings
 from structbench.runner import Runner, default_store_path
 from structbench.specs import ModelSpec
 from structbench.store import Store
@@ -167,16 +168,27 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    model = ModelSpec(name=args.model, params=parse_settings(args.set))
+    suites, names = _patterns(args.suite) or [], _patterns(args.model) or []
+    params = parse_settings(args.set)
     seeds = parse_seeds(args.seeds)
+    for suite in suites:  # every name of the grid is checked before anything runs
+        registry.suite(suite)
+    for name in names:
+        check_settings(ModelSpec(name=name, params=params))
+    records = []
     with Store(args.store) as store:
         runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
-        record = runner.evaluate(args.suite, model, seeds)
-    if args.json:
-        print(record.model_dump_json(indent=2))
-    else:
-        _print_record(record)
-    return 0 if all(v != "failed" for v in record.status.values()) else 1
+        for suite in suites:
+            for name in names:
+                record = runner.evaluate(suite, ModelSpec(name=name, params=params), seeds)
+                records.append(record)
+                if not args.json:
+                    _print_record(record)
+                    print()
+    if args.json:  # one record as an object (what scripts read), a grid as a list of them
+        texts = [record.model_dump_json(indent=2) for record in records]
+        print(texts[0] if len(texts) == 1 else "[\n" + ",\n".join(texts) + "\n]")
+    return 0 if all(v != "failed" for record in records for v in record.status.values()) else 1
 
 
 def _print_record(record: Any) -> None:
@@ -286,6 +298,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="structbench", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--version", action="version", version=f"structbench {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     suites = commands.add_parser("suites", help="list suites: id, version, family, protocol, split sizes, hash")
@@ -307,12 +320,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     store_help = f"results database (default {default_store_path()})"
     run = commands.add_parser("run", help="evaluate a model on a suite over seeds")
-    run.add_argument("--suite", required=True, metavar="ID[@VERSION]")
-    run.add_argument("--model", required=True, metavar="NAME")
+    run.add_argument(
+        "--suite",
+        required=True,
+        action="append",
+        metavar="ID[@VERSION]",
+        help="suite to evaluate on (`structbench suites` lists them); repeat it or give a comma list for several",
+    )
+    run.add_argument(
+        "--model",
+        required=True,
+        action="append",
+        metavar="NAME",
+        help="registered model (`structbench models`), module:Class, or command; repeat it or give a comma list: "
+        "every model runs on every suite",
+    )
     run.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="model setting; repeatable")
     run.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
-    run.add_argument("--json", action="store_true", help="print the result record as JSON")
+    run.add_argument(
+        "--json", action="store_true", help="print the result record as JSON (a list of records for several runs)"
+    )
     run.add_argument("--source-dir", type=Path, help=source_help)
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.set_defaults(handler=cmd_run)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from scipy import stats as stats_module
 
-from structbench import registry
+from structbench import __version__, registry
 from structbench.cli import main
 from structbench.store import Store
 from tests import helpers
@@ -98,7 +98,8 @@ def test_a_repeated_run_is_answered_from_the_store(capsys: pytest.CaptureFixture
 def test_user_errors_are_one_sentence_and_exit_2(
     capsys: pytest.CaptureFixture[str], store_path: Path, args: list[str], message: str
 ) -> None:
-    code = main(["run", "--suite", "lookup-tables", "--store", str(store_path), *args])
+    suite = [] if "--suite" in args else ["--suite", "lookup-tables"]  # a grid: a bad entry stops it before any run
+    code = main(["run", *suite, "--suite", "miniscan", "--store", str(store_path), *args])
     captured = capsys.readouterr()
     err = captured.err.strip()
     assert code == 2
@@ -182,3 +183,26 @@ def test_console_script_prints_the_record_and_exits_2_on_errors(store_path: Path
     failed = subprocess.run([*base, "--model", "oracel"], capture_output=True, text=True, check=False)
     assert failed.returncode == 2
     assert "did you mean oracle" in failed.stderr and "Traceback" not in failed.stderr
+
+
+def test_suite_and_model_lists_run_the_grid(capsys: pytest.CaptureFixture[str], store_path: Path) -> None:
+    """`--suite a,b --model x --model y` runs every model on every suite; --json prints a list of records."""
+    argv = ["run", "--suite", "lookup-tables,miniscan", "--model", "copy", "--model", "oracle", "--json"]
+    assert main([*argv, "--store", str(store_path)]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert [(r["suite"], r["model"]) for r in records] == [
+        ("lookup-tables", "copy"), ("lookup-tables", "oracle"), ("miniscan", "copy"), ("miniscan", "oracle"),
+    ]  # fmt: skip
+    assert all(r["status"] == {"0": "done"} for r in records)
+    assert main(["run", "--suite", "miniscan", "--model", "copy", "--json", "--store", str(store_path)]) == 0
+    assert json.loads(capsys.readouterr().out)["model"] == "copy"  # one run: one record, as before
+
+
+def test_version_and_run_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_code:
+        main(["--version"])
+    assert exit_code.value.code == 0 and capsys.readouterr().out.strip() == f"structbench {__version__}"
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    usage = " ".join(capsys.readouterr().out.split())
+    assert "every model runs on every suite" in usage and "a list of records for several runs" in usage
