@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -235,6 +236,23 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_samples(args: argparse.Namespace) -> int:
+    from structbench.samples import samples
+
+    seeds = parse_seeds(args.seeds) if args.seeds else None
+    with Store(existing_store(args.store)) as store:
+        lines = samples(
+            store, registry.suite(args.suite), args.model, seeds=seeds, split=args.split, wrong_only=args.wrong
+        )
+        try:
+            for line in lines:
+                print(json.dumps(line, ensure_ascii=False))
+            sys.stdout.flush()
+        except BrokenPipeError:  # `| head`: the reader has what it wanted; no traceback at exit either
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
 def cmd_claims(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
@@ -352,6 +370,17 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
     compare.add_argument("--json", action="store_true", help="print the comparisons as JSON")
     compare.set_defaults(handler=cmd_compare)
+
+    sampled = commands.add_parser(
+        "samples", help="a model's stored predictions beside their examples, one JSON line each (for debugging)"
+    )
+    sampled.add_argument("--suite", required=True, metavar="ID[@VERSION]")
+    sampled.add_argument("--model", required=True, metavar="LABEL", help="the model label, as the report shows it")
+    sampled.add_argument("--seeds", help="comma-separated seeds (default: every finished seed)")
+    sampled.add_argument("--split", help="one test split (default: every test split)")
+    sampled.add_argument("--wrong", action="store_true", help="only the examples the model got wrong")
+    sampled.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
+    sampled.set_defaults(handler=cmd_samples)
 
     claims = commands.add_parser("claims", help="the papers' findings checked on the store: reproduced or not")
     claims.add_argument("--store", type=Path, default=default_store_path(), help=store_help)

@@ -66,7 +66,7 @@ RunsBySeed = dict[int, tuple[int, str, int]]
 """seed -> (run id, suite hash, draw) of one model's finished runs on one suite."""
 
 
-def _current_runs(store: Store, suite: Suite, label: str) -> RunsBySeed:
+def current_runs(store: Store, suite: Suite, label: str) -> RunsBySeed:
     """seed -> (run id, suite hash, draw) of the finished runs of `label`'s newest configuration on `suite`."""
     runs = store.runs()
     mine = runs[(runs.suite == suite.spec.id) & (runs.version == suite.spec.version) & (runs.model == label)]
@@ -150,7 +150,7 @@ def compare(
     """One comparison per split (the suite's ranked splits unless `splits` names others)."""
     if model_a == model_b:
         raise UserError(f"--models names {model_a!r} twice; give two different models.")
-    runs_a, runs_b = _current_runs(store, suite, model_a), _current_runs(store, suite, model_b)
+    runs_a, runs_b = current_runs(store, suite, model_a), current_runs(store, suite, model_b)
     tests = {s.name for s in suite.spec.splits_with_role("test")}
     chosen = splits or [s.name for s in suite.spec.ranked_splits]
     for name in chosen:
