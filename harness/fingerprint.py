@@ -25,14 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from structbench.errors import UserError
-
-
-def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+from structbench.sources import sha256_file
 
 
 def source_fingerprint(factory: Any) -> str | None:
@@ -43,7 +36,7 @@ def source_fingerprint(factory: Any) -> str | None:
         return None
     if source is None or not Path(source).is_file():
         return None
-    return _file_digest(Path(source))
+    return sha256_file(Path(source))
 
 
 def command_fingerprint(command: str) -> str:
@@ -59,5 +52,5 @@ def command_fingerprint(command: str) -> str:
         found = shutil.which(word) if "/" not in word else None
         path = Path(found) if found else Path(word).expanduser()
         if path.is_file():
-            lines.append(f"{path.resolve()}:{_file_digest(path)}")
+            lines.append(f"{path.resolve()}:{sha256_file(path)}")
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()

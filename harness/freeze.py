@@ -358,6 +358,17 @@ def is_built(suite: Suite) -> bool:
     return not verify(suite)
 
 
+def built_manifest(suite: Suite, suite_hash: str | None = None) -> Manifest | None:
+    """The manifest of the data built here if it is current (and has `suite_hash`, when given), else None.
+
+    For readers of a few splits (the report's error browser, `samples`): unlike `is_built`, no split
+    file is re-hashed here, since `load_split` checks each file it reads."""
+    manifest = _usable(suite)
+    if manifest is None or (suite_hash is not None and manifest.suite_hash != suite_hash):
+        return None
+    return manifest
+
+
 def ensure_built(suite: Suite, source_dir: Path | None = None) -> Manifest:
     """Build the suite on first use (or when the published build is stale) and return its manifest.
 

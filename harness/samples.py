@@ -43,10 +43,10 @@ def samples(
     if missing:
         held = ", ".join(map(str, sorted(runs))) or "none"
         raise UserError(f"{label} has no finished run on {spec.key} for seed {missing[0]} (finished seeds: {held}).")
-    manifest = freeze.expected_manifest(suite)
     for seed in sorted(seeds or runs):
         run_id, suite_hash, draw = runs[seed]
-        if manifest is None or manifest.suite_hash != suite_hash or not freeze.is_built(suite):
+        manifest = freeze.built_manifest(suite, suite_hash)
+        if manifest is None:
             raise UserError(
                 f"the runs of {label} are on {spec.key} data {suite_hash[:12]}, which is not built here; "
                 f"run `structbench build {spec.id}` (its inputs are not in the store)."

@@ -81,11 +81,13 @@ def _matches(value: str, patterns: Sequence[str] | None) -> bool:
 
 
 def _select(frame: pd.DataFrame, suites: Sequence[str] | None, models: Sequence[str] | None) -> pd.DataFrame:
-    keep = [
-        _matches(str(s), suites) and _matches(str(m), models)
-        for s, m in zip(frame["suite"].tolist(), frame["model"].tolist(), strict=True)
-    ]
-    return frame[keep]
+    """The rows of `frame` (runs or scores) whose suite and model match; the patterns are tried on
+    each distinct name once, not on each of the score rows."""
+    for column, patterns in (("suite", suites), ("model", models)):
+        if patterns is not None:
+            names = [name for name in frame[column].unique().tolist() if _matches(str(name), patterns)]
+            frame = frame[frame[column].isin(names)]
+    return frame
 
 
 def scale_colour(value: float, higher_is_better: bool) -> tuple[str, str]:
@@ -112,7 +114,7 @@ def _skipped(board_list: list[SuiteBoard], suites: Sequence[str] | None) -> list
         missing = [source.path for source in suite.sources if source.sha256 and not sources.is_local(source)]
         if user_files:
             reason = "needs your own copy of licensed data (" + ", ".join(s.path for s in user_files) + ")"
-        elif freeze.is_built(suite):
+        elif freeze.built_manifest(suite) is not None:
             reason = "no runs in this store"
         elif missing:
             reason = (
