@@ -160,11 +160,15 @@ def cmd_build(args: argparse.Namespace) -> int:
                 if args.suites:  # asked for by name: its files are needed
                     raise
                 print(f"skipped {suite.spec.key}: {error}", file=sys.stderr)
-                skipped.append(suite.spec.key)
+                skipped.append(suite.spec.id)
                 continue
             print(f"built {suite.spec.key} {manifest.suite_hash[:12]} -> {freeze.suite_dir(suite)}")
     if skipped:
-        print(f"{len(skipped)} suites skipped: they need files you supply (see above).", file=sys.stderr)
+        print(
+            f"built {len(names) - len(skipped)} of {len(names)} suites; skipped {len(skipped)}, whose source files "
+            f"could not be found or downloaded (reasons above): {', '.join(skipped)}.",
+            file=sys.stderr,
+        )
     return 1 if failed else 0
 
 

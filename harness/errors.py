@@ -11,7 +11,9 @@ class UserError(Exception):
 
 
 class SourceUnavailable(UserError):
-    """A source file the user must supply (it has no download address) is not where the harness looks."""
+    """A source file a suite needs is neither where the harness looks nor obtainable: it has no
+    download address (the user supplies it), its download failed (offline), or what came down
+    is not the pinned file."""
 
 
 class NotApplicable(Exception):

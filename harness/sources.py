@@ -103,13 +103,13 @@ def _download(source: SourceFile, destination: Path) -> Path:
         with urllib.request.urlopen(source.url, timeout=60) as response:
             data = response.read()
     except (urllib.error.URLError, TimeoutError, OSError) as error:
-        raise UserError(
+        raise SourceUnavailable(
             f"{source.path} was not found locally and could not be downloaded from {source.url} "
             f"({error}); download it yourself or set {SOURCE_DIR_VARIABLE} to a folder that contains it."
         ) from None
     actual = sha256_bytes(data)
     if actual != source.sha256:
-        raise UserError(
+        raise SourceUnavailable(
             f"the download of {source.url} has SHA-256 {actual[:12]}… instead of the pinned "
             f"{source.sha256[:12]}…; the upstream file changed, so set {SOURCE_DIR_VARIABLE} to a copy "
             "of the pinned version."

@@ -9,6 +9,8 @@ import json
 import os
 import shutil
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -396,14 +398,27 @@ def test_a_reader_waits_out_a_publish_instead_of_failing(built_home: Path) -> No
     assert isinstance(split, Split) and len(split) == manifest.splits["draw2/train"].n_examples
 
 
-def test_building_every_suite_skips_those_whose_files_the_user_must_supply(
+def test_building_every_suite_skips_those_whose_files_cannot_be_had_and_lists_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(registry, "suite_names", lambda: ["agreement-linzen-number", "miniscan"])
-    assert main(["build"]) == 0
+    monkeypatch.setenv("STRUCTBENCH_SOURCE_DIR", str(tmp_path / "empty"))  # scan-simple must be downloaded
+
+    def offline(*_: object, **__: object) -> None:
+        raise urllib.error.URLError("no network")
+
+    monkeypatch.setattr(urllib.request, "urlopen", offline)
+    names = ["agreement-linzen-number", "scan-simple", "agreement-attractors"]  # user data, offline, generated
+    monkeypatch.setattr(registry, "suite_names", lambda: names)
+    assert main(["build"]) == 0  # what can be built is built, after the suites that cannot be
     captured = capsys.readouterr()
-    assert "built miniscan@1.0.0" in captured.out
+    assert "built agreement-attractors@1.0.0" in captured.out
     assert "skipped agreement-linzen-number@2.0.0: linzen/agr_50_mostcommon_10K.tsv was not found" in captured.err
+    message = "skipped scan-simple@1.0.0: scan/tasks_train_simple.txt was not found locally and could not be downloaded"
+    assert message in captured.err
+    assert captured.err.splitlines()[-1] == (
+        "built 1 of 3 suites; skipped 2, whose source files could not be found or downloaded (reasons above): "
+        "agreement-linzen-number, scan-simple."
+    )
     assert main(["build", "agreement-linzen-number"]) == 2  # named, its files are needed
     assert "set STRUCTBENCH_SOURCE_DIR" in one_sentence_error(capsys.readouterr().err)
