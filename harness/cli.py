@@ -18,7 +18,7 @@ from typing import Any
 from structbench import __version__, freeze, registry
 from structbench.errors import SourceUnavailable, UserError
 from structbench.model_settings import check_settings
-from structbench.runner import Runner, default_store_path
+from structbench.runner import Asked, Runner, default_store_path
 from structbench.specs import ModelSpec
 from structbench.store import Store
 
@@ -176,16 +176,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     suites, names = _patterns(args.suite) or [], _patterns(args.model) or []
     params = parse_settings(args.set)
     seeds = parse_seeds(args.seeds)
+    if args.name is not None and len(names) > 1:
+        raise UserError(
+            f"--name {args.name!r} names one model, but --model gives {len(names)}; run them one at a time."
+        )
     for suite in suites:  # every name of the grid is checked before anything runs
         registry.suite(suite)
+    asked = []
     for name in names:
-        check_settings(ModelSpec(name=name, params=params))
+        spec = ModelSpec(name=name, params=params)
+        check_settings(spec)
+        asked.append(Asked.of(spec, name=args.name, limit=args.limit))
     records = []
     with Store(args.store) as store:
         runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
         for suite in suites:
-            for name in names:
-                record = runner.evaluate(suite, ModelSpec(name=name, params=params), seeds)
+            for model in asked:
+                record = runner.evaluate(suite, model, seeds, force=args.force)
                 records.append(record)
                 if not args.json:
                     _print_record(record)
@@ -255,6 +262,66 @@ def cmd_samples(args: argparse.Namespace) -> int:
         except BrokenPipeError:  # `| head`: the reader has what it wanted; no traceback at exit either
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from structbench import golden
+
+    if args.tolerance is not None and args.tolerance < 0:
+        raise UserError(f"--tolerance {args.tolerance} must be 0 or more, e.g. --tolerance 0.005.")
+    if args.write:
+        suites, names = _patterns(args.suite), _patterns(args.model)
+        if not suites or not names:
+            raise UserError("check --write needs the cells to record: --suite A[,B] --model X[,Y] [--seeds ...].")
+        if args.name is not None and len(names) > 1:
+            raise UserError(f"--name {args.name!r} names one model, but --model gives {len(names)}.")
+        params, seeds = parse_settings(args.set), parse_seeds(args.seeds)
+        specs = [ModelSpec(name=name, params=params) for name in names]
+        asked = [Asked.of(spec, name=args.name) for spec in specs]  # every name checked before anything runs
+        metrics = None if args.all_metrics else {registry.suite(suite).spec.primary_metric for suite in suites}
+        entries = []
+        with Store(args.store) as store:
+            runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
+            for suite in suites:
+                for spec, model in zip(specs, asked, strict=True):
+                    record = runner.evaluate(suite, model, seeds)
+                    if any(status != "done" for status in record.status.values()):
+                        raise UserError(
+                            f"{suite} x {record.model}: seeds {record.status} did not all finish; a golden file "
+                            "records finished runs only, so fix the model and write it again."
+                        )
+                    entries.append(golden.entry(record, spec, args.name, None if metrics is None else sorted(metrics)))
+        golden.write(args.golden, entries, args.tolerance or 0.0)
+        print(f"wrote {sum(len(e.cells) for e in entries)} cells of {len(entries)} runs to {args.golden}")
+        return 0
+    expected = golden.read(args.golden)
+    with Store(args.store) as store:
+        runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
+        verdicts = golden.check(runner, expected, args.tolerance)
+    tolerance = expected.tolerance if args.tolerance is None else args.tolerance
+
+    def shown(value: float | None) -> str:
+        return "undefined" if value is None else f"{value:.6f}"
+
+    rows = [
+        [v.suite, v.model, v.split, v.metric, shown(v.golden), shown(v.now), "MOVED" if v.moved else "ok", v.reason]
+        for v in verdicts
+    ]
+    print(
+        tabulate(
+            rows,
+            headers=["suite", "model", "split", "metric", "golden", "now", "verdict", "why"],
+            disable_numparse=True,
+        )
+    )
+    moved = [v for v in verdicts if v.moved]
+    for v in moved:
+        why = v.reason or f"moved from {shown(v.golden)} to {shown(v.now)} (tolerance {tolerance:g})"
+        print(f"structbench check: {v.suite} x {v.model}, {v.split} {v.metric}: {why}", file=sys.stderr)
+    print(f"{len(verdicts)} cells checked against {args.golden}: {len(moved)} moved.", file=sys.stderr)
+    return 1 if moved else 0
 
 
 def cmd_claims(args: argparse.Namespace) -> int:
@@ -358,7 +425,27 @@ def build_parser() -> argparse.ArgumentParser:
         "every model runs on every suite",
     )
     run.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
-    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="model setting; repeatable")
+    run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="model setting (a constructor keyword; values are read as JSON where they parse); repeatable",
+    )
+    run.add_argument(
+        "--name",
+        metavar="LABEL",
+        help="the label the leaderboard shows (default: the model's own name, e.g. a command's hello name)",
+    )
+    run.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        help="ask only the first N examples of each test split: a quick partial run, stored apart and never ranked",
+    )
+    run.add_argument(
+        "--force", action="store_true", help="run every seed again, replacing what the store holds for them"
+    )
     run.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
     run.add_argument(
         "--json", action="store_true", help="print the result record as JSON (a list of records for several runs)"
@@ -385,6 +472,30 @@ def build_parser() -> argparse.ArgumentParser:
     sampled.add_argument("--wrong", action="store_true", help="only the examples the model got wrong")
     sampled.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
     sampled.set_defaults(handler=cmd_samples)
+
+    checker = commands.add_parser(
+        "check",
+        help="a model author's regression check: re-read or re-run the cells of a golden file; exit 1 when one moved",
+    )
+    checker.add_argument("golden", type=Path, metavar="GOLDEN.json", help="the golden file to check or --write")
+    checker.add_argument(
+        "--tolerance", type=float, help="largest absolute change of a mean that passes (default: the file's, else 0)"
+    )
+    checker.add_argument(
+        "--write", action="store_true", help="evaluate --suite x --model over --seeds and write their cells to the file"
+    )
+    checker.add_argument("--suite", action="append", metavar="ID[@VERSION]", help="with --write: suites (comma lists)")
+    checker.add_argument("--model", action="append", metavar="NAME", help="with --write: models, as `run` takes them")
+    checker.add_argument("--seeds", default="0", help="with --write: comma-separated seeds (default 0)")
+    checker.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="with --write: model setting")
+    checker.add_argument("--name", metavar="LABEL", help="with --write: the model's label")
+    checker.add_argument(
+        "--all-metrics", action="store_true", help="with --write: every metric, not only each suite's primary one"
+    )
+    checker.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
+    checker.add_argument("--source-dir", type=Path, help=source_help)
+    checker.add_argument("--no-progress", action="store_true", help="no progress bar")
+    checker.set_defaults(handler=cmd_check)
 
     claims = commands.add_parser("claims", help="the papers' findings checked on the store: reproduced or not")
     claims.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
@@ -418,6 +529,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if os.getcwd() not in sys.path:  # `--model my_model:MyModel` from the model's folder, as `python -m` would
+        sys.path.append(os.getcwd())
     try:
         return int(args.handler(args))
     except UserError as error:

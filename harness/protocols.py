@@ -125,6 +125,17 @@ def speaks(model: object, protocol: str) -> bool:
     return protocol in declared and isinstance(model, SERVES[protocol])
 
 
+def undeclared(model: object, protocol: str) -> str | None:
+    """The fix, in one sentence, for a model (class or object) that has the method of `protocol` but
+    no `protocols` attribute at all; None otherwise. Without it the run reads as "does not speak"
+    and hides why. A model that declares some protocols and leaves this one out means it: `n/a`."""
+    method = METHOD_OF_PROTOCOL[protocol]
+    if hasattr(model, "protocols") or not callable(getattr(model, method, None)):
+        return None
+    name = model.__name__ if isinstance(model, type) else type(model).__name__
+    return f"{name} has {method}() but no `protocols` attribute; add `protocols = ({protocol!r},)` to the class."
+
+
 def _batched(items: list[Any], size: int) -> list[list[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 

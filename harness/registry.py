@@ -55,7 +55,10 @@ def _import_path(path: str, what: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except (ImportError, ValueError, TypeError) as error:  # ValueError/TypeError: empty or relative module
-        raise UserError(f"cannot import module {module_name!r} for {what} {path!r} ({error}).") from None
+        raise UserError(
+            f"cannot import module {module_name!r} for {what} {path!r} ({error}); run structbench from the folder "
+            "that holds it or put that folder on PYTHONPATH."
+        ) from None
     try:
         return getattr(module, attribute)
     except AttributeError:

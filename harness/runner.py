@@ -34,7 +34,7 @@ from structbench.cells import as_stats, cells
 from structbench.errors import NotApplicable, UserError
 from structbench.fingerprint import source_fingerprint
 from structbench.model_settings import check_settings
-from structbench.protocols import ComputeReporter, OracleUser, Trainable, ask, checked_compute, speaks
+from structbench.protocols import ComputeReporter, OracleUser, Trainable, ask, checked_compute, speaks, undeclared
 from structbench.sources import structbench_home
 from structbench.specs import ModelSpec, ResultRecord, SeedStats, Split
 from structbench.store import Store, config_hash
@@ -47,7 +47,7 @@ def default_store_path() -> Path:
     return structbench_home() / "results.sqlite"
 
 
-def model_facts(spec: ModelSpec, suite_id: str) -> dict[str, Any]:
+def model_facts(spec: ModelSpec, suite_id: str, factory: Callable[..., Any] | None = None) -> dict[str, Any]:
     """What the store records of a model beyond its spec, read from its class without building it.
 
     `configuration`: a model whose numbers also come from files it ships (a neural baseline's
@@ -57,10 +57,12 @@ def model_facts(spec: ModelSpec, suite_id: str) -> dict[str, Any]:
     `comparable`: False for a model that sees test-time information (an oracle); the report
     flags it and never ranks it among comparable models.
     `code`: the fingerprint of the user's own code (`structbench.fingerprint`): a model's optional
-    classmethod `fingerprint(**settings)` (the command model hashes the files its command names),
-    else, for a `module:Class` model, its module's source file; so an edited model is run again.
+    classmethod `fingerprint(**settings)` (the command model hashes the files its command names,
+    a Hugging Face model its config and weights), else, for a `module:Class` model, its module's
+    source; so an edited model is run again.
+    `factory` is what builds the model when it is not found by name (a Python API caller's class).
     """
-    factory = registry.model_factory(spec.name)
+    factory = factory or registry.model_factory(spec.name)
     facts: dict[str, Any] = {}
     fingerprint = getattr(factory, "fingerprint", None)
     if callable(fingerprint):
@@ -76,6 +78,86 @@ def model_facts(spec: ModelSpec, suite_id: str) -> dict[str, Any]:
     if getattr(factory, "comparable", True) is False:
         facts["comparable"] = False
     return facts
+
+
+def model_label(spec: ModelSpec, factory: Callable[..., Any]) -> str:
+    """The name the leaderboard shows for a model (never part of the run key; `--name` overrides it).
+
+    A model factory's classmethod `label(**settings)` decides where it has one (a Hugging Face
+    model: its folder's name, never the path); a `module:Class` model is its class's own `name`
+    attribute, else the class name; a registered model is its registry name; each with its
+    `--set` values, e.g. `ngram[order=3]`. A factory whose `label` is a string gives a default
+    that the built model replaces (`labelled_by_instance`): the command model's hello name."""
+    custom = getattr(factory, "label", None)
+    if callable(custom):
+        label = custom(**spec.params)
+        if not isinstance(label, str) or not label.strip():
+            raise UserError(f"model {spec.name!r}: label() must return a non-empty str, not {label!r}.")
+        return label.strip()
+    if ":" in spec.name:
+        return ModelSpec(name=own_name(factory) or getattr(factory, "__name__", spec.name), params=spec.params).label
+    if isinstance(custom, str):
+        return ModelSpec(name=custom, params=spec.params).label
+    return spec.label
+
+
+def own_name(model: object) -> str | None:
+    """The `name` a class (or an object, or its class) defines itself; not one inherited from a base
+    class, which would show a subclass under its parent's name (an edited oracle as `oracle`)."""
+    for owner in (model, type(model)):
+        name = vars(owner).get("name") if hasattr(owner, "__dict__") else None
+        if isinstance(name, str) and name.strip():
+            return name.strip()
+    return None
+
+
+def labelled_by_instance(factory: Callable[..., Any]) -> bool:
+    """Whether the built model names itself (a `label` string attribute; see `model_label`)."""
+    return isinstance(getattr(factory, "label", None), str)
+
+
+def checked_name(name: str) -> str:
+    """A `--name` as the leaderboard will show it: one line of at most 100 characters."""
+    shown = name.strip()
+    if not shown or len(shown) > 100 or any(c in shown for c in "\r\n\t"):
+        raise UserError(f"--name {name!r} must be one line of 1 to 100 characters, e.g. --name my-model-v2.")
+    return shown
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One model as a caller asked for it: its spec (name and `--set` values, the run key with its
+    facts), what builds it, the label it is shown under, and how much of each test split it sees."""
+
+    spec: ModelSpec
+    factory: Callable[..., Any]
+    label: str
+    label_is_final: bool
+    """False where the built model names itself (the command model) and no `--name` was given."""
+    instance: Any = None
+    """A Python API caller's own model object, asked on every seed instead of building one."""
+    limit: int | None = None
+    """Only the first `limit` examples of each test split: a partial run, never ranked."""
+
+    @classmethod
+    def of(cls, spec: ModelSpec, *, name: str | None = None, limit: int | None = None, instance: Any = None) -> Asked:
+        factory = type(instance) if instance is not None else registry.model_factory(spec.name)
+        if name is not None:
+            label, final = checked_name(name), True
+        elif instance is not None:
+            label, final = ModelSpec(name=own_name(instance) or factory.__name__, params=spec.params).label, True
+        else:
+            label, final = model_label(spec, factory), not labelled_by_instance(factory)
+        if limit is not None and limit < 1:
+            raise UserError(f"--limit {limit} must be a positive number of examples per test split, e.g. --limit 100.")
+        return cls(spec, factory, label, final, instance, limit)
+
+    def shown(self, label: str) -> str:
+        """`label` as the leaderboard shows it: a partial run says so."""
+        return label if self.limit is None else f"{label} (partial: first {self.limit} per split)"
+
+    def build(self) -> Any:
+        return self.instance if self.instance is not None else build_model(self.spec)
 
 
 def model_record(spec: ModelSpec, facts: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -174,6 +256,20 @@ class Evaluated:
     predict_seconds: float
     compute: dict[str, int | str] | None
     """The model's checked `compute()` report; None when it has none or it raised."""
+    label: str | None = None
+    """What the built model calls itself, where it names itself (see `model_label`)."""
+
+
+@dataclass(frozen=True)
+class SeedOutcome:
+    """How one seed ended, and the label its stored run has."""
+
+    run_id: int
+    status: str
+    error: str | None
+    cached: bool
+    """Answered from the store."""
+    label: str
 
 
 class Runner:
@@ -185,61 +281,84 @@ class Runner:
         self.progress = progress
         self.log: Callable[[str], None] = lambda message: print(message, file=sys.stderr)
 
-    def evaluate(self, suite_ref: str, model: ModelSpec, seeds: Sequence[int]) -> ResultRecord:
+    def evaluate(
+        self,
+        suite_ref: str,
+        model: ModelSpec | Asked,
+        seeds: Sequence[int],
+        *,
+        force: bool = False,
+    ) -> ResultRecord:
+        """Every seed of `model` on the suite, each from the store where it holds it (unless `force`):
+        the cells over all finished seeds of this configuration.
+
+        `force` runs every seed again, replacing what the store holds for them."""
         suite = registry.suite(suite_ref)
         if not seeds:
             raise UserError("no seeds given; pass --seeds, e.g. --seeds 0,1,2.")
-        check_settings(model)  # before any data is built: a typo in --set costs nothing
-        facts = model_facts(model, suite.spec.id)
+        asked = model if isinstance(model, Asked) else Asked.of(model)
+        if asked.instance is None:
+            check_settings(asked.spec)  # before any data is built: a typo in --set costs nothing
+        if missing := undeclared(asked.factory if asked.instance is None else asked.instance, suite.spec.protocol):
+            raise UserError(missing)
+        facts = model_facts(asked.spec, suite.spec.id, asked.factory)
+        if asked.limit is not None:
+            facts["limit"], facts["comparable"] = asked.limit, False  # a partial run is its own, never ranked
         manifest = freeze.ensure_built(suite, self.source_dir)
         self.store.record_suite(suite.spec, manifest.suite_hash)
         status: dict[str, str] = {}
         errors: dict[str, str] = {}
-        run_ids: dict[int, int] = {}
         cached = 0
+        label = asked.shown(asked.label)
         for seed in seeds:
-            run_id, outcome, error, was_cached = self._run_seed(suite, manifest, model, facts, seed)
-            cached += was_cached
-            status[str(seed)] = outcome
-            run_ids[seed] = run_id
-            if error:
-                errors[str(seed)] = error
+            outcome = self._run_seed(suite, manifest, asked, facts, seed, force=force)
+            cached += outcome.cached
+            status[str(seed)] = outcome.status
+            label = outcome.label
+            if outcome.error:
+                errors[str(seed)] = outcome.error
         if cached:
-            self.log(f"{suite.spec.key} x {model.label}: {cached} of {len(seeds)} seeds answered from the store")
+            self.log(f"{suite.spec.key} x {label}: {cached} of {len(seeds)} seeds answered from the store")
         return ResultRecord(
             suite=suite.spec.id,
             version=suite.spec.version,
             suite_hash=manifest.suite_hash,
-            model=model.label,
+            model=label,
             seeds=list(seeds),
             status=status,
             errors=errors,
-            **self.cell_scores(suite, manifest.suite_hash, model_hash(model, facts)),
+            partial=asked.limit,
+            **self.cell_scores(suite, manifest.suite_hash, model_hash(asked.spec, facts)),
         )
 
     def _run_seed(
         self,
         suite: Suite,
         manifest: freeze.Manifest,
-        model_spec: ModelSpec,
+        asked: Asked,
         facts: dict[str, Any],
         seed: int,
-    ) -> tuple[int, str, str | None, bool]:
-        """Evaluate one seed or answer it from the store: (run id, status, error, answered from the store).
+        *,
+        force: bool = False,
+    ) -> SeedOutcome:
+        """Evaluate one seed or answer it from the store.
 
         The run is claimed atomically (`Store.claim_run`), so that processes evaluating into one
         store at once never crash on each other or repeat each other's work: a run that another
         live process holds is waited for and its result read. A failed or interrupted run is
-        redone; an interrupt leaves this one `running` and released, to be redone next time."""
+        redone, and with `force` a finished one too; an interrupt leaves this one `running` and
+        released, to be redone next time. A finished run asked for under another label (`--name`)
+        is relabelled: the label is not part of the run key."""
         spec = suite.spec
         draw = seed % spec.n_draws
+        label = asked.shown(asked.label)
         fields = {
             "suite": spec.id,
             "version": spec.version,
             "suite_hash": manifest.suite_hash,
-            "model": model_spec.label,
-            "model_spec": json.dumps(model_record(model_spec, facts), sort_keys=True, default=str),
-            "model_hash": model_hash(model_spec, facts),
+            "model": label,
+            "model_spec": json.dumps(model_record(asked.spec, facts), sort_keys=True, default=str),
+            "model_hash": model_hash(asked.spec, facts),
             "config_hash": config_hash(facts.get("configuration")),
             "comparable": facts.get("comparable", True),
             "seed": seed,
@@ -248,9 +367,9 @@ class Runner:
             "git_commit": _git_commit(),
             "environment": _environment(),
         }
-        claim = self.store.claim_run(fields)
+        claim = self.store.claim_run(fields, force=force)
         if claim.state == "busy":
-            self.log(f"{spec.key} x {model_spec.label} seed {seed} is being run by {claim.holder}; waiting for it")
+            self.log(f"{spec.key} x {label} seed {seed} is being run by {claim.holder}; waiting for it")
             while claim.state == "busy":
                 time.sleep(0.5)
                 # the other process's failure is this ask's answer too, not a cue to repeat the crash
@@ -259,46 +378,58 @@ class Runner:
             error = None if claim.status == "done" else claim.error
             if claim.status == "failed" and error:
                 error = error.strip().splitlines()[-1]  # the exception line of the stored traceback
-            return claim.run_id, claim.status, error, True
+            stored = self.store.label(claim.run_id)
+            if asked.label_is_final and stored != label:
+                self.store.relabel(claim.run_id, label)
+                self.log(f"{spec.key} seed {seed}: the stored run of {stored!r} is now shown as {label!r}")
+                stored = label
+            return SeedOutcome(claim.run_id, claim.status, error, True, stored)
         run_id = claim.run_id
         try:
             try:
-                evaluated = self._fit_and_predict(suite, manifest, model_spec, seed, draw)
+                evaluated = self._fit_and_predict(suite, manifest, asked, seed, draw)
             except NotApplicable as reason:
                 self.store.end_run(claim, "n/a", str(reason))
-                return run_id, "n/a", str(reason), False
+                return SeedOutcome(run_id, "n/a", str(reason), False, label)
             except UserError:
                 self.store.discard(claim)  # a configuration error says nothing about the model
                 raise
             except (Exception, SystemExit) as error:  # a model's own crash (or exit): recorded, the next seed runs
                 self.store.end_run(claim, "failed", _error_text(error))
                 message = _failure(error)
-                self.log(f"{spec.key} x {model_spec.label} seed {seed} failed: {message}")
-                return run_id, "failed", message, False
+                self.log(f"{spec.key} x {label} seed {seed} failed: {message}")
+                return SeedOutcome(run_id, "failed", message, False, label)
+            if evaluated.label is not None and not asked.label_is_final:
+                label = asked.shown(evaluated.label)
+                self.store.relabel(run_id, label)
             self.store.finish_run(
                 claim, evaluated.results, evaluated.fit_seconds, evaluated.predict_seconds, evaluated.compute
             )
-            return run_id, "done", None, False
+            return SeedOutcome(run_id, "done", None, False, label)
         finally:
             self.store.release(claim)  # after an interrupt only: the run stays `running`, for anyone to redo
 
     def _fit_and_predict(
-        self, suite: Suite, manifest: freeze.Manifest, model_spec: ModelSpec, seed: int, draw: int
+        self, suite: Suite, manifest: freeze.Manifest, asked: Asked, seed: int, draw: int
     ) -> Evaluated:
-        model = build_model(model_spec)
+        model = asked.build()
         try:
-            return self._evaluate_model(model, suite, manifest, model_spec, seed, draw)
+            return self._evaluate_model(model, suite, manifest, asked, seed, draw)
         finally:
             close = getattr(model, "close", None)
-            if callable(close):
+            if asked.instance is None and callable(close):  # a caller's own object stays theirs to close
                 close()
 
     def _evaluate_model(
-        self, model: Any, suite: Suite, manifest: freeze.Manifest, model_spec: ModelSpec, seed: int, draw: int
+        self, model: Any, suite: Suite, manifest: freeze.Manifest, asked: Asked, seed: int, draw: int
     ) -> Evaluated:
         spec = suite.spec
         if not speaks(model, spec.protocol):
-            raise NotApplicable(f"{model_spec.label} does not speak the {spec.protocol} protocol")
+            missing = undeclared(model, spec.protocol)
+            if missing:
+                raise UserError(missing)
+            raise NotApplicable(f"{asked.label} does not speak the {spec.protocol} protocol")
+        own_label = getattr(model, "label", None) if not asked.label_is_final else None
         splits = DrawSplits(suite, manifest, draw)
         train = [splits[s.name] for s in spec.splits_with_role("train")]
         dev = [splits[s.name] for s in spec.splits_with_role("dev")]
@@ -316,19 +447,24 @@ class Runner:
         started = time.perf_counter()
         with tqdm(
             total=total,
-            desc=f"{spec.id} {model_spec.label} seed {seed}",
+            desc=f"{spec.id} {asked.label} seed {seed}",
             unit="ex",
             disable=self.progress is False or None,
             leave=False,
         ) as bar:
             for test in tests:
                 data = splits[test.name]
+                if asked.limit is not None:
+                    data = data.model_copy(update={"examples": data.examples[: asked.limit]})
                 predictions = ask(model, spec, data.examples, on_batch=bar.update)
                 scores = suite.score(data, predictions)
                 results[test.name] = (scores, [e.id for e in data.examples], predictions)
         predict_seconds = time.perf_counter() - started
-        where = f"{spec.key} x {model_spec.label} seed {seed}"
-        return Evaluated(results, fit_seconds, predict_seconds, self._reported_compute(model, where))
+        where = f"{spec.key} x {asked.label} seed {seed}"
+        compute = self._reported_compute(model, where)
+        return Evaluated(
+            results, fit_seconds, predict_seconds, compute, own_label if isinstance(own_label, str) else None
+        )
 
     def _reported_compute(self, model: Any, where: str) -> dict[str, int | str] | None:
         """What the model's optional `compute()` reports, checked; None without the method.

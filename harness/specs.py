@@ -8,9 +8,12 @@ v2 frozen models so that a spec cannot drift after it was hashed or stored.
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Protocol = Literal["transduction", "minimal-pair", "forced-choice", "classification", "tag-induction"]
 PROTOCOLS: tuple[Protocol, ...] = (
@@ -247,3 +250,18 @@ class ResultRecord(Frozen):
     configuration in the store (the seeds asked for, and any stored before)."""
     breakdowns: dict[str, dict[str, dict[str, dict[str, SeedStats]]]] = Field(default_factory=dict)
     """split -> metric -> `Example.meta` key -> its value -> cell: the primary metric per condition."""
+    partial: int | None = None
+    """`--limit N`: only the first N examples of each test split were asked; such a run is never ranked."""
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per (split, metric), in split order: mean, std, ci_low, ci_high, interval, n_seeds
+        and the per-seed values, the cells the leaderboard shows."""
+        import pandas as pd
+
+        rows = [
+            {"split": split, "metric": metric, **stats.model_dump(exclude={"min", "max"})}
+            for split, metrics in self.scores.items()
+            for metric, stats in metrics.items()
+        ]
+        columns = ["split", "metric", "mean", "std", "ci_low", "ci_high", "interval", "n_seeds", "per_seed"]
+        return pd.DataFrame(rows, columns=columns)

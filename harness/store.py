@@ -89,7 +89,7 @@ SCHEMA = (
         model_spec TEXT NOT NULL,       -- model spec and facts as JSON
         model_hash TEXT NOT NULL,       -- SHA-256 of the canonical model spec JSON: the run key
         config_hash TEXT,               -- SHA-256 of the canonical configuration JSON; NULL without one
-        comparable INTEGER NOT NULL CHECK (comparable IN (0, 1)),  -- 0: sees test-time information
+        comparable INTEGER NOT NULL CHECK (comparable IN (0, 1)),  -- 0: never ranked (sees test-time information, or partial)
         seed INTEGER NOT NULL,
         draw INTEGER NOT NULL,          -- data draw evaluated (seed mod n_draws)
         status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'n/a')),
@@ -378,11 +378,12 @@ class Store:
 
     # claiming and storing runs
 
-    def claim_run(self, fields: Mapping[str, Any], *, retry_failed: bool = True) -> Claim:
+    def claim_run(self, fields: Mapping[str, Any], *, retry_failed: bool = True, force: bool = False) -> Claim:
         """Atomically answer a run key from the store, report it busy, or take it for this process.
 
-        `fields` holds every name in `RUN_FIELDS`. A `done` or `n/a` row is `cached`; so is a
-        `failed` one when `retry_failed` is False (a caller that waited for another process
+        `fields` holds every name in `RUN_FIELDS`. A `done` or `n/a` row is `cached` (unless
+        `force`: then it is claimed again, as a failed one is); so is a `failed` one when
+        `retry_failed` is False (a caller that waited for another process
         reads its verdict instead of repeating its crash). A `running` row held by a live
         process is `busy`. Otherwise the run is `claimed`: inserted, or an earlier failed or
         abandoned attempt's row is updated in place (same id; that attempt's scores and
@@ -406,7 +407,7 @@ class Store:
                 run_id, previous = int(row[0]), tuple(row[1:])
                 current = dict(zip(_ROW_COLUMNS, previous, strict=True))
                 status, error, owner = current["status"], current["error"], current["owner"]
-                if status in ("done", "n/a") or (status == "failed" and not retry_failed):
+                if not force and (status in ("done", "n/a") or (status == "failed" and not retry_failed)):
                     return Claim(run_id, "cached", status, error, owner)
                 if status == "running" and _owner_alive(owner, run_id):
                     return Claim(run_id, "busy", status, None, owner)
@@ -421,6 +422,19 @@ class Store:
                 claim = Claim(run_id, "claimed", "running", None, self.owner, previous)
         _HELD.add((self.owner, claim.run_id))
         return claim
+
+    def label(self, run_id: int) -> str:
+        """The label run `run_id` is shown under."""
+        row = self._db.execute("SELECT model FROM runs WHERE id=?", (run_id,)).fetchone()
+        if row is None:
+            raise KeyError(run_id)
+        return str(row[0])
+
+    def relabel(self, run_id: int, label: str) -> None:
+        """Show run `run_id` under `label` from now on. The label is not part of the run key, so a
+        finished run asked for under a new `--name` keeps its results and takes the name."""
+        with self._transaction() as db:
+            db.execute("UPDATE runs SET model=? WHERE id=?", (label, run_id))
 
     def _check_held(self, db: sqlite3.Connection, claim: Claim, cursor: sqlite3.Cursor) -> None:
         if cursor.rowcount != 1:
@@ -577,6 +591,22 @@ class Store:
         frame["comparable"] = frame["comparable"].astype(bool)
         frame["proportion"] = frame["proportion"].astype(bool)
         frame["value"] = frame["value"].astype(float)
+        return frame
+
+    def run_scores(self) -> pd.DataFrame:
+        """One row per (run, split, metric) of the whole test splits, in run order (the Python API's
+        `load_results`): suite, version, suite_hash, model, seed, status, split, metric, value, n.
+        A run without scores (failed, n/a, interrupted) is one row with its status and NaN/None
+        scores, so that no run goes missing from an analysis."""
+        import pandas as pd
+
+        frame = pd.read_sql_query(
+            "SELECT r.suite, r.version, r.suite_hash, r.model, r.seed, r.status, s.split, s.metric, s.value, s.n "
+            "FROM runs r LEFT JOIN scores s ON s.run_id = r.id AND s.breakdown = '' ORDER BY r.id",
+            self._db,
+        )
+        frame["value"] = frame["value"].astype(float)
+        frame["n"] = frame["n"].astype("Int64")
         return frame
 
     def stored_predictions(self, run_id: int) -> dict[str, tuple[list[str], list[Any], list[bool | None]]]:

@@ -16,7 +16,18 @@ from structbench.cli import main
 from structbench.store import Store
 from tests import helpers
 
-RECORD_KEYS = {"suite", "version", "suite_hash", "model", "seeds", "status", "errors", "scores", "breakdowns"}
+RECORD_KEYS = {
+    "suite",
+    "version",
+    "suite_hash",
+    "model",
+    "seeds",
+    "status",
+    "errors",
+    "scores",
+    "breakdowns",
+    "partial",
+}
 STATS_KEYS = {"mean", "std", "min", "max", "ci_low", "ci_high", "interval", "n_seeds", "per_seed"}
 
 

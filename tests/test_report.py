@@ -62,7 +62,7 @@ def row_of(html: str, model: str) -> str:
 
 
 def test_model_names_are_escaped_on_every_page(report: Path) -> None:
-    label = f"tests.helpers:CountingCopy[tag=&#34;{ESCAPED}&#34;]"
+    label = f"counting-copy[tag=&#34;{ESCAPED}&#34;]"
     pages = [
         report,
         *sorted((report.parent / "suites").glob("*.html")),
@@ -75,8 +75,8 @@ def test_model_names_are_escaped_on_every_page(report: Path) -> None:
         assert "<script" not in html.replace('<script src="', "")  # the page's own scripts only
     assert label in suite_page(report) and label in report.read_text()
     # the error browser's data script carries the label as JSON text, which a script never runs as markup
-    (data,) = [p for p in (report.parent / "errors").rglob("*.js") if "CountingCopy" in p.read_text()]
-    assert '"model": "tests.helpers:CountingCopy[tag=\\"<script>alert(1)</script>\\"]"' in data.read_text()
+    (data,) = [p for p in (report.parent / "errors").rglob("*.js") if "counting-copy" in p.read_text()]
+    assert '"model": "counting-copy[tag=\\"<script>alert(1)</script>\\"]"' in data.read_text()
 
 
 def test_cells_show_mean_ci_and_seed_count(report: Path) -> None:
@@ -89,16 +89,16 @@ def test_cells_show_mean_ci_and_seed_count(report: Path) -> None:
         assert f'<span class="ci">[{100 * low:.1f}, 100.0]</span>' in oracle
         assert f'<span class="seeds" title="Wilson over {split.size} items">n = 3 · Wilson</span>' in oracle
     assert "3 done" in oracle
-    copy = row_of(html, f"tests.helpers:CountingCopy[tag=&#34;{ESCAPED}&#34;]")
+    copy = row_of(html, f"counting-copy[tag=&#34;{ESCAPED}&#34;]")
     assert copy.count('<span class="mean">0.0</span>') == 7 and copy.count("n = 1 · Wilson") == 7
-    crashed = row_of(html, "tests.helpers:CrashOnSeed")
+    crashed = row_of(html, "crash-on-seed")
     assert (
         "1 failed" in crashed
         and crashed.count('<td class="failed" data-value=""><a href="#problems">failed</a></td>') == 7
     )
     assert "seed 0, failed:" in html[html.index('<section id="problems">') :]
     # the oracle is a ceiling: set apart below the ranked models, never marked best
-    assert html.index('data-value="tests.helpers:CountingCopy') < html.index('data-value="oracle"')
+    assert html.index('data-value="counting-copy') < html.index('data-value="oracle"')
     assert '<span class="tag apart"' in oracle and "best</span>" not in oracle
     for split in LOOKUP_TESTS:
         assert split.replace("_", "_<wbr>") in html
@@ -126,7 +126,7 @@ def test_markdown_csv_and_json_hold_every_metric(report: Path) -> None:
         metrics = {r["metric"] for r in oracle if r["split"] == split}
         assert {"sequence_accuracy", "token_accuracy", "final_target_accuracy"} <= metrics
     assert all(r["n_seeds"] == 3 and r["per_seed"] == [1.0, 1.0, 1.0] and r["mean"] == 1.0 for r in oracle)
-    assert not [r for r in rows if r["model"] == "tests.helpers:CrashOnSeed"]  # a failed run has no numbers
+    assert not [r for r in rows if r["model"] == "crash-on-seed"]  # a failed run has no numbers
 
     table = pd.read_csv(folder / "results.csv")
     assert list(table.columns) == RESULT_COLUMNS
@@ -198,7 +198,7 @@ def test_models_that_differ_only_in_a_settings_type_are_not_merged(runner: Runne
     assert len(runner.store.runs()) == 2
     report = write_report(runner.store, tmp_path / "report")
     rows = read_results(report.parent / "results.json")
-    flag = [r for r in rows if r["model"].startswith("tests.test_report:Flag")]
+    flag = [r for r in rows if r["model"].startswith("flag")]
     # ... so no cell may pool the two: each holds the one seed of one model
     assert flag and all(r["n_seeds"] == 1 for r in flag)
 
@@ -208,11 +208,11 @@ def test_a_model_that_is_not_comparable_is_flagged_and_ranked_last(runner: Runne
     runner.evaluate("lookup-tables", ModelSpec(name="copy"), [0])
     report = write_report(runner.store, tmp_path / "report")
     html = suite_page(report)
-    assert html.index('data-value="copy"') < html.index('data-value="tests.test_report:PeekingOracle"')  # 0 above 1
-    assert ">not comparable</span>" in row_of(html, "tests.test_report:PeekingOracle")
+    assert html.index('data-value="copy"') < html.index('data-value="PeekingOracle"')  # 0 above 1
+    assert ">not comparable</span>" in row_of(html, "PeekingOracle")
     assert "not comparable" not in row_of(html, "copy")
     markdown = (report.parent / "leaderboard.md").read_text()
-    assert "tests.test_report:PeekingOracle (not comparable, not ranked)" in markdown
+    assert "PeekingOracle (not comparable, not ranked)" in markdown
 
 
 def test_the_report_presents_a_suite_as_installed_not_as_first_stored(runner: Runner, tmp_path: Path) -> None:

@@ -194,4 +194,4 @@ def test_a_changed_configuration_is_run_again_and_only_the_newest_is_reported(
     ]
     assert cell["n_seeds"].tolist() == [1]  # not the three seeds of two configurations mixed
     (board,) = boards(runner.store, results)
-    assert board.status == {spec.label: "1 done"}
+    assert board.status == {"ConfiguredOracle": "1 done"}  # the class name: its `name` is its parent's

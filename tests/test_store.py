@@ -420,7 +420,7 @@ def test_processes_running_the_same_cells_at_once_never_crash_or_duplicate(
         with Store(folder / f"same{index}.sqlite") as store:
             runs = store.runs()
         assert sorted(runs.seed) == seeds and set(runs.status) == {"done"}, runs
-        assert set(runs.model) == {model} and runs.id.is_unique
+        assert set(runs.model) == {"slow-copy" if model.endswith(":SlowCopy") else model} and runs.id.is_unique
     # the slow model: each seed was fitted once in all; the other processes waited and read it
     fits = (folder / "fits.log").read_text().split()
     assert sorted(fits[0::2]) == ["0", "1", "2"]

@@ -37,7 +37,7 @@ pytestmark = pytest.mark.browser
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install .[browser] for the browser tests")
 
 HOSTILE = "<script>alert(1)</script>"
-HOSTILE_LABEL = f'tests.helpers:CountingCopy[tag="{HOSTILE}"]'
+HOSTILE_LABEL = f'counting-copy[tag="{HOSTILE}"]'
 SUITES = {
     "lookup-tables": ["oracle", "copy", "random", ("tests.helpers:CountingCopy", {"tag": HOSTILE})],
     "miniscan": ["oracle", "copy", "random"],
