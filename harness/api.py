@@ -83,8 +83,9 @@ def instance_settings(model: object) -> dict[str, str | int | float | bool | Non
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD) or name.startswith("_"):
             continue
         value = getattr(model, name, inspect.Parameter.empty)
-        plain = value is None or isinstance(value, str | int | float | bool)
-        if plain and not (parameter.default is not inspect.Parameter.empty and parameter.default == value):
+        if not (value is None or isinstance(value, str | int | float | bool)):
+            continue  # not kept, or not a plain value: not visible as a setting
+        if parameter.default is inspect.Parameter.empty or parameter.default != value:
             settings[name] = value
     return settings
 

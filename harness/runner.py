@@ -86,8 +86,9 @@ def model_label(spec: ModelSpec, factory: Callable[..., Any]) -> str:
     A model factory's classmethod `label(**settings)` decides where it has one (a Hugging Face
     model: its folder's name, never the path); a `module:Class` model is its class's own `name`
     attribute, else the class name; a registered model is its registry name; each with its
-    `--set` values, e.g. `ngram[order=3]`. A factory whose `label` is a string gives a default
-    that the built model replaces (`labelled_by_instance`): the command model's hello name."""
+    `--set` values, e.g. `ngram[order=3]`. A factory whose `label` is a string gives a default,
+    shown without settings, that the built model replaces (`labelled_by_instance`): the command
+    model's hello name."""
     custom = getattr(factory, "label", None)
     if callable(custom):
         label = custom(**spec.params)
@@ -97,7 +98,7 @@ def model_label(spec: ModelSpec, factory: Callable[..., Any]) -> str:
     if ":" in spec.name:
         return ModelSpec(name=own_name(factory) or getattr(factory, "__name__", spec.name), params=spec.params).label
     if isinstance(custom, str):
-        return ModelSpec(name=custom, params=spec.params).label
+        return custom  # without settings: a command line would publish local paths
     return spec.label
 
 
@@ -151,6 +152,15 @@ class Asked:
         if limit is not None and limit < 1:
             raise UserError(f"--limit {limit} must be a positive number of examples per test split, e.g. --limit 100.")
         return cls(spec, factory, label, final, instance, limit)
+
+    @property
+    def keyed(self) -> ModelSpec:
+        """The spec as the run key holds it: without the settings the factory declares as not changing
+        its answers (`unkeyed_settings`, e.g. the command model's time-outs)."""
+        unkeyed = getattr(self.factory, "unkeyed_settings", ())
+        if not any(key in unkeyed for key in self.spec.params):
+            return self.spec
+        return ModelSpec(name=self.spec.name, params={k: v for k, v in self.spec.params.items() if k not in unkeyed})
 
     def shown(self, label: str) -> str:
         """`label` as the leaderboard shows it: a partial run says so."""
@@ -328,7 +338,7 @@ class Runner:
             status=status,
             errors=errors,
             partial=asked.limit,
-            **self.cell_scores(suite, manifest.suite_hash, model_hash(asked.spec, facts)),
+            **self.cell_scores(suite, manifest.suite_hash, model_hash(asked.keyed, facts)),
         )
 
     def _run_seed(
@@ -357,8 +367,8 @@ class Runner:
             "version": spec.version,
             "suite_hash": manifest.suite_hash,
             "model": label,
-            "model_spec": json.dumps(model_record(asked.spec, facts), sort_keys=True, default=str),
-            "model_hash": model_hash(asked.spec, facts),
+            "model_spec": json.dumps(model_record(asked.keyed, facts), sort_keys=True, default=str),
+            "model_hash": model_hash(asked.keyed, facts),
             "config_hash": config_hash(facts.get("configuration")),
             "comparable": facts.get("comparable", True),
             "seed": seed,

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from pathlib import Path
 
-from structbench.runner import Runner
+import pytest
+
+from structbench.cli import parse_settings
+from structbench.command import CommandModel, CommandModelError
+from structbench.errors import UserError
+from structbench.model_settings import check_settings
+from structbench.runner import Runner, build_model
 from structbench.specs import ModelSpec
 
 MODEL = Path(__file__).parent / "fixtures" / "json_lines_model.py"
@@ -46,3 +53,27 @@ def test_malformed_answer_fails_the_run(runner: Runner) -> None:
 def test_protocol_not_declared_in_hello_is_not_applicable(runner: Runner) -> None:
     record = runner.evaluate("lookup-tables", command("classify-only"), [0])
     assert record.status == {"0": "n/a"}
+
+
+def test_fit_may_take_two_hours_by_default_and_fit_timeout_is_a_setting() -> None:
+    parameters = inspect.signature(CommandModel).parameters
+    assert (parameters["fit_timeout"].default, parameters["timeout"].default) == (7200, 600)
+    settings = parse_settings(["fit_timeout=2", f"command={sys.executable} {MODEL} copy"])
+    check_settings(ModelSpec(name="command", params=settings))
+    model = build_model(ModelSpec(name="command", params=settings))
+    try:
+        assert (model.fit_timeout, model.timeout) == (2.0, 600.0)
+    finally:
+        model.close()
+    with pytest.raises(UserError, match="fit_timeout"):
+        check_settings(ModelSpec(name="command", params={**settings, "fit_timeout": 0}))
+
+
+def test_a_model_that_never_says_hello_names_timeout() -> None:
+    with pytest.raises(CommandModelError, match=r"no hello within 0.5 s \(raise it with --set timeout=SECONDS\)"):
+        CommandModel(f"{sys.executable} -c 'import time; time.sleep(60)'", timeout=0.5)
+
+
+def test_a_command_that_cannot_start_is_a_user_error() -> None:
+    with pytest.raises(UserError, match=r"cannot start the model command '/no/such/model'.*check the path"):
+        CommandModel("/no/such/model")

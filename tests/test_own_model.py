@@ -275,3 +275,31 @@ def test_check_passes_on_unchanged_cells_and_names_the_cell_that_moved(
     assert "is not a structbench golden file" in one_sentence_error(capsys.readouterr().err)
     assert main(["check", str(tmp_path / "absent.json")]) == 2
     assert "write one with `structbench check" in one_sentence_error(capsys.readouterr().err)
+
+
+def test_a_command_model_is_labelled_by_its_hello_and_a_time_out_is_not_part_of_its_key(
+    capsys: pytest.CaptureFixture[str], store_path: Path
+) -> None:
+    import sys
+
+    from tests.conftest import REPO
+
+    command = f"command={sys.executable} {REPO / 'docs' / 'examples' / 'memorise.py'}"
+    args = [
+        "--suite",
+        "agreement-attractors-number",
+        "--model",
+        "command",
+        "--set",
+        command,
+        "--store",
+        str(store_path),
+    ]
+    first = run_json(capsys, *args)
+    assert first["model"] == "memorise"  # its hello name: the command line (a local path) is never shown
+    again = run_json(capsys, *args, "--set", "fit_timeout=60", "--set", "timeout=30")
+    assert again["scores"] == first["scores"]
+    with Store(store_path) as opened:
+        runs = opened.runs()
+    assert len(runs) == 1 and runs["model"].tolist() == ["memorise"]  # a longer time-out is not a new run
+    assert str(REPO) not in runs["model"].iloc[0]
