@@ -77,6 +77,8 @@ class SuiteBoard:
     """Models that see test-time information: set apart below the ranked rows."""
     ceilings: set[str] = field(default_factory=set)
     """Models that solve the suite from its definition (the oracle): set apart below the ranked rows."""
+    partial: set[str] = field(default_factory=set)
+    """Runs on the first N examples of each test split (`--limit N`): set apart below the ranked rows."""
     problems: dict[str, list[RunProblem]] = field(default_factory=dict)
     """model -> its failed and n/a runs."""
     compute: dict[str, Compute] = field(default_factory=dict)
@@ -103,8 +105,8 @@ class SuiteBoard:
         return "failed" if failed else "n/a"
 
     def set_apart(self, model: str) -> bool:
-        """Whether `model` is shown below the ranked rows (a ceiling or not comparable)."""
-        return model in self.ceilings or model in self.not_comparable
+        """Whether `model` is shown below the ranked rows (a ceiling, not comparable, or partial)."""
+        return model in self.ceilings or model in self.not_comparable or model in self.partial
 
     @property
     def ranked_rows(self) -> list[tuple[str, dict[str, SeedStats | None]]]:
@@ -165,10 +167,16 @@ def _status_summary(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], str]:
     return {cell: ", ".join(statuses) for cell, statuses in parts.items()}
 
 
-def _flagged(runs: pd.DataFrame) -> set[tuple[str, str, str, str]]:
-    """The cells whose model the runner recorded as not comparable (it sees test-time information)."""
+def _flagged(runs: pd.DataFrame) -> tuple[set[tuple[str, str, str, str]], set[tuple[str, str, str, str]]]:
+    """The cells whose runs the runner recorded as never ranked: (not comparable, partial). Partial
+    runs (`--limit N`) carry `limit` in their stored spec; the others see test-time information."""
     flagged = runs[runs["comparable"] == 0]
-    return {(str(s), str(v), str(h), str(m)) for s, v, h, m in flagged[RUN_CELL].itertuples(index=False)}
+    seeing: set[tuple[str, str, str, str]] = set()
+    limited: set[tuple[str, str, str, str]] = set()
+    for *cell, spec in flagged[[*RUN_CELL, "model_spec"]].itertuples(index=False):
+        key = (str(cell[0]), str(cell[1]), str(cell[2]), str(cell[3]))
+        (limited if "limit" in json.loads(spec) else seeing).add(key)
+    return seeing, limited
 
 
 def ceiling_labels(runs: pd.DataFrame) -> set[str]:
@@ -282,7 +290,7 @@ def boards(
     held = set(zip(runs["suite"].tolist(), runs["version"].tolist(), runs["suite_hash"].tolist(), strict=True))
     specs = {key: spec for key, spec in current_specs(store.suite_specs()).items() if key in held}
     statuses = _status_summary(runs)
-    flagged = _flagged(runs)
+    flagged, limited = _flagged(runs)
     ceilings = ceiling_labels(runs)
     problems = _problems(runs)
     compute = _compute(runs)
@@ -312,6 +320,8 @@ def boards(
             board.status[model] = statuses[cell_key]
             if cell_key in flagged:
                 board.not_comparable.add(model)
+            if cell_key in limited:
+                board.partial.add(model)
             if model in ceilings:
                 board.ceilings.add(model)
             if cell_key in problems:

@@ -69,6 +69,8 @@ def _apart(board: SuiteBoard, model: str) -> str:
     """The note on a row shown below the ranked ones."""
     if model in board.ceilings:
         return " (ceiling, not ranked)"
+    if model in board.partial:
+        return " (partial, not ranked)"
     return " (not comparable, not ranked)" if model in board.not_comparable else ""
 
 

@@ -23,6 +23,8 @@ from structbench.reports.boards import SuiteBoard
 from structbench.specs import SeedStats
 
 ROLES = ("generalisation", "in-distribution")
+APART = (("ceiling", "ceilings"), ("not comparable", "not_comparable"), ("partial", "partial"))
+"""Why a row is set apart, and the board's set of such models, in the order a tag is chosen."""
 
 
 @dataclass
@@ -100,7 +102,7 @@ class OverviewRow:
 
     model: str
     apart: str
-    """"" for ranked models, else why the row is set apart (`ceiling`, `not comparable`)."""
+    """"" for ranked models, else why the row is set apart (`ceiling`, `not comparable`, `partial`)."""
     mean_rank: float | None
     cells: dict[str, tuple[SeedStats, str]]
     """board slug -> (cell, mark)."""
@@ -122,7 +124,7 @@ def overview_rows(summaries: list[Summary]) -> list[OverviewRow]:
         means = {general[m].mean for m in ranked}
         best_mean = general[ranked[0]].mean if len(means) > 1 else None  # no best where all are equal
         for model, cell in general.items():
-            apart = "ceiling" if model in board.ceilings else "not comparable" if model in board.not_comparable else ""
+            apart = next((tag for tag, models in APART if model in getattr(board, models)), "")
             row = rows.setdefault(model, OverviewRow(model, apart, None, {}))
             row.apart = row.apart or apart
             mark = ""

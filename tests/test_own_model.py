@@ -109,7 +109,7 @@ def test_a_limited_run_is_partial_stored_apart_and_never_ranked(
         (board,) = boards(opened, aggregate(opened))
     assert len(runs) == 2 and runs["model_hash"].nunique() == 2  # the full run was not answered by the partial one
     assert runs.set_index("model")["comparable"].to_dict()["oracle (partial: first 3 per split)"] == 0
-    assert board.set_apart("oracle (partial: first 3 per split)")
+    assert board.partial == {"oracle (partial: first 3 per split)"} and not board.not_comparable  # tagged "partial"
     assert main(["run", "--suite", SUITE, "--model", "oracle", "--limit", "0", *store]) == 2
     assert "--limit 0 must be a positive number" in one_sentence_error(capsys.readouterr().err)
 
