@@ -21,7 +21,6 @@ from structbench.hf_common import (
     by_length,
     check_template,
     fill,
-    first_line_words,
     left_padded,
     load_pretrained,
     load_tokenizer,
@@ -261,7 +260,5 @@ class HfCausalLm(HfModel):
                     stopping_criteria=self._transformers.StoppingCriteriaList([self._stop_at_newline()]),
                 )
             for i, new in zip(batch, generated[:, ids.shape[1] :].tolist(), strict=True):
-                if self.eos_id is not None and self.eos_id in new:
-                    new = new[: new.index(self.eos_id)]
-                outputs[i] = first_line_words(self.tokenizer.decode(new, skip_special_tokens=True))
+                outputs[i] = self.words(new)
         return outputs

@@ -234,6 +234,16 @@ class HfModel:
     device: torch.device
     _threads_before: int | None = None
 
+    tokenizer: Any
+    eos_id: int | None
+
+    def words(self, generated: list[int]) -> list[str]:
+        """Generated sub-word ids as the words of a transduction answer: up to the first end-of-sequence
+        token, decoded without special tokens, up to the first newline, split on whitespace."""
+        if self.eos_id is not None and self.eos_id in generated:
+            generated = generated[: generated.index(self.eos_id)]
+        return first_line_words(self.tokenizer.decode(generated, skip_special_tokens=True))
+
     def use_threads(self, threads: int) -> None:
         """Run torch's CPU operations on `threads` threads (0: leave torch's default); `close` restores it."""
         if threads:

@@ -23,7 +23,6 @@ from structbench.hf_common import (
     check_template,
     checkpoint_name,
     fill,
-    first_line_words,
     load_pretrained,
     load_tokenizer,
     require_transformers,
@@ -230,9 +229,7 @@ class HfSeq2Seq(HfModel):
                     eos_token_id=self.eos_id,
                 )
             for i, row in zip(batch, generated[:, 1:].tolist(), strict=True):
-                if self.eos_id is not None and self.eos_id in row:
-                    row = row[: row.index(self.eos_id)]
-                outputs[i] = first_line_words(self.tokenizer.decode(row, skip_special_tokens=True))
+                outputs[i] = self.words(row)
         return outputs
 
     # fine-tuning

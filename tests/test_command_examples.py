@@ -9,7 +9,6 @@ import re
 import shutil
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,6 @@ NODE = shutil.which("node")
 COMMANDS = {"python": f"{sys.executable} {EXAMPLES / 'memorise.py'}", "node": f"{NODE} {EXAMPLES / 'memorise.js'}"}
 LANGUAGES = ["python", pytest.param("node", marks=pytest.mark.skipif(NODE is None, reason="node is not installed"))]
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
-PLUGIN = Path(__file__).with_name("fixtures") / "plugin" / "reverse_suite.py"
 
 
 def run(capsys: pytest.CaptureFixture[str], suite: str, store: Path, *model: str) -> dict[str, Any]:
@@ -53,17 +51,9 @@ def frozen(suite_id: str, split: str) -> list[Example]:
 
 
 @pytest.fixture
-def reverse_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def reverse_words(installed_plugin: None) -> str:
     """The test plugin suite, installed: its `test_short` split repeats some training inputs."""
-    shutil.copy(PLUGIN, tmp_path / "reverse_suite.py")
-    info = tmp_path / "structbench_reverse-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: structbench-reverse\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[structbench.suites]\nreverse-words = reverse_suite:ReverseWords\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    registry.clear_cache()
-    yield "reverse-words"
-    registry.clear_cache()
+    return "reverse-words"
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

@@ -3,31 +3,11 @@ distribution whose metadata declares it in the `structbench.suites` entry-point 
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from structbench import registry
 from structbench.runner import Runner
 from structbench.specs import ModelSpec
-
-PLUGIN = Path(__file__).with_name("fixtures") / "plugin" / "reverse_suite.py"
-
-
-@pytest.fixture
-def installed_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """`reverse_suite.py` plus a dist-info folder, on sys.path: what `pip install` of a plugin leaves."""
-    shutil.copy(PLUGIN, tmp_path / "reverse_suite.py")
-    info = tmp_path / "structbench_reverse-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: structbench-reverse\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[structbench.suites]\nreverse-words = reverse_suite:ReverseWords\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    registry.clear_cache()
-    yield
-    registry.clear_cache()
 
 
 @pytest.mark.usefixtures("installed_plugin")
