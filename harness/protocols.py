@@ -5,14 +5,16 @@ matching method. Tokens are whitespace tokens of the suite's own vocabulary. Eac
 `ask_*` function sends a whole split in batches and returns one JSON-serialisable
 prediction per example, which is what the store keeps and the scorers read.
 
-Optionally, a model reports the compute it used (`ComputeReporter`): the runner asks it after
-fit and prediction and the store keeps what `checked_compute` accepts, for the leaderboard.
+Optionally, a model reports the compute it used (`ComputeReporter`) and statistics of its
+training (`StatisticsReporter`): the runner asks it after fit and prediction and the store keeps
+what `checked_compute` and `checked_statistics` accept, for the leaderboard.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, cast, runtime_checkable
 
@@ -106,6 +108,40 @@ def checked_compute(reported: object) -> tuple[dict[str, int | str], list[str]]:
             dropped.append(f"{key}={repr(value)[:40]} is not {wanted}")
         else:
             dropped.append(f"unknown key {repr(key)[:40]} (known: {', '.join(COMPUTE_FIELDS)})")
+    return valid, dropped
+
+
+@runtime_checkable
+class StatisticsReporter(Protocol):
+    """Optional, any protocol: numbers a run's training produced that the leaderboard shows beside
+    its scores (a language model's dev perplexity, a classifier's dev accuracy).
+
+    Called by the runner once, after fit and prediction. Names are snake_case identifiers (the
+    column headers: `dev_perplexity`), values finite numbers; at most `MAX_STATISTICS`. Invalid
+    entries are dropped and a `statistics` that raises is logged: a finished run is never lost."""
+
+    def statistics(self) -> Mapping[str, float]: ...
+
+
+MAX_STATISTICS = 12
+STATISTIC_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+def checked_statistics(reported: object) -> tuple[dict[str, float], list[str]]:
+    """The valid entries of a model's `statistics()` answer, and one phrase per entry dropped."""
+    if not isinstance(reported, Mapping):
+        return {}, [f"statistics() returned a {type(reported).__name__}, not a mapping"]
+    valid: dict[str, float] = {}
+    dropped: list[str] = []
+    for key, value in reported.items():
+        if not isinstance(key, str) or not STATISTIC_NAME.fullmatch(key):
+            dropped.append(f"name {repr(key)[:40]} is not a snake_case identifier of at most 40 characters")
+        elif isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+            dropped.append(f"{key}={repr(value)[:40]} is not a finite number")
+        elif len(valid) == MAX_STATISTICS:
+            dropped.append(f"{key}: more than {MAX_STATISTICS} statistics")
+        else:
+            valid[key] = float(value)
     return valid, dropped
 
 

@@ -6,7 +6,8 @@ the draw's train split (dev only for model selection), ask it every test split, 
 store in one transaction. A model that crashes becomes a `failed` run and the next seed
 still runs; a model that does not speak the suite's protocol becomes `n/a`. A model with the
 optional `compute()` (`structbench.protocols.ComputeReporter`) is asked after prediction, and its
-parameter count and device are stored with the run; a failing `compute()` is only logged.
+parameter count and device are stored with the run, as are the numbers of an optional
+`statistics()` (`StatisticsReporter`, e.g. dev perplexity); a failing one is only logged.
 """
 
 from __future__ import annotations
@@ -34,7 +35,17 @@ from structbench.cells import as_stats, cells
 from structbench.errors import NotApplicable, UserError
 from structbench.fingerprint import source_fingerprint
 from structbench.model_settings import check_settings
-from structbench.protocols import ComputeReporter, OracleUser, Trainable, ask, checked_compute, speaks, undeclared
+from structbench.protocols import (
+    ComputeReporter,
+    OracleUser,
+    StatisticsReporter,
+    Trainable,
+    ask,
+    checked_compute,
+    checked_statistics,
+    speaks,
+    undeclared,
+)
 from structbench.sources import structbench_home
 from structbench.specs import ModelSpec, ResultRecord, SeedStats, Split
 from structbench.store import Store, config_hash
@@ -268,6 +279,8 @@ class Evaluated:
     """The model's checked `compute()` report; None when it has none or it raised."""
     label: str | None = None
     """What the built model calls itself, where it names itself (see `model_label`)."""
+    statistics: dict[str, float] | None = None
+    """The model's checked `statistics()` report (e.g. dev perplexity); None when it has none or it raised."""
 
 
 @dataclass(frozen=True)
@@ -413,7 +426,12 @@ class Runner:
                 label = asked.shown(evaluated.label)
                 self.store.relabel(run_id, label)
             self.store.finish_run(
-                claim, evaluated.results, evaluated.fit_seconds, evaluated.predict_seconds, evaluated.compute
+                claim,
+                evaluated.results,
+                evaluated.fit_seconds,
+                evaluated.predict_seconds,
+                evaluated.compute,
+                evaluated.statistics,
             )
             return SeedOutcome(run_id, "done", None, False, label)
         finally:
@@ -471,26 +489,32 @@ class Runner:
                 results[test.name] = (scores, [e.id for e in data.examples], predictions)
         predict_seconds = time.perf_counter() - started
         where = f"{spec.key} x {asked.label} seed {seed}"
-        compute = self._reported_compute(model, where)
         return Evaluated(
-            results, fit_seconds, predict_seconds, compute, own_label if isinstance(own_label, str) else None
+            results,
+            fit_seconds,
+            predict_seconds,
+            self._reported(model, "compute", where),
+            own_label if isinstance(own_label, str) else None,
+            self._reported(model, "statistics", where),
         )
 
-    def _reported_compute(self, model: Any, where: str) -> dict[str, int | str] | None:
-        """What the model's optional `compute()` reports, checked; None without the method.
+    def _reported(self, model: Any, method: str, where: str) -> dict[str, Any] | None:
+        """What the model's optional `compute()` or `statistics()` reports, checked; None without the method.
 
-        The run it describes has finished: a `compute()` that raises, or answers keys or types
-        outside `COMPUTE_FIELDS`, is logged and the run is stored without those entries."""
-        if not isinstance(model, ComputeReporter):
+        The run it describes has finished: a method that raises, or answers keys or values the
+        checker rejects, is logged and the run is stored without those entries."""
+        reporter = ComputeReporter if method == "compute" else StatisticsReporter
+        if not isinstance(model, reporter):
             return None
         try:
-            reported = model.compute()
+            reported = getattr(model, method)()
         except (Exception, SystemExit) as error:  # the model's bug, not the run's: log it, keep the run
-            self.log(f"{where}: compute() raised {_failure(error)}; the run is stored without its compute")
+            self.log(f"{where}: {method}() raised {_failure(error)}; the run is stored without it")
             return None
-        valid, dropped = checked_compute(reported)
+        checked = checked_compute if method == "compute" else checked_statistics
+        valid, dropped = checked(reported)
         if dropped:
-            self.log(f"{where}: compute() entries left out: {'; '.join(dropped)}")
+            self.log(f"{where}: {method}() entries left out: {'; '.join(dropped)}")
         return valid
 
     def cell_scores(self, suite: Suite, suite_hash: str, model_key: str) -> dict[str, Any]:

@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from structbench.errors import UserError
-from structbench.protocols import checked_compute
+from structbench.protocols import checked_compute, checked_statistics
 from structbench.scoring import SplitScores
 from structbench.specs import SuiteSpec
 
@@ -184,16 +184,28 @@ def run_compute(environment_json: str) -> dict[str, int | str]:
     return checked_compute(environment.get("compute", {}))[0]
 
 
-def _with_compute(environment_json: str, compute: Mapping[str, int | str]) -> str:
-    """`environment_json` with `compute` merged in under "compute"; a text that is not a JSON
-    object is kept whole under "unparsed" rather than lost."""
+def run_statistics(environment_json: str) -> dict[str, float]:
+    """The statistics a run's model reported (e.g. `dev_perplexity`), read from its `environment`
+    JSON; {} for a run without them (never raises, as `run_compute`)."""
+    try:
+        environment = json.loads(environment_json)
+    except (TypeError, ValueError, RecursionError):
+        return {}
+    if not isinstance(environment, dict):
+        return {}
+    return checked_statistics(environment.get("statistics", {}))[0]
+
+
+def _with_entries(environment_json: str, entries: Mapping[str, Mapping[str, Any]]) -> str:
+    """`environment_json` with `entries` merged in (e.g. "compute", "statistics"); a text that is
+    not a JSON object is kept whole under "unparsed" rather than lost."""
     try:
         environment = json.loads(environment_json)
     except (TypeError, ValueError, RecursionError):
         environment = None
     if not isinstance(environment, dict):
         environment = {"unparsed": environment_json}
-    environment["compute"] = dict(compute)
+    environment.update({key: dict(value) for key, value in entries.items()})
     return json.dumps(environment, sort_keys=True)
 
 
@@ -452,13 +464,19 @@ class Store:
         fit_seconds: float,
         predict_seconds: float,
         compute: Mapping[str, int | str] | None = None,
+        statistics: Mapping[str, float] | None = None,
     ) -> None:
         """Store every split's scores and predictions and mark the claimed run done, in one transaction.
 
         `results` maps split name -> (scores, example ids, predictions), in split order. `compute`,
-        the model's report (`parameters`, `device`), is merged into the run's `environment` JSON
-        under "compute" in the same transaction; entries `checked_compute` rejects are left out."""
-        valid_compute = checked_compute(compute)[0] if compute is not None else {}
+        the model's report (`parameters`, `device`), and `statistics` (e.g. `dev_perplexity`) are
+        merged into the run's `environment` JSON under "compute" and "statistics" in the same
+        transaction; entries `checked_compute` and `checked_statistics` reject are left out."""
+        entries: dict[str, Mapping[str, Any]] = {}
+        if compute is not None and (valid_compute := checked_compute(compute)[0]):
+            entries["compute"] = valid_compute
+        if statistics is not None and (valid_statistics := checked_statistics(statistics)[0]):
+            entries["statistics"] = valid_statistics
         score_rows: list[tuple[int, str, str, str, str, float | None, int, bool]] = []
         prediction_rows: list[tuple[int, str, int, bytes]] = []
         for split, (scores, ids, predictions) in results.items():
@@ -479,11 +497,10 @@ class Store:
                 (time.time(), fit_seconds, predict_seconds, claim.run_id, self.owner),
             )
             self._check_held(db, claim, cursor)
-            if valid_compute:
+            if entries:
                 (environment,) = db.execute("SELECT environment FROM runs WHERE id=?", (claim.run_id,)).fetchone()
                 db.execute(
-                    "UPDATE runs SET environment=? WHERE id=?",
-                    (_with_compute(environment, valid_compute), claim.run_id),
+                    "UPDATE runs SET environment=? WHERE id=?", (_with_entries(environment, entries), claim.run_id)
                 )
             db.executemany("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)", score_rows)
             db.executemany("INSERT INTO predictions VALUES (?, ?, ?, ?)", prediction_rows)

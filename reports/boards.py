@@ -29,7 +29,7 @@ from structbench.errors import UserError
 from structbench.reports.references import Reference
 from structbench.reports.ties import best_and_ties
 from structbench.specs import SeedStats, SuiteSpec
-from structbench.store import Store, run_compute
+from structbench.store import Store, run_compute, run_statistics
 
 RESULT_COLUMNS = [
     "suite", "version", "suite_hash", "model", "split", "metric", "breakdown", "level",
@@ -57,6 +57,8 @@ class Compute:
     """Trainable parameters, where the model reports them (the largest over its seeds)."""
     device: str
     """Devices the runs reported, comma-separated; empty when none did."""
+    statistics: dict[str, float] = field(default_factory=dict)
+    """Mean over the finished seeds that report it of each statistic of training (`dev_perplexity`)."""
 
 
 @dataclass
@@ -103,6 +105,11 @@ class SuiteBoard:
         """What a cell without a number says: `failed` when the model's runs here failed, else `n/a`."""
         failed = any(problem.status == "failed" for problem in self.problems.get(model, []))
         return "failed" if failed else "n/a"
+
+    @property
+    def statistic_names(self) -> list[str]:
+        """The training statistics any model on this board reports, in name order: one column each."""
+        return sorted({name for compute in self.compute.values() for name in compute.statistics})
 
     def set_apart(self, model: str) -> bool:
         """Whether `model` is shown below the ranked rows (a ceiling, not comparable, or partial)."""
@@ -225,10 +232,15 @@ def _compute(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], Compute]:
         parameters = [c["parameters"] for c in reported if isinstance(c.get("parameters"), int)]
         devices = sorted({str(c["device"]) for c in reported if isinstance(c.get("device"), str)})
         seconds = [float(s) for _, s in cell_runs if s is not None and s == s]
+        statistics: dict[str, list[float]] = {}
+        for environment, _ in cell_runs:
+            for name, value in run_statistics(environment).items():
+                statistics.setdefault(name, []).append(value)
         out[key] = Compute(
             fit_seconds=sum(seconds) / len(seconds) if seconds else None,
             parameters=max(int(p) for p in parameters) if parameters else None,
             device=", ".join(devices),
+            statistics={name: sum(values) / len(values) for name, values in sorted(statistics.items())},
         )
     return out
 
