@@ -36,6 +36,8 @@ class CellRef(Frozen):
     split: str
     metric: str | None = None
     """The claim's metric unless given."""
+    suite: str | None = None
+    """The claim's suite unless given: a finding across two suites (one objective against another)."""
 
 
 class Claim(Frozen):
@@ -77,9 +79,13 @@ def load_claims(path: Path | None = None) -> list[Claim]:
 
 
 def _find(cells: pd.DataFrame, claim: Claim, ref: CellRef) -> pd.Series | None:
-    """The whole-split cell of `ref` among `cells` (report rows of the claim's suite), if measured."""
+    """The whole-split cell of `ref` among `cells` (the report's rows), on the installed version of its
+    suite (the claim's, unless the cell names one), if measured."""
+    suite = ref.suite or claim.suite
     rows = cells[
-        (cells["model"] == ref.model)
+        (cells["suite"] == suite)
+        & (cells["version"] == registry.suite(suite).spec.version)
+        & (cells["model"] == ref.model)
         & (cells["split"] == ref.split)
         & (cells["metric"] == (ref.metric or claim.metric))
         & (cells["breakdown"] == "")
@@ -90,15 +96,14 @@ def _find(cells: pd.DataFrame, claim: Claim, ref: CellRef) -> pd.Series | None:
 def _shown(ref: CellRef, row: pd.Series) -> str:
     interval = "" if row["ci_low"] != row["ci_low"] else f" [{100 * row['ci_low']:.1f}, {100 * row['ci_high']:.1f}]"
     metric = f" {ref.metric}" if ref.metric else ""
-    return f"{ref.model} {ref.split}{metric}: {100 * row['mean']:.1f}{interval} ({row['interval']})"
+    suite = f" ({ref.suite})" if ref.suite else ""
+    return f"{ref.model}{suite} {ref.split}{metric}: {100 * row['mean']:.1f}{interval} ({row['interval']})"
 
 
 def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
     """`claim` on `cells` (rows as the report's `results` frame holds them)."""
-    version = registry.suite(claim.suite).spec.version
-    mine = cells[(cells["suite"] == claim.suite) & (cells["version"] == version)]
     refs = [claim.greater, *claim.than] if claim.greater is not None else [claim.cell]
-    found = [(ref, _find(mine, claim, ref)) for ref in refs if ref is not None]
+    found = [(ref, _find(cells, claim, ref)) for ref in refs if ref is not None]
     missing = [ref for ref, row in found if row is None]
     if missing:
         names = "; ".join(f"{ref.model} on {ref.split}" + (f" ({ref.metric})" if ref.metric else "") for ref in missing)

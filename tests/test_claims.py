@@ -20,9 +20,9 @@ def test_every_claim_names_a_suite_split_and_model_that_exist() -> None:
     claims = load_claims()
     assert len(claims) >= 5 and len({c.id for c in claims}) == len(claims)
     for claim in claims:
-        tests = {s.name for s in registry.suite(claim.suite).spec.splits_with_role("test")}
         for ref in [claim.greater, claim.cell, *claim.than]:
             if ref is not None:
+                tests = {s.name for s in registry.suite(ref.suite or claim.suite).spec.splits_with_role("test")}
                 assert ref.split in tests, f"{claim.id}: {ref.split}"
                 registry.model_factory(ref.model.partition("[")[0])
 
@@ -46,6 +46,21 @@ BOUND = Claim(
     id="a-fails", statement="A fails", source="a paper", suite="miniscan", metric="accuracy",
     cell=CellRef(model="a", split="test"), at_most=0.1,
 )  # fmt: skip
+
+
+def test_a_claim_across_two_suites_reads_each_cell_from_its_own_suite() -> None:
+    across = Claim(
+        id="lm-beats-number", statement="A on miniscan beats B on lookup-tables", source="a paper",
+        suite="miniscan", metric="accuracy", greater=CellRef(model="a", split="test"),
+        than=[CellRef(model="b", split="test", suite="lookup-tables")],
+    )  # fmt: skip
+    rows = cells(("a", 0.9, 0.85, 0.95), ("b", 0.99, 0.98, 1.0))  # b on miniscan: not the cell the claim names
+    assert check(across, rows).status == "not measured"
+    elsewhere = rows.assign(
+        suite=["miniscan", "lookup-tables"], mean=[0.9, 0.5], ci_low=[0.85, 0.4], ci_high=[0.95, 0.6]
+    )
+    verdict = check(across, elsewhere)
+    assert verdict.status == "reproduced" and "b (lookup-tables) test: 50.0 [40.0, 60.0]" in verdict.evidence
 
 
 @pytest.mark.parametrize(
