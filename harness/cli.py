@@ -328,10 +328,10 @@ def cmd_claims(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from structbench.reports.boards import aggregate
-    from structbench.reports.claims import check_all
+    from structbench.reports.claims import check_all, claim_cells
 
     with Store(existing_store(args.store)) as store:
-        verdicts = check_all(aggregate(store))
+        verdicts = check_all(claim_cells(aggregate(store), store.runs()))
     if args.json:
         print(json.dumps([{"id": v.claim.id, **v.model_dump(exclude={"claim"})} for v in verdicts], indent=2))
         return 0

@@ -1,10 +1,12 @@
 """The papers' qualitative findings, checked on the measured cells of a store.
 
 `claims.yaml` (packaged with the reports) states each finding as a comparison of cell means:
-one cell `greater` than each cell in `than`, or one `cell` `at_most` a bound. A claim is
+one cell `greater` (or `lower`) than each cell in `than`, or one `cell` `at_most` a bound. A
+cell is a test split's metric, or, on the split `training`, a statistic the models report of
+their training (`statistics()`: a language model's `dev_perplexity`). A claim is
 
-- `reproduced` when the 95% intervals say so: the greater cell's interval lies above every
-  other cell's interval, or the cell's interval lies at or below the bound;
+- `reproduced` when the 95% intervals say so: the greater (lower) cell's interval lies above
+  (below) every other cell's interval, or the cell's interval lies at or below the bound;
 - `not reproduced` when the means contradict it;
 - `inconclusive` when the means agree with it but the intervals overlap (or a cell has none);
 - `not measured` when a cell it needs has no finished run in the store.
@@ -22,11 +24,16 @@ import pandas as pd
 from pydantic import Field, model_validator
 
 from structbench import registry
+from structbench.cells import CELL_KEYS, current_configuration
+from structbench.cells import cells as seed_cells
 from structbench.reports.entries import load_entries
 from structbench.specs import Frozen
+from structbench.store import run_statistics
 
 CLAIMS = Path(__file__).resolve().parent / "claims.yaml"
 Status = Literal["reproduced", "not reproduced", "inconclusive", "not measured"]
+TRAINING = "training"
+"""The split name under which a claim reads a training statistic instead of a test split's metric."""
 
 
 class CellRef(Frozen):
@@ -51,16 +58,20 @@ class Claim(Frozen):
     """Suite id; the cells of its installed version are read."""
     metric: str
     greater: CellRef | None = None
+    lower: CellRef | None = None
     than: list[CellRef] = Field(default_factory=list)
     cell: CellRef | None = None
     at_most: float | None = None
 
     @model_validator(mode="after")
     def _one_form(self) -> Claim:
-        comparison = self.greater is not None and bool(self.than)
-        bound = self.cell is not None and self.at_most is not None
-        if comparison == bound:
-            raise ValueError("give either `greater` with `than`, or `cell` with `at_most`")
+        forms = [
+            self.greater is not None and bool(self.than),
+            self.lower is not None and bool(self.than),
+            self.cell is not None and self.at_most is not None,
+        ]
+        if sum(forms) != 1 or (self.greater is not None and self.lower is not None):
+            raise ValueError("give either `greater` or `lower` with `than`, or `cell` with `at_most`")
         return self
 
 
@@ -94,15 +105,22 @@ def _find(cells: pd.DataFrame, claim: Claim, ref: CellRef) -> pd.Series | None:
 
 
 def _shown(ref: CellRef, row: pd.Series) -> str:
-    interval = "" if row["ci_low"] != row["ci_low"] else f" [{100 * row['ci_low']:.1f}, {100 * row['ci_high']:.1f}]"
+    """A cell as evidence: scores in %, a training statistic as it is."""
+    scale, digits = (1, 2) if ref.split == TRAINING else (100, 1)
+    interval = (
+        ""
+        if row["ci_low"] != row["ci_low"]
+        else f" [{scale * row['ci_low']:.{digits}f}, {scale * row['ci_high']:.{digits}f}]"
+    )
     metric = f" {ref.metric}" if ref.metric else ""
     suite = f" ({ref.suite})" if ref.suite else ""
-    return f"{ref.model}{suite} {ref.split}{metric}: {100 * row['mean']:.1f}{interval} ({row['interval']})"
+    return f"{ref.model}{suite} {ref.split}{metric}: {scale * row['mean']:.{digits}f}{interval} ({row['interval']})"
 
 
 def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
     """`claim` on `cells` (rows as the report's `results` frame holds them)."""
-    refs = [claim.greater, *claim.than] if claim.greater is not None else [claim.cell]
+    first = claim.greater or claim.lower
+    refs = [first, *claim.than] if first is not None else [claim.cell]
     found = [(ref, _find(cells, claim, ref)) for ref in refs if ref is not None]
     missing = [ref for ref, row in found if row is None]
     if missing:
@@ -118,10 +136,39 @@ def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
         holds = row["ci_high"] == row["ci_high"] and row["ci_high"] <= bound
         return Verdict(claim=claim, status="reproduced" if holds else "inconclusive", evidence=evidence)
     (_, top), others = rows[0], [row for _, row in rows[1:]]
-    if any(top["mean"] <= other["mean"] for other in others):
+    sign = 1.0 if claim.greater is not None else -1.0  # `lower`: the same test on negated values
+    if any(sign * top["mean"] <= sign * other["mean"] for other in others):
         return Verdict(claim=claim, status="not reproduced", evidence=evidence)
-    separated = all(top["ci_low"] > other["ci_high"] for other in others)  # False where an interval is NaN
+    if claim.greater is not None:
+        separated = all(top["ci_low"] > other["ci_high"] for other in others)  # False where an interval is NaN
+    else:
+        separated = all(top["ci_high"] < other["ci_low"] for other in others)
     return Verdict(claim=claim, status="reproduced" if separated else "inconclusive", evidence=evidence)
+
+
+def statistic_cells(runs: pd.DataFrame) -> pd.DataFrame:
+    """The cells of the training statistics of `runs` (`Store.runs()`; each cell's newest
+    configuration, finished runs): split `training`, metric the statistic's name, over seeds."""
+    current = current_configuration(runs, runs)
+    done = current[current.status == "done"]
+    rows = [
+        {
+            "suite": suite, "version": version, "suite_hash": suite_hash, "model": model, "model_hash": model_hash,
+            "split": TRAINING, "metric": name, "breakdown": "", "level": "", "seed": seed, "value": value,
+            "n": 0, "proportion": False,
+        }
+        for suite, version, suite_hash, model, model_hash, seed, environment in done[
+            ["suite", "version", "suite_hash", "model", "model_hash", "seed", "environment"]
+        ].itertuples(index=False)
+        for name, value in run_statistics(environment).items()
+    ]  # fmt: skip
+    return seed_cells(pd.DataFrame(rows, columns=[*CELL_KEYS, "seed", "value", "n", "proportion"]))
+
+
+def claim_cells(results: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """What claims are checked on: the report's cells (`results`) and the training statistics of `runs`."""
+    statistics = statistic_cells(runs)
+    return results if statistics.empty else pd.concat([results, statistics], ignore_index=True)
 
 
 def check_all(cells: pd.DataFrame, claims: list[Claim] | None = None) -> list[Verdict]:

@@ -39,7 +39,7 @@ from structbench.cells import current_configuration
 from structbench.errors import UserError
 from structbench.reports.boards import SuiteBoard, boards, cell_table
 from structbench.reports.cards import SuiteCard, suite_card
-from structbench.reports.claims import Verdict, check_all
+from structbench.reports.claims import Verdict, check_all, claim_cells
 from structbench.reports.conditions import Condition, conditions
 from structbench.reports.errors import ErrorPage, write_error_data
 from structbench.reports.markdown import UNDEFINED, leaderboard_markdown, method, percent
@@ -281,7 +281,7 @@ def write_report(
     plotting = Drawing({out_dir / path: plot for path, plot in jobs.items()})
 
     error_pages = write_error_data(store, runs, board_list, out_dir)
-    verdicts = check_all(results)
+    verdicts = check_all(claim_cells(results, runs))
     write_tables(results, out_dir)
     (out_dir / "leaderboard.md").write_text(leaderboard_markdown(board_list, verdicts), encoding="utf-8")
     (out_dir / "references.json").write_text(

@@ -12,6 +12,7 @@ import pytest
 
 from structbench.protocols import StatisticsReporter, checked_statistics
 from structbench.reports.boards import aggregate, boards
+from structbench.reports.claims import CellRef, Claim, check_all, claim_cells
 from structbench.reports.render import write_report
 from structbench.runner import Runner
 from structbench.specs import ModelSpec, Split
@@ -42,7 +43,7 @@ class Perplexed:
             raise ValueError("no dev split")
         if self.mode == "junk":
             return {"dev_perplexity": float("nan"), "Dev Loss": 1.0, "epochs": True, "best_epoch": 3}
-        return {"dev_perplexity": 70.0 + self.seed}
+        return {"dev_perplexity": (80.0 if self.mode == "high" else 70.0) + self.seed}
 
 
 def perplexed(mode: str = "good") -> ModelSpec:
@@ -101,3 +102,18 @@ def test_bad_statistics_are_logged_and_the_run_is_stored(runner: Runner, mode: s
     else:
         assert stored == {"best_epoch": 3.0}
         assert any("statistics() entries left out" in m and "Dev Loss" in m for m in messages)
+
+
+def test_a_claim_on_a_training_statistic_compares_its_means_over_seeds(runner: Runner) -> None:
+    runner.evaluate(SUITE, perplexed(), [0, 1, 2])  # dev perplexity 70, 71, 72
+    runner.evaluate(SUITE, perplexed("high"), [0, 1, 2])  # 80, 81, 82
+    claim = Claim(
+        id="lower-perplexity", statement="perplexed reaches the lower dev perplexity", source="a thesis",
+        suite=SUITE, metric="dev_perplexity", lower=CellRef(model="perplexed", split="training"),
+        than=[CellRef(model='perplexed[mode="high"]', split="training")],
+    )  # fmt: skip
+    (verdict,) = check_all(claim_cells(aggregate(runner.store), runner.store.runs()), [claim])
+    assert verdict.status == "reproduced"
+    assert verdict.evidence.startswith("perplexed training: 71.00 [68.52, 73.48] (t over 3 seeds) vs ")
+    flipped = claim.model_copy(update={"lower": claim.than[0], "than": [claim.lower]})
+    assert check_all(claim_cells(aggregate(runner.store), runner.store.runs()), [flipped])[0].status == "not reproduced"
