@@ -97,7 +97,8 @@ def model_label(spec: ModelSpec, factory: Callable[..., Any]) -> str:
     A model factory's classmethod `label(**settings)` decides where it has one (a Hugging Face
     model: its folder's name, never the path); a `module:Class` model is its class's own `name`
     attribute, else the class name; a registered model is its registry name; each with its
-    `--set` values, e.g. `ngram[order=3]`. A factory whose `label` is a string gives a default,
+    `--set` values, e.g. `ngram[order=3]`, except those that do not change its answers
+    (`unkeyed_settings`: where it runs, on how many threads, how long it may take). A factory whose `label` is a string gives a default,
     shown without settings, that the built model replaces (`labelled_by_instance`): the command
     model's hello name."""
     custom = getattr(factory, "label", None)
@@ -106,11 +107,13 @@ def model_label(spec: ModelSpec, factory: Callable[..., Any]) -> str:
         if not isinstance(label, str) or not label.strip():
             raise UserError(f"model {spec.name!r}: label() must return a non-empty str, not {label!r}.")
         return label.strip()
+    unkeyed = getattr(factory, "unkeyed_settings", ())
+    shown = {key: value for key, value in spec.params.items() if key not in unkeyed}
     if ":" in spec.name:
-        return ModelSpec(name=own_name(factory) or getattr(factory, "__name__", spec.name), params=spec.params).label
+        return ModelSpec(name=own_name(factory) or getattr(factory, "__name__", spec.name), params=shown).label
     if isinstance(custom, str):
         return custom  # without settings: a command line would publish local paths
-    return spec.label
+    return ModelSpec(name=spec.name, params=shown).label
 
 
 def own_name(model: object) -> str | None:

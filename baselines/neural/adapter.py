@@ -33,6 +33,8 @@ class NeuralTransducer:
     settings_class: ClassVar[type[TrainSettings]] = TrainSettings
     comparable: ClassVar[bool] = True
     """False for entries that see test-time information (oracle guidance)."""
+    unkeyed_settings: ClassVar[frozenset[str]] = frozenset({"device", "threads"})
+    """Where and on how many threads it trains: neither part of the run key nor of the label."""
     net_class: ClassVar[Callable[..., TransductionNet]]
     """The network, built from (settings, source vocabulary size, target vocabulary size)."""
 
