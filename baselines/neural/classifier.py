@@ -21,9 +21,7 @@ same selection rules, patience and `stop_at`. Subclasses name their settings and
 from __future__ import annotations
 
 import copy
-import json
 import math
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,7 +38,8 @@ from tqdm import tqdm
 from structbench.baselines.neural import checkpoint
 from structbench.baselines.neural.batching import length_buckets
 from structbench.baselines.neural.device import resolve_device, seed_everything
-from structbench.baselines.neural.settings import BUDGETS, TrainSettings, check_overrides, resolve_settings
+from structbench.baselines.neural.run import NeuralRun
+from structbench.baselines.neural.settings import TrainSettings
 from structbench.baselines.neural.trainer import Evaluation, History, selection_key
 from structbench.baselines.neural.vocab import PAD, Vocabulary
 from structbench.errors import NotApplicable, UserError
@@ -225,56 +224,29 @@ class ClassifierTrainer:
         return history
 
 
-class NeuralClassifier:
+class NeuralClassifier(NeuralRun):
     """A trainable classifier whose network and settings come from a subclass and its recipes."""
 
-    name: ClassVar[str]
     protocols: ClassVar[tuple[str, ...]] = ("classification",)
     settings_class: ClassVar[type[ClassifierSettings]] = ClassifierSettings
-    comparable: ClassVar[bool] = True
     net_class: ClassVar[Callable[..., ClassifierNet]]
     """The network, built from (settings, vocabulary size, number of labels)."""
     pair: ClassVar[bool] = False
     """True for models that encode the premise and the hypothesis of `premise <sep> hypothesis` separately."""
+    unkeyed_settings: ClassVar[frozenset[str]] = frozenset({"device", "threads", *TRANSDUCTION_ONLY})
+    """Where and on how many threads it trains, and the decoder settings it refuses: not part of its key."""
 
     def __init__(self, budget: str = "cpu-small", **overrides: Any) -> None:
-        if budget not in BUDGETS:
-            raise UserError(f"unknown budget {budget!r}; use one of {', '.join(BUDGETS)}.")
         refused = sorted(set(overrides) & set(TRANSDUCTION_ONLY))
         if refused:
             raise UserError(
                 f"{', '.join(map(repr, refused))} only apply to decoders; {self.name!r} is a classifier: drop the --set."
             )
-        check_overrides(self.settings_class, self.name, overrides)
-        self.budget = budget
-        self.overrides = overrides
+        super().__init__(budget, **overrides)
         self.settings: ClassifierSettings | None = None
-        self.citation = ""
         self.net: ClassifierNet | None = None
         self.vocabulary = Vocabulary([])
         self.labels: list[str] = []
-        self.history: dict[str, Any] = {}
-        self.device = torch.device("cpu")
-        self.log: Callable[[str], None] = lambda message: print(message, file=sys.stderr)
-        self._threads_before: int | None = None
-
-    @classmethod
-    def configuration(cls, suite: str, budget: str = "cpu-small", **overrides: Any) -> dict[str, Any]:
-        """The settings a run on `suite` trains with: the recipe's budget with the overrides applied.
-
-        The runner stores runs under them, so a run is answered from the store only while the
-        recipe still says what it said when the run was made.
-        """
-        model = cls(budget, **overrides)
-        settings, _ = resolve_settings(cls.settings_class, cls.name, suite, model.budget, model.overrides)
-        return model.described(settings)
-
-    def described(self, settings: ClassifierSettings) -> dict[str, Any]:
-        """What identifies a run's training (not where or on how many threads it runs, nor decoder settings)."""
-        return {
-            "budget": self.budget,
-            **settings.model_dump(mode="json", exclude={"device", "threads", *TRANSDUCTION_ONLY}),
-        }
 
     def segments(self, tokens: Sequence[str], where: str) -> tuple[list[str], ...]:
         """The token lists the network reads: the whole input, or (premise, hypothesis) split at `<sep>`.
@@ -299,13 +271,9 @@ class NeuralClassifier:
         return tuple(self.vocabulary.encode(part) for part in self.segments(tokens, where)), label
 
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
-        settings, self.citation = resolve_settings(
-            self.settings_class, self.name, train.suite, self.budget, self.overrides
-        )
+        settings, self.citation = self.resolve(train.suite)
         self.settings = settings
-        if settings.threads:
-            self._threads_before = torch.get_num_threads()
-            torch.set_num_threads(settings.threads)
+        self.use_threads(settings.threads)
         self.device = resolve_device(settings.device)
         seed_everything(seed)
         examples = self.training_examples(train, settings, seed)
@@ -330,19 +298,8 @@ class NeuralClassifier:
         dev_rows = [self.encode(e.input, ids.get(str(e.label), UNSEEN), f"dev example {e.id}") for e in dev_examples]
         trainer = ClassifierTrainer(self.net, settings, self.device, seed=seed, description=f"{self.name} seed {seed}")
         self.history = trainer.train(rows, dev_rows).as_dict()
-        checkpoint.save(
-            path,
-            self.net.state_dict(),
-            {
-                "model": self.name,
-                "suite": train.suite,
-                "seed": seed,
-                "settings": json.loads(settings.model_dump_json()),
-                "citation": self.citation,
-                "vocabulary": self.vocabulary.tokens,
-                "labels": self.labels,
-                "history": self.history,
-            },
+        self.save_trained(
+            path, self.net, train.suite, seed, settings, vocabulary=self.vocabulary.tokens, labels=self.labels
         )
 
     def training_examples(self, train: Split, settings: ClassifierSettings, seed: int) -> list[Example]:
@@ -391,20 +348,3 @@ class NeuralClassifier:
             if evaluation["epoch"] == selected and evaluation["dev_accuracy"] is not None:
                 return {"dev_accuracy": float(evaluation["dev_accuracy"])}
         return {}
-
-    def compute(self) -> dict[str, int | str]:
-        """The run's compute for the leaderboard: `parameters`, the number of trainable scalars of the
-        network, and `device`, where it trained and predicted (a bare "cuda" with its index)."""
-        device = self.device
-        if device.type == "cuda" and device.index is None and torch.cuda.is_available():
-            device = torch.device("cuda", torch.cuda.current_device())
-        reported: dict[str, int | str] = {"device": str(device)}
-        if self.net is not None:
-            reported["parameters"] = sum(p.numel() for p in self.net.parameters() if p.requires_grad)
-        return reported
-
-    def close(self) -> None:
-        """Give torch back the thread count it had before `threads` changed it (the runner calls this)."""
-        if self._threads_before is not None:
-            torch.set_num_threads(self._threads_before)
-            self._threads_before = None

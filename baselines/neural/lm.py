@@ -33,9 +33,7 @@ words plus `</s>` (`<s>` is given, never predicted): exp(-sum log p / tokens).
 from __future__ import annotations
 
 import copy
-import json
 import math
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -45,7 +43,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import torch
 import torch.nn.functional as F
-from pydantic import PositiveFloat, PositiveInt, ValidationError
+from pydantic import PositiveFloat, PositiveInt
 from tqdm import tqdm
 
 from structbench import freeze, registry
@@ -59,7 +57,7 @@ from structbench.baselines.neural.lm_nets import (
     LstmLm,
     LstmLmArchitecture,
 )
-from structbench.baselines.neural.settings import BUDGETS, load_recipe, task_of
+from structbench.baselines.neural.run import NeuralRun
 from structbench.baselines.neural.vocab import EOS, PAD, SOS, Vocabulary
 from structbench.errors import NotApplicable, UserError
 from structbench.specs import Frozen, Split
@@ -242,25 +240,7 @@ def per_token_perplexity(logprobs: Sequence[float], sentences: Sequence[Sequence
     return math.exp(-sum(logprobs) / max(tokens, 1))
 
 
-def _resolve(
-    cls: type[LmSettings], model: str, suite_id: str, budget: str, overrides: dict[str, Any]
-) -> tuple[Any, str]:
-    """Settings for `model` on `suite_id`: the recipe's `budget` block (`settings.load_recipe`: the
-    task's recipe, else `default.yaml`), then `overrides`, read as the LM's own settings class; and
-    the recipe's citation."""
-    path, recipe = load_recipe(model, task_of(suite_id))
-    if budget not in recipe.budgets:
-        raise UserError(
-            f"recipe {path.name} of {model!r} has no budget {budget!r}; use one of {', '.join(recipe.budgets)}."
-        )
-    try:
-        return cls.model_validate({**recipe.budgets[budget], **overrides}), recipe.citation
-    except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in error.errors())
-        raise UserError(f"invalid settings for {model!r} ({problems}); fix the --set values or {path}.") from None
-
-
-class NeuralLanguageModel:
+class NeuralLanguageModel(NeuralRun):
     """A word-level LM trained on the suite's train sentences, scoring whole sentences for the harness.
 
     Subclasses set `name`, `settings_class` (an `LmSettings` with the network's sizes) and
@@ -271,49 +251,25 @@ class NeuralLanguageModel:
     another suite's train split instead.
     """
 
-    name: ClassVar[str]
     protocols: ClassVar[tuple[str, ...]] = ("minimal-pair", "forced-choice")
     settings_class: ClassVar[type[LmSettings]] = LmSettings
-    comparable: ClassVar[bool] = True
     net_class: ClassVar[Callable[..., LanguageModelNet]]
     """The network, built from (settings, vocabulary size)."""
 
     def __init__(self, budget: str = "cpu-small", **overrides: Any) -> None:
-        if budget not in BUDGETS:
-            raise UserError(f"unknown budget {budget!r}; use one of {', '.join(BUDGETS)}.")
-        unknown = sorted(set(overrides) - set(self.settings_class.model_fields))
-        if unknown:
-            raise UserError(
-                f"model {self.name!r} has no setting {', '.join(map(repr, unknown))}; "
-                f"its settings are: budget, {', '.join(self.settings_class.model_fields)}."
-            )
-        self.budget = budget
-        self.overrides = overrides
+        super().__init__(budget, **overrides)
         self.settings: LmSettings | None = None
-        self.citation = ""
         self.net: LanguageModelNet | None = None
         self.vocabulary = Vocabulary([])
-        self.history: dict[str, Any] = {}
         self.dev_perplexity: float | None = None
         self.untrained_reason = f"{self.name} was not trained: the suite has no train split; train it elsewhere."
-        self.device = torch.device("cpu")
-        self.log: Callable[[str], None] = lambda message: print(message, file=sys.stderr)
-        self._threads_before: int | None = None
 
-    @classmethod
-    def configuration(cls, suite: str, budget: str = "cpu-small", **overrides: Any) -> dict[str, Any]:
-        """The settings a run on `suite` trains with: the recipe's budget with the overrides applied.
-
-        The runner keys stored runs by them, so a changed recipe is a new run, not a cache hit."""
-        model = cls(budget, **overrides)
-        settings, _ = _resolve(cls.settings_class, cls.name, suite, model.budget, model.overrides)
+    def resolve(self, suite: str) -> tuple[Any, str]:
+        """As `NeuralRun.resolve`; a `train_on` suite that does not exist is one sentence now, before any data is built."""
+        settings, citation = super().resolve(suite)
         if settings.train_on is not None:
-            registry.suite(settings.train_on)  # an unknown suite is one sentence now, before any data is built
-        return model.described(settings)
-
-    def described(self, settings: LmSettings) -> dict[str, Any]:
-        """What identifies a run's training (not where or on how many threads it runs)."""
-        return {"budget": self.budget, **settings.model_dump(mode="json", exclude={"device", "threads"})}
+            registry.suite(settings.train_on)
+        return settings, citation
 
     def build_net(self, settings: Any, vocabulary: Vocabulary) -> LanguageModelNet:
         """The untrained network; a subclass that needs more than the vocabulary size overrides it."""
@@ -340,7 +296,7 @@ class NeuralLanguageModel:
         )
 
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
-        settings, self.citation = _resolve(self.settings_class, self.name, train.suite, self.budget, self.overrides)
+        settings, self.citation = self.resolve(train.suite)
         self.settings = settings
         train, dev = self._training_splits(train, dev, settings, seed)
         if not train.examples:
@@ -351,9 +307,7 @@ class NeuralLanguageModel:
             )
             self.log(f"{self.name} seed {seed}: {self.untrained_reason}")
             return
-        if settings.threads:
-            self._threads_before = torch.get_num_threads()
-            torch.set_num_threads(settings.threads)
+        self.use_threads(settings.threads)
         self.device = resolve_device(settings.device)
         seed_everything(seed)
         sentences = lm_sentences(train)
@@ -384,19 +338,14 @@ class NeuralLanguageModel:
             f"{self.name} seed {seed}: {len(history.evaluations)} evaluations in {seconds:.0f} s; "
             f"kept epoch {history.selected_epoch} (dev perplexity {shown}); stopped: {history.stopped}"
         )
-        checkpoint.save(
+        self.save_trained(
             path,
-            self.net.state_dict(),
-            {
-                "model": self.name,
-                "suite": train.suite,
-                "seed": seed,
-                "settings": json.loads(settings.model_dump_json()),
-                "citation": self.citation,
-                "vocabulary": vocabulary.tokens,
-                "history": self.history,
-                "dev_perplexity": self.dev_perplexity,
-            },
+            self.net,
+            train.suite,
+            seed,
+            settings,
+            vocabulary=vocabulary.tokens,
+            dev_perplexity=self.dev_perplexity,
         )
 
     def _train(
@@ -490,23 +439,6 @@ class NeuralLanguageModel:
         Tran 2018 §5.5.2 quotes: LSTM 75.17, FAN 71.39 on Linzen et al.'s data); empty when the model
         was not trained or had no dev split."""
         return {} if self.dev_perplexity is None else {"dev_perplexity": float(self.dev_perplexity)}
-
-    def compute(self) -> dict[str, int | str]:
-        """The run's compute for the leaderboard: `parameters`, the trainable scalars of the network
-        (a tied embedding counted once), and `device` (a bare "cuda" given its index, "cuda:0")."""
-        device = self.device
-        if device.type == "cuda" and device.index is None and torch.cuda.is_available():
-            device = torch.device("cuda", torch.cuda.current_device())
-        reported: dict[str, int | str] = {"device": str(device)}
-        if self.net is not None:
-            reported["parameters"] = sum(p.numel() for p in self.net.parameters() if p.requires_grad)
-        return reported
-
-    def close(self) -> None:
-        """Give torch back the thread count it had before `threads` changed it (the runner calls this)."""
-        if self._threads_before is not None:
-            torch.set_num_threads(self._threads_before)
-            self._threads_before = None
 
 
 class LstmLanguageModel(NeuralLanguageModel):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
-from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, ValidationError
+from pydantic import BaseModel, Field, NonNegativeFloat, PositiveFloat, PositiveInt, ValidationError
 
 from structbench import registry
 from structbench.errors import UserError
@@ -105,7 +105,7 @@ def quickstart_models(suite_name: str) -> tuple[str, ...]:
     )
 
 
-S = TypeVar("S", bound="TrainSettings")
+S = TypeVar("S", bound=BaseModel)
 
 
 def resolve_settings(cls: type[S], model: str, suite_id: str, budget: str, overrides: dict[str, Any]) -> tuple[S, str]:
@@ -118,11 +118,11 @@ def resolve_settings(cls: type[S], model: str, suite_id: str, budget: str, overr
     try:
         return cls.model_validate({**recipe.budgets[budget], **overrides}), recipe.citation
     except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in error.errors())
         raise UserError(f"invalid settings for {model!r} ({problems}); fix the --set values or {path}.") from None
 
 
-def check_overrides(cls: type[TrainSettings], model: str, overrides: dict[str, Any]) -> None:
+def check_overrides(cls: type[BaseModel], model: str, overrides: dict[str, Any]) -> None:
     """Refuse `--set` keys that are no setting of `cls`, naming the settings there are."""
     unknown = sorted(set(overrides) - set(cls.model_fields))
     if unknown:

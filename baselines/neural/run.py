@@ -1,0 +1,108 @@
+"""What the harness side of every neural baseline shares, whatever it answers (transductions,
+sentence log-probabilities, labels): the budget and `--set` overrides, the resolved settings that
+key its runs (`configuration`), the threads it trains on, and its compute report.
+
+One class instead of a copy in each of `NeuralTransducer`, `NeuralLanguageModel` and
+`NeuralClassifier`, so that a rule about identity (device and threads never key a run) or about
+compute holds for all of them at once.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+from pydantic import BaseModel
+
+from structbench.baselines.neural import checkpoint
+from structbench.baselines.neural.settings import BUDGETS, check_overrides, resolve_settings
+from structbench.errors import UserError
+
+
+class NeuralRun:
+    """A neural baseline's settings, identity and compute; subclasses train and answer."""
+
+    name: ClassVar[str]
+    settings_class: ClassVar[type[BaseModel]]
+    comparable: ClassVar[bool] = True
+    """False for entries that see test-time information (oracle guidance)."""
+    unkeyed_settings: ClassVar[frozenset[str]] = frozenset({"device", "threads"})
+    """Where and on how many threads it trains: neither part of the run key nor of the label."""
+
+    def __init__(self, budget: str = "cpu-small", **overrides: Any) -> None:
+        if budget not in BUDGETS:
+            raise UserError(f"unknown budget {budget!r}; use one of {', '.join(BUDGETS)}.")
+        check_overrides(self.settings_class, self.name, overrides)
+        self.budget = budget
+        self.overrides = overrides
+        self.citation = ""
+        self.history: dict[str, Any] = {}
+        self.device = torch.device("cpu")
+        self.log: Callable[[str], None] = lambda message: print(message, file=sys.stderr)
+        self._threads_before: int | None = None
+
+    @classmethod
+    def configuration(cls, suite: str, budget: str = "cpu-small", **overrides: Any) -> dict[str, Any]:
+        """The settings a run on `suite` trains with: the recipe's budget with the overrides applied.
+
+        The runner stores runs under them, so a run is answered from the store only while the
+        recipe still says what it said when the run was made.
+        """
+        model = cls(budget, **overrides)
+        return model.described(model.resolve(suite)[0])
+
+    def resolve(self, suite: str) -> tuple[Any, str]:
+        """This run's settings on `suite` (recipe budget, then overrides) and the recipe's citation."""
+        return resolve_settings(self.settings_class, self.name, suite, self.budget, self.overrides)
+
+    def described(self, settings: BaseModel) -> dict[str, Any]:
+        """What identifies a run's training (not where or on how many threads it runs)."""
+        return {"budget": self.budget, **settings.model_dump(mode="json", exclude=set(self.unkeyed_settings))}
+
+    def use_threads(self, threads: int | None) -> None:
+        """Train and answer on `threads` CPU threads (None or 0: torch's default); `close` restores it."""
+        if threads:
+            self._threads_before = torch.get_num_threads()
+            torch.set_num_threads(threads)
+
+    def save_trained(
+        self, path: Path, net: torch.nn.Module, suite: str, seed: int, settings: BaseModel, **extra: Any
+    ) -> None:
+        """Save the trained weights with what a reload checks and a reader wants to know: the model,
+        suite, seed, settings, citation and training history, and the subclass's `extra` (its
+        vocabularies, the figure it selected on)."""
+        meta = {
+            "model": self.name,
+            "suite": suite,
+            "seed": seed,
+            "settings": json.loads(settings.model_dump_json()),
+            "citation": self.citation,
+            **extra,
+            "history": self.history,
+        }
+        checkpoint.save(path, net.state_dict(), meta)
+
+    def compute(self) -> dict[str, int | str]:
+        """The run's compute for the leaderboard: `parameters`, the number of trainable scalars of
+        the network (every `requires_grad` tensor of `self.net`, a tied embedding counted once), and
+        `device`, where it trained and predicted (e.g. "cpu", "cuda:0"). Before `fit` there is no
+        network, so only the device is reported. A bare "cuda" is given its index ("cuda:0"), so
+        that runs on different GPUs of one machine are told apart."""
+        device = self.device
+        if device.type == "cuda" and device.index is None and torch.cuda.is_available():
+            device = torch.device("cuda", torch.cuda.current_device())
+        reported: dict[str, int | str] = {"device": str(device)}
+        net = getattr(self, "net", None)
+        if isinstance(net, torch.nn.Module):
+            reported["parameters"] = sum(p.numel() for p in net.parameters() if p.requires_grad)
+        return reported
+
+    def close(self) -> None:
+        """Give torch back the thread count it had before `threads` changed it (the runner calls this)."""
+        if self._threads_before is not None:
+            torch.set_num_threads(self._threads_before)
+            self._threads_before = None
