@@ -18,13 +18,14 @@ import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from structbench import freeze, registry
 from structbench.errors import UserError
 from structbench.runner import Asked, Runner, default_store_path
 from structbench.specs import ModelSpec, ResultRecord, Split, SuiteSpec
 from structbench.store import Store
+from structbench.suite import Suite
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -120,7 +121,7 @@ class LoadedSuite:
     suite_hash: str
     """SHA-256 over the frozen splits: results with another hash are about other data."""
     _manifest: freeze.Manifest
-    _source: Any
+    _source: Suite
 
     @property
     def splits(self) -> list[str]:
