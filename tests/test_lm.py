@@ -258,14 +258,15 @@ def test_through_the_runner(runner: Runner, name: str) -> None:
     assert record.status == {"0": "done"}
     suite = registry.suite(ATTRACTORS)
     assert set(record.scores) == {s.name for s in suite.spec.splits_with_role("test")}
-    for cells in record.scores.values():
-        assert 0.0 <= cells["accuracy"].mean <= 1.0
     runs = runner.store.runs().set_index("id")
     run_id = int(runs.index.max())
     stored = runner.store.stored_predictions(run_id)
-    for _, (ids, predictions, _) in stored.items():
+    for split, (ids, predictions, _) in stored.items():
         assert len(ids) == 500
         assert all(len(p) == 2 and all(isinstance(v, float) and v < 0 for v in p) for p in predictions)
+        # the cell is the share of pairs whose grammatical sentence (first) is strictly more probable
+        preferred = sum(good > bad for good, bad in predictions) / len(predictions)
+        assert record.scores[split]["accuracy"].mean == pytest.approx(preferred)
     assert rescore(runner.store, run_id, suite)  # the stored log-probabilities score again
     statistics = run_statistics(str(runs.loc[run_id, "environment"]))
     assert 1.0 < statistics["dev_perplexity"] < 100.0
