@@ -170,30 +170,26 @@ def config_hash(configuration: Mapping[str, Any] | None) -> str | None:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def run_compute(environment_json: str) -> dict[str, int | str]:
-    """The compute a run's model reported (`parameters`, `device`), read from its `environment` JSON.
-
-    {} for a run without one: stored before compute was recorded, by a model that reports none,
-    or with an environment that is not a JSON object (never raises: a report reads every row)."""
+def _environment_entry(environment_json: str, key: str) -> object:
+    """`key` of a run's `environment` JSON; {} where it is absent or the text is not a JSON object
+    (never raises: a report reads every row, old and damaged ones too)."""
     try:
         environment = json.loads(environment_json)
     except (TypeError, ValueError, RecursionError):
         return {}
-    if not isinstance(environment, dict):
-        return {}
-    return checked_compute(environment.get("compute", {}))[0]
+    return environment.get(key, {}) if isinstance(environment, dict) else {}
+
+
+def run_compute(environment_json: str) -> dict[str, int | str]:
+    """The compute a run's model reported (`parameters`, `device`), read from its `environment` JSON;
+    {} for a run without one (stored before compute was recorded, or by a model that reports none)."""
+    return checked_compute(_environment_entry(environment_json, "compute"))[0]
 
 
 def run_statistics(environment_json: str) -> dict[str, float]:
     """The statistics a run's model reported (e.g. `dev_perplexity`), read from its `environment`
-    JSON; {} for a run without them (never raises, as `run_compute`)."""
-    try:
-        environment = json.loads(environment_json)
-    except (TypeError, ValueError, RecursionError):
-        return {}
-    if not isinstance(environment, dict):
-        return {}
-    return checked_statistics(environment.get("statistics", {}))[0]
+    JSON; {} for a run without them."""
+    return checked_statistics(_environment_entry(environment_json, "statistics"))[0]
 
 
 def _with_entries(environment_json: str, entries: Mapping[str, Mapping[str, Any]]) -> str:

@@ -40,7 +40,7 @@ from structbench.baselines.neural.batching import length_buckets
 from structbench.baselines.neural.device import resolve_device, seed_everything
 from structbench.baselines.neural.run import NeuralRun
 from structbench.baselines.neural.settings import TrainSettings
-from structbench.baselines.neural.trainer import Evaluation, History, selection_key
+from structbench.baselines.neural.trainer import Evaluation, History, optimizer_step, selection_key
 from structbench.baselines.neural.vocab import PAD, Vocabulary
 from structbench.errors import NotApplicable, UserError
 from structbench.specs import Example, Split
@@ -188,13 +188,7 @@ class ClassifierTrainer:
                 batch = batch.to(self.device)
                 with torch.autocast("cuda", enabled=self.amp):
                     loss = F.cross_entropy(net(batch.segments).float(), batch.labels)
-                optimizer.zero_grad(set_to_none=True)
-                scaler.scale(loss).backward()  # type: ignore[no-untyped-call]  # torch leaves backward unannotated
-                if settings.clip is not None:
-                    scaler.unscale_(optimizer)
-                    torch.nn.utils.clip_grad_norm_(parameters, settings.clip)
-                scaler.step(optimizer)
-                scaler.update()
+                optimizer_step(loss, optimizer, scaler, parameters, settings.clip)
                 total += float(loss.detach()) * len(batch.order)
             train_loss = total / max(len(train), 1)
             if not math.isfinite(train_loss):

@@ -58,6 +58,7 @@ from structbench.baselines.neural.lm_nets import (
     LstmLmArchitecture,
 )
 from structbench.baselines.neural.run import NeuralRun
+from structbench.baselines.neural.trainer import optimizer_step
 from structbench.baselines.neural.vocab import EOS, PAD, SOS, Vocabulary
 from structbench.errors import NotApplicable, UserError
 from structbench.specs import Frozen, Split
@@ -382,13 +383,7 @@ class NeuralLanguageModel(NeuralRun):
                 loss = F.cross_entropy(
                     logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=PAD
                 )
-                optimizer.zero_grad(set_to_none=True)
-                scaler.scale(loss).backward()  # type: ignore[no-untyped-call]  # torch leaves backward unannotated
-                if settings.clip is not None:
-                    scaler.unscale_(optimizer)
-                    torch.nn.utils.clip_grad_norm_(parameters, settings.clip)
-                scaler.step(optimizer)
-                scaler.update()
+                optimizer_step(loss, optimizer, scaler, parameters, settings.clip)
                 counted = int((targets != PAD).sum())
                 total += float(loss.detach()) * counted
                 tokens += counted

@@ -27,6 +27,24 @@ from structbench.baselines.neural.vocab import EOS, PAD, Vocabulary
 from structbench.specs import Example
 
 
+def optimizer_step(
+    loss: torch.Tensor,
+    optimizer: torch.optim.Optimizer,
+    scaler: torch.amp.GradScaler,
+    parameters: list[torch.nn.Parameter],
+    clip: float | None,
+) -> None:
+    """One update from `loss`, as every neural baseline trains: gradients (scaled for mixed precision on
+    CUDA; the scaler is a no-op otherwise), clipped to global norm `clip` where given, then the step."""
+    optimizer.zero_grad(set_to_none=True)
+    scaler.scale(loss).backward()  # type: ignore[no-untyped-call]  # torch leaves backward unannotated
+    if clip is not None:
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(parameters, clip)
+    scaler.step(optimizer)
+    scaler.update()
+
+
 @dataclass
 class Evaluation:
     """One evaluation of the model during training."""
@@ -203,13 +221,7 @@ class Trainer:
                 batch = batch.to(self.device)
                 with torch.autocast("cuda", enabled=self.amp):
                     loss = batch_loss(net(batch, coin.random() < settings.teacher_forcing), batch, settings.guidance)
-                optimizer.zero_grad(set_to_none=True)
-                scaler.scale(loss).backward()  # type: ignore[no-untyped-call]  # torch leaves backward unannotated
-                if settings.clip is not None:
-                    scaler.unscale_(optimizer)
-                    torch.nn.utils.clip_grad_norm_(parameters, settings.clip)
-                scaler.step(optimizer)
-                scaler.update()
+                optimizer_step(loss, optimizer, scaler, parameters, settings.clip)
                 total += float(loss.detach()) * len(batch.order)
                 count += len(batch.order)
             train_loss = total / max(count, 1)
