@@ -21,6 +21,7 @@ from structbench.model_settings import check_settings
 from structbench.runner import Asked, Runner, default_store_path
 from structbench.specs import ModelSpec
 from structbench.store import Store
+from structbench.suite import Suite
 
 QUICKSTART_MODELS = ("oracle", "copy", "random", "majority")
 
@@ -33,10 +34,16 @@ def existing_store(path: Path) -> Path:
 
 
 def parse_seeds(text: str) -> list[int]:
+    """Seeds from `0,1,2`, a range `0-9` (both ends included) or a mix of both."""
+    seeds: list[int] = []
     try:
-        seeds = [int(part) for part in text.split(",") if part.strip()]
+        for part in (p.strip() for p in text.split(",") if p.strip()):
+            first, dash, last = part.partition("-")
+            seeds += range(int(first), int(last) + 1) if dash else [int(part)]
     except ValueError:
-        raise UserError(f"--seeds {text!r} is not a comma-separated list of integers, e.g. --seeds 0,1,2.") from None
+        raise UserError(
+            f"--seeds {text!r} is not a comma-separated list of integers or ranges, e.g. --seeds 0,1,2 or --seeds 0-9."
+        ) from None
     if not seeds or len(set(seeds)) != len(seeds):
         raise UserError(f"--seeds {text!r} must list at least one seed, each once.")
     if any(not 0 <= seed < 2**63 for seed in seeds):
@@ -227,6 +234,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if len(models) != 2:
         raise UserError(f"--models {args.models!r} must name two models, e.g. --models ngram,unigram.")
     suite = registry.suite(args.suite)
+    if args.statistic:
+        return compare_statistic_command(args, suite, models[0], models[1])
     with Store(existing_store(args.store)) as store:
         results = compare(store, suite, models[0], models[1], [args.split] if args.split else None)
     if args.json:
@@ -244,6 +253,34 @@ def cmd_compare(args: argparse.Namespace) -> int:
     ]  # fmt: skip
     headers = ["split", "examples", "A", "B", "A - B", "95% interval", "p", "verdict"]
     print(tabulate(rows, headers=headers, disable_numparse=True))
+    return 0
+
+
+def compare_statistic_command(args: argparse.Namespace, suite: Suite, model_a: str, model_b: str) -> int:
+    """`compare --statistic NAME`: Welch's test of a statistic of training between two models."""
+    from structbench.compare_statistics import compare_statistic
+
+    with Store(existing_store(args.store)) as store:
+        result = compare_statistic(store, suite, model_a, model_b, args.statistic)
+    if args.json:
+        print(json.dumps({**vars(result), "verdict": result.verdict}, indent=2))
+        return 0
+    direction = {None: "", True: " (higher is better)", False: " (lower is better)"}[result.higher_is_better]
+    print(
+        f"{result.suite}: {result.model_a} (A) - {result.model_b} (B) on {result.statistic}{direction}; Welch's t-test"
+    )
+    for label, values, without in (
+        (result.model_a, result.values_a, result.without_a),
+        (result.model_b, result.values_b, result.without_b),
+    ):
+        listed = ", ".join(f"{seed}: {value:g}" for seed, value in values.items())
+        missing = f"; seeds without it: {', '.join(map(str, without))}" if without else ""
+        print(f"  {label}: {listed}{missing}")
+    print(
+        f"A {result.mean_a:.6g}, B {result.mean_b:.6g}, A - B {result.difference:+.6g} "
+        f"[{result.ci_low:+.6g}, {result.ci_high:+.6g}], t {result.t:.3g}, df {result.df:.3g}, "
+        f"p {result.p_value:.3g}: {result.verdict}"
+    )
     return 0
 
 
@@ -458,6 +495,11 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--suite", required=True, metavar="ID[@VERSION]")
     compare.add_argument("--models", required=True, metavar="A,B", help="two model labels, as the report shows them")
     compare.add_argument("--split", help="one test split (default: each ranked split)")
+    compare.add_argument(
+        "--statistic",
+        metavar="NAME",
+        help="compare a statistic of training instead (e.g. trials_to_criterion): Welch's t-test over seeds",
+    )
     compare.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
     compare.add_argument("--json", action="store_true", help="print the comparisons as JSON")
     compare.set_defaults(handler=cmd_compare)

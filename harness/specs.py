@@ -103,6 +103,19 @@ def scored_split(
     return SplitSpec(name=name, role="test", size=size, description=description, test_role=role, ranked=ranked)
 
 
+class StatisticSpec(Frozen):
+    """A statistic of training that a suite asks models to report (`statistics()`), e.g. how many
+    training sequences a model needed to reach a criterion: the leaderboard gives it its own
+    column with its direction, beside the test splits' metrics."""
+
+    name: str
+    """The key models report it under, e.g. `trials_to_criterion`."""
+    description: str
+    """What it counts and how it is measured, in one sentence (the column's explanation)."""
+    higher_is_better: bool
+    """Its direction: False for a cost such as training sequences or perplexity."""
+
+
 class SuiteSpec(Frozen):
     """Everything that identifies a suite and how it is run, independent of its data."""
 
@@ -135,6 +148,10 @@ class SuiteSpec(Frozen):
     """Label set for classification suites."""
     n_clusters: int | None = None
     """Number of clusters asked of tag-induction models (K)."""
+    statistics: list[StatisticSpec] = Field(default_factory=list)
+    """Statistics of training the suite asks models to report, each shown as its own leaderboard
+    column with its direction (sample efficiency, where the suite's question is how fast a model
+    learns rather than how well)."""
 
     @property
     def key(self) -> str:
@@ -167,6 +184,9 @@ class SuiteSpec(Frozen):
             raise ValueError(f"{self.id}: at least one test split must be ranked")
         if len(self.splits_with_role("train")) > 1 or len(self.splits_with_role("dev")) > 1:
             raise ValueError(f"{self.id}: at most one train and one dev split")
+        statistics = [s.name for s in self.statistics]
+        if len(set(statistics)) != len(statistics):
+            raise ValueError(f"{self.id}: statistic names repeat: {statistics}")
         return self
 
 

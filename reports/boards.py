@@ -25,10 +25,11 @@ import pandas as pd
 
 from structbench import registry
 from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_configuration
+from structbench.compare_statistics import welch
 from structbench.errors import UserError
 from structbench.reports.references import Reference
 from structbench.reports.ties import best_and_ties
-from structbench.specs import SeedStats, SuiteSpec
+from structbench.specs import SeedStats, StatisticSpec, SuiteSpec
 from structbench.store import Store, run_compute, run_statistics
 
 RESULT_COLUMNS = [
@@ -59,6 +60,10 @@ class Compute:
     """Devices the runs reported, comma-separated; empty when none did."""
     statistics: dict[str, float] = field(default_factory=dict)
     """Mean over the finished seeds that report it of each statistic of training (`dev_perplexity`)."""
+    statistic_values: dict[str, list[float]] = field(default_factory=dict)
+    """Each statistic's value per finished seed that reports it (what the marks compare)."""
+    seeds: int = 0
+    """Finished seeds: a statistic reported by fewer (a criterion some seeds never reached) says so."""
 
 
 @dataclass
@@ -94,6 +99,8 @@ class SuiteBoard:
     """Ranked split -> the models a paired comparison cannot tell from its best (`structbench.reports.ties`)."""
     ties_note: str = ""
     """Why the models were not compared with the best, if they were not."""
+    statistic_marks: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Declared statistic -> model -> `best` or `tie` (Welch's test over seeds cannot tell it from the best)."""
 
     def mark(self, model: str, split: str) -> str:
         """`best`, `tie` (indistinguishable from the best) or "" for one cell."""
@@ -108,8 +115,15 @@ class SuiteBoard:
 
     @property
     def statistic_names(self) -> list[str]:
-        """The training statistics any model on this board reports, in name order: one column each."""
-        return sorted({name for compute in self.compute.values() for name in compute.statistics})
+        """One column each: the statistics of training the suite declares (in its order), then any
+        other that a model on this board reports (in name order)."""
+        declared = [s.name for s in self.spec.statistics]
+        reported = {name for compute in self.compute.values() for name in compute.statistics}
+        return declared + sorted(reported - set(declared))
+
+    def statistic_spec(self, name: str) -> StatisticSpec | None:
+        """The suite's declaration of statistic `name` (its direction and meaning), if it declares it."""
+        return next((s for s in self.spec.statistics if s.name == name), None)
 
     def set_apart(self, model: str) -> bool:
         """Whether `model` is shown below the ranked rows (a ceiling, not comparable, or partial)."""
@@ -241,8 +255,31 @@ def _compute(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], Compute]:
             parameters=max(int(p) for p in parameters) if parameters else None,
             device=", ".join(devices),
             statistics={name: sum(values) / len(values) for name, values in sorted(statistics.items())},
+            statistic_values=dict(sorted(statistics.items())),
+            seeds=len(cell_runs),
         )
     return out
+
+
+def statistic_marks(board: SuiteBoard) -> dict[str, dict[str, str]]:
+    """Declared statistic -> ranked model -> `best` (the best mean in the declared direction) or
+    `tie` (Welch's test over seeds, 95%, cannot tell it from the best; a model with fewer than two
+    values is never tested, so never marked)."""
+    ranked = [model for model, _ in board.ranked_rows if model in board.compute]
+    marks: dict[str, dict[str, str]] = {}
+    for declared in board.spec.statistics:
+        values = {m: v for m in ranked if (v := board.compute[m].statistic_values.get(declared.name))}
+        if not values:
+            continue
+        pick = max if declared.higher_is_better else min
+        best = pick(sorted(values), key=lambda model: sum(values[model]) / len(values[model]))
+        marks[declared.name] = {best: "best"}
+        for model, mine in values.items():
+            if model != best and len(mine) > 1 and len(values[best]) > 1:
+                _, low, high, *_ = welch(mine, values[best])
+                if low <= 0 <= high:
+                    marks[declared.name][model] = "tie"
+    return marks
 
 
 def attach_references(board: SuiteBoard, references: list[Reference]) -> None:
@@ -347,6 +384,7 @@ def boards(
                 if (cell := row_cells[split]) is not None:
                     columns[split][model] = cell
         board.best, board.ties, board.ties_note = best_and_ties(store, spec, suite_hash, runs, columns)
+        board.statistic_marks = statistic_marks(board)
         attach_references(board, references or [])
         out.append(board)
     return out
