@@ -1,15 +1,22 @@
 """The papers' qualitative findings, checked on the measured cells of a store.
 
 `claims.yaml` (packaged with the reports) states each finding as a comparison of cell means:
-one cell `greater` (or `lower`) than each cell in `than`, or one `cell` `at_most` a bound. A
-cell is a test split's metric, or, on the split `training`, a statistic the models report of
-their training (`statistics()`: a language model's `dev_perplexity`). A claim is
+one cell `greater` (or `lower`, or `not_below`) than each cell in `than`, or one `cell`
+`at_most` a bound. A cell is a test split's metric, or, on the split `training`, a statistic the
+models report of their training (`statistics()`: a language model's `dev_perplexity`, DSR's
+`trials_to_criterion`). A claim is
 
 - `reproduced` when the 95% intervals say so: the greater (lower) cell's interval lies above
-  (below) every other cell's interval, or the cell's interval lies at or below the bound;
+  (below) every other cell's interval, or the cell's interval lies at or below the bound; for
+  two statistics of training, when Welch's t-test over their seeds puts the difference on the
+  claimed side at the 5% level (the test the papers report for trials to criterion);
 - `not reproduced` when the means contradict it;
 - `inconclusive` when the means agree with it but the intervals overlap (or a cell has none);
 - `not measured` when a cell it needs has no finished run in the store.
+
+`not_below` is a finding that one cell is no worse (Monner's strong systematicity against weak):
+reproduced when its mean is at least each other's, not reproduced when its interval lies wholly
+below another's, else inconclusive.
 
 Separated intervals are a conservative test (two models' paired difference is sharper: see
 `structbench compare`), so `reproduced` errs on the side of caution.
@@ -26,6 +33,7 @@ from pydantic import Field, model_validator
 from structbench import registry
 from structbench.cells import CELL_KEYS, current_configuration
 from structbench.cells import cells as seed_cells
+from structbench.compare_statistics import welch
 from structbench.reports.entries import load_entries
 from structbench.specs import Frozen
 from structbench.store import run_statistics
@@ -59,19 +67,17 @@ class Claim(Frozen):
     metric: str
     greater: CellRef | None = None
     lower: CellRef | None = None
+    not_below: CellRef | None = None
     than: list[CellRef] = Field(default_factory=list)
     cell: CellRef | None = None
     at_most: float | None = None
 
     @model_validator(mode="after")
     def _one_form(self) -> Claim:
-        forms = [
-            self.greater is not None and bool(self.than),
-            self.lower is not None and bool(self.than),
-            self.cell is not None and self.at_most is not None,
-        ]
-        if sum(forms) != 1 or (self.greater is not None and self.lower is not None):
-            raise ValueError("give either `greater` or `lower` with `than`, or `cell` with `at_most`")
+        compared = [ref for ref in (self.greater, self.lower, self.not_below) if ref is not None]
+        forms = [len(compared) == 1 and bool(self.than), self.cell is not None and self.at_most is not None]
+        if sum(forms) != 1 or len(compared) > 1:
+            raise ValueError("give one of `greater`, `lower` or `not_below` with `than`, or `cell` with `at_most`")
         return self
 
 
@@ -119,7 +125,7 @@ def _shown(ref: CellRef, row: pd.Series) -> str:
 
 def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
     """`claim` on `cells` (rows as the report's `results` frame holds them)."""
-    first = claim.greater or claim.lower
+    first = claim.greater or claim.lower or claim.not_below
     refs = [first, *claim.than] if first is not None else [claim.cell]
     found = [(ref, _find(cells, claim, ref)) for ref in refs if ref is not None]
     missing = [ref for ref, row in found if row is None]
@@ -136,10 +142,19 @@ def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
         holds = row["ci_high"] == row["ci_high"] and row["ci_high"] <= bound
         return Verdict(claim=claim, status="reproduced" if holds else "inconclusive", evidence=evidence)
     (_, top), others = rows[0], [row for _, row in rows[1:]]
+    if claim.not_below is not None:
+        if any(top["ci_high"] < other["ci_low"] for other in others):
+            return Verdict(claim=claim, status="not reproduced", evidence=evidence)
+        holds = all(top["mean"] >= other["mean"] for other in others)
+        return Verdict(claim=claim, status="reproduced" if holds else "inconclusive", evidence=evidence)
     sign = 1.0 if claim.greater is not None else -1.0  # `lower`: the same test on negated values
     if any(sign * top["mean"] <= sign * other["mean"] for other in others):
         return Verdict(claim=claim, status="not reproduced", evidence=evidence)
-    if claim.greater is not None:
+    if all(ref.split == TRAINING for ref, _ in rows) and all(len(row["per_seed"]) > 1 for _, row in rows):
+        tests = [welch(list(top["per_seed"]), list(other["per_seed"])) for other in others]
+        evidence += "; Welch's t-test: " + ", ".join(f"t {t:.3g}, df {df:.3g}, p {p:.3g}" for *_, t, df, p in tests)
+        separated = all(low > 0 if claim.greater is not None else high < 0 for _, low, high, *_ in tests)
+    elif claim.greater is not None:
         separated = all(top["ci_low"] > other["ci_high"] for other in others)  # False where an interval is NaN
     else:
         separated = all(top["ci_high"] < other["ci_low"] for other in others)

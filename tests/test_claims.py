@@ -20,7 +20,7 @@ def test_every_claim_names_a_suite_split_and_model_that_exist() -> None:
     claims = load_claims()
     assert len(claims) >= 5 and len({c.id for c in claims}) == len(claims)
     for claim in claims:
-        for ref in [claim.greater, claim.cell, *claim.than]:
+        for ref in [claim.greater, claim.lower, claim.not_below, claim.cell, *claim.than]:
             if ref is not None:
                 tests = {s.name for s in registry.suite(ref.suite or claim.suite).spec.splits_with_role("test")}
                 assert ref.split in tests | {TRAINING}, f"{claim.id}: {ref.split}"
@@ -46,6 +46,18 @@ BOUND = Claim(
     id="a-fails", statement="A fails", source="a paper", suite="miniscan", metric="accuracy",
     cell=CellRef(model="a", split="test"), at_most=0.1,
 )  # fmt: skip
+
+
+def test_not_below_holds_on_the_means_and_fails_only_on_separated_intervals() -> None:
+    no_worse = Claim(
+        id="a-no-worse", statement="A is no worse than B", source="a paper", suite="miniscan", metric="accuracy",
+        not_below=CellRef(model="a", split="test"), than=[CellRef(model="b", split="test")],
+    )  # fmt: skip
+    assert check(no_worse, cells(("a", 0.97, 0.9, 1.0), ("b", 0.95, 0.9, 1.0))).status == "reproduced"
+    assert check(no_worse, cells(("a", 0.93, 0.88, 0.98), ("b", 0.95, 0.9, 1.0))).status == "inconclusive"
+    assert check(no_worse, cells(("a", 0.80, 0.75, 0.85), ("b", 0.95, 0.9, 1.0))).status == "not reproduced"
+    with pytest.raises(ValueError, match="one of `greater`, `lower` or `not_below`"):
+        Claim.model_validate({**no_worse.model_dump(), "greater": {"model": "a", "split": "test"}})
 
 
 def test_a_claim_across_two_suites_reads_each_cell_from_its_own_suite() -> None:
@@ -106,5 +118,5 @@ def test_claims_command_and_report_check_the_stored_cells(
 def test_a_malformed_claim_is_named(tmp_path: Path) -> None:
     path = tmp_path / "claims.yaml"
     path.write_text("- id: x\n  statement: s\n  source: p\n  suite: miniscan\n  metric: accuracy\n  at_most: 0.1\n")
-    with pytest.raises(UserError, match=r"claim 1 in .* is malformed .*give either `greater` or `lower` with `than`"):
+    with pytest.raises(UserError, match=r"claim 1 in .* is malformed .*give one of `greater`, `lower` or `not_below` with `than`"):
         load_claims(path)

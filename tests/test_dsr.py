@@ -18,6 +18,7 @@ from structbench.cli import main, parse_seeds
 from structbench.compare_statistics import compare_statistic
 from structbench.errors import UserError
 from structbench.reports.boards import aggregate, boards
+from structbench.reports.claims import CellRef, Claim, check_all, claim_cells
 from structbench.reports.render import write_report
 from structbench.runner import Runner
 from structbench.specs import ModelSpec, Split
@@ -112,6 +113,19 @@ def test_compare_by_statistic_is_welchs_test_over_the_seeds_that_report_it(runne
         UserError, match=re.escape("'nobody' has fewer than two finished runs on dsr@1.0.0 that report 'trials")
     ):
         compare_statistic(runner.store, registry.suite(SUITE), "recaller", "nobody", "trials_to_criterion")
+
+
+def test_a_claim_of_fewer_trials_is_checked_by_welchs_test(runner: Runner) -> None:
+    runner.evaluate(SUITE, recaller(), [0, 1, 2, 3])
+    runner.evaluate(SUITE, recaller(speed="slow"), [0, 1, 2, 3])
+    fewer = Claim(
+        id="fewer-trials", statement="recaller needs fewer trials", source="a thesis", suite=SUITE,
+        metric="trials_to_criterion", lower=CellRef(model="recaller", split="training"),
+        than=[CellRef(model='recaller[speed="slow"]', split="training")],
+    )  # fmt: skip
+    (verdict,) = check_all(claim_cells(aggregate(runner.store), runner.store.runs()), [fewer])
+    p = stats.ttest_ind(TRIALS["quick"], TRIALS["slow"], equal_var=False).pvalue
+    assert verdict.status == "reproduced" and verdict.evidence.endswith(f", p {p:.3g}")
 
 
 def test_compare_statistic_on_the_command_line(runner: Runner, capsys: pytest.CaptureFixture[str]) -> None:

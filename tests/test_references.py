@@ -43,11 +43,37 @@ def test_the_mccoy_row_is_the_results_file_of_its_five_restarts() -> None:
 
 
 def test_the_table_6_2_rows_are_transcribed_as_printed() -> None:
-    rows = {r.model: r for r in load_references() if r.where.startswith("Table 6.2")}
+    rows = {r.model: r for r in load_references() if r.where.startswith("Table 6.2") and "Korrel" in r.citation}
     assert len(rows) == 16
     assert rows["Baseline"].values["sequence_accuracy"]["heldout_inputs"] == 0.3083
     assert rows["Baseline"].spreads["sequence_accuracy"]["heldout_compositions"] == 0.0074
     assert set(rows["Seq2Attn (GEFT)"].values["sequence_accuracy"].values()) == {1.0}
+
+
+def test_tran_s_pos_induction_tables_are_transcribed_as_printed() -> None:
+    """Tran 2018, Table 6.2 (10 rows; the SOTA rows print no 1-1) and Table 6.3 (its four ablations;
+    its 'Best Model' row is Table 6.2's + Conv & LSTM), M-1 / 1-1 / VM on the full WSJ."""
+    rows = {r.model: r for r in load_references() if r.suite == "pos-wsj"}
+    assert len(rows) == 14
+
+    def printed(model: str) -> tuple[float | None, ...]:
+        values = rows[model].values
+        return tuple(
+            round(100 * values[m]["test"], 1) if m in values else None
+            for m in ("many_to_one", "one_to_one_greedy", "v_measure")
+        )
+
+    assert printed("HMM") == (62.5, 41.4, 53.3) and printed("Brown clusters") == (68.2, 49.9, 63.0)
+    assert printed("Yatbaz et al. (2012)") == (80.2, None, 72.1)
+    assert printed("NHMM + Conv & LSTM") == (79.1, 60.7, 71.7)
+    assert printed("NHMM + Conv & LSTM, 3 LSTM layers, no dropout") == (72.7, 52.2, 65.1)
+    ours = {rows[m].ours for m in ("NHMM", "NHMM + Conv", "NHMM + LSTM", "NHMM + Conv & LSTM")}
+    assert ours == {
+        'nhmm[emission="linear",transition="matrix"]',
+        'nhmm[transition="matrix"]',
+        'nhmm[emission="linear"]',
+        "nhmm",
+    }
 
 
 def test_a_malformed_reference_is_named(tmp_path: Path) -> None:
