@@ -33,13 +33,20 @@ def existing_store(path: Path) -> Path:
     return path
 
 
+MAX_SEEDS = 10_000
+"""The most seeds one --seeds may name: a range typo (0-10000000) is refused, not expanded."""
+
+
 def parse_seeds(text: str) -> list[int]:
     """Seeds from `0,1,2`, a range `0-9` (both ends included) or a mix of both."""
     seeds: list[int] = []
     try:
         for part in (p.strip() for p in text.split(",") if p.strip()):
             first, dash, last = part.partition("-")
-            seeds += range(int(first), int(last) + 1) if dash else [int(part)]
+            span = range(int(first), int(last) + 1) if dash else range(int(part), int(part) + 1)
+            if len(span) > MAX_SEEDS or len(seeds) + len(span) > MAX_SEEDS:
+                raise UserError(f"--seeds {text!r} asks for more than {MAX_SEEDS} seeds; run fewer at a time.")
+            seeds += span
     except ValueError:
         raise UserError(
             f"--seeds {text!r} is not a comma-separated list of integers or ranges, e.g. --seeds 0,1,2 or --seeds 0-9."

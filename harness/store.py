@@ -61,6 +61,7 @@ import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -138,6 +139,21 @@ SCHEMA = (
     )
     """,
 )
+
+
+@cache
+def _schema_columns() -> dict[str, tuple[str, ...]]:
+    """table -> its columns in order, as `SCHEMA` creates them."""
+    memory = sqlite3.connect(":memory:")
+    for statement in SCHEMA:
+        memory.execute(statement)
+    tables = [row[0] for row in memory.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    columns = {
+        t: tuple(row[1] for row in memory.execute(f"PRAGMA table_info({t})")) for t in tables if t != "sqlite_sequence"
+    }
+    memory.close()
+    return columns
+
 
 RUN_FIELDS = (
     "suite", "version", "suite_hash", "model", "model_spec", "model_hash", "config_hash", "comparable",
@@ -296,20 +312,42 @@ class Store:
                 except sqlite3.OperationalError as error:
                     # switching a new file to WAL, or reading it while another process does, can
                     # fail at once without waiting for the busy timeout: retry (every step is atomic)
-                    if error.sqlite_errorname not in ("SQLITE_BUSY", "SQLITE_LOCKED") or time.monotonic() > deadline:
+                    if (
+                        getattr(error, "sqlite_errorname", None) not in ("SQLITE_BUSY", "SQLITE_LOCKED")
+                        or time.monotonic() > deadline
+                    ):
                         raise
                     time.sleep(0.02 + 0.08 * random.random())
             self._db.execute("PRAGMA foreign_keys=ON")
+            self._check_tables()
         except sqlite3.DatabaseError as error:
             self._db.close()
-            if error.sqlite_errorname in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
+            reason = " ".join(str(error).split())[:200]  # sqlite may quote a whole multi-line schema
+            if getattr(error, "sqlite_errorname", None) in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
                 raise UserError(
-                    f"{self.path} is not a structbench results database ({error}); pass another --store."
+                    f"{self.path} is not a structbench results database ({reason}); pass another --store."
                 ) from None
-            raise
+            raise UserError(
+                f"{self.path} could not be opened as a results database ({reason}); check that it is one, on a "
+                "disk you may write to, or pass another --store."
+            ) from None
+        except UnicodeDecodeError:  # a damaged page inside a text value of the schema
+            self._db.close()
+            raise UserError(f"{self.path} is damaged (text that is not UTF-8); pass another --store.") from None
         except BaseException:
             self._db.close()
             raise
+
+    def _check_tables(self) -> None:
+        """Refuse a file whose tables are not those of this schema (a damaged or foreign schema that
+        still carries our user_version), before any query fails on a missing column."""
+        for table, columns in _schema_columns().items():
+            found = tuple(row[1] for row in self._db.execute(f"PRAGMA table_info({table})"))
+            if found != columns:
+                raise UserError(
+                    f"{self.path} is not a structbench results database of schema {SCHEMA_VERSION} (its {table} "
+                    f"table has the columns {', '.join(found) or 'none'}); pass another --store."
+                )
 
     def _open_schema(self) -> None:
         """Create the schema in a new file, migrate a v1 store, refuse a newer one: one transaction.

@@ -35,10 +35,11 @@ import io
 from collections.abc import Mapping
 from typing import ClassVar
 
+from structbench.errors import UserError
 from structbench.sources import SourceFile
 from structbench.specs import Example, Split, SuiteSpec, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import GoldPairScorer
+from structbench.suites.common import PUBLISHED_FIX, GoldPairScorer
 
 COMMIT = "dbffbf0f2ef86c50bac204d7a2292862e1c6036f"
 SOURCE = SourceFile(
@@ -52,17 +53,35 @@ CITATION = (
 )
 
 
+COLUMNS = ("pattern", "constr_id", "sent_id", "type", "class", "prefix", "form", "n_attr")
+"""The columns of generated.tab the suite reads."""
+
+
 def parse_gulordava(text: str) -> list[Example]:
     """Pair the `correct` and `wrong` rows of each (pattern, construction, sentence, type) item."""
-    rows = list(csv.DictReader(io.StringIO(text), delimiter="\t"))
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t")
+    missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise UserError(f"{SOURCE.path} lacks the column(s) {', '.join(missing)}; {PUBLISHED_FIX}.")
+    rows = list(reader)
     items: dict[tuple[str, str, str, str], dict[str, dict[str, str]]] = {}
     for row in rows:
         key = (row["pattern"], row["constr_id"], row["sent_id"], row["type"])
         items.setdefault(key, {})[row["class"]] = row
     examples = []
     for (pattern, construction, sentence, kind), pair in items.items():
-        if set(pair) != {"correct", "wrong"} or pair["correct"]["prefix"] != pair["wrong"]["prefix"]:
-            raise ValueError(f"item {pattern}/{construction}/{sentence}/{kind} is not one correct and one wrong form")
+        complete = set(pair) == {"correct", "wrong"} and all(
+            isinstance(row.get(column), str) for row in pair.values() for column in ("prefix", "form", "n_attr")
+        )  # a short row leaves None in the columns it lacks
+        if (
+            not complete
+            or pair["correct"]["prefix"] != pair["wrong"]["prefix"]
+            or not pair["correct"]["n_attr"].isdigit()
+        ):
+            raise UserError(
+                f"{SOURCE.path}: item {pattern}/{construction}/{sentence}/{kind} is not one correct and one wrong "
+                f"form of one prefix with a whole number of attractors; {PUBLISHED_FIX}."
+            )
         prefix = pair["correct"]["prefix"].split()
         examples.append(
             Example(

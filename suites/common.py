@@ -133,6 +133,10 @@ def malformed(path: Path | str, line: int, expected: str, got: str, fix: str = "
     return UserError(f"{path} line {line}: expected {expected}, got {got}; {fix}.")
 
 
+PUBLISHED_FIX = "the file is not the published one: delete it, or point STRUCTBENCH_SOURCE_DIR at a good copy"
+"""The fix `malformed` names for a bad line of a published (pinned) file."""
+
+
 def holds_nothing(path: Path | str, unit: str, contents: str) -> UserError:
     """The one-sentence error for a user-supplied file that yields no examples (empty, or a header only)."""
     return UserError(f"{path} holds no {unit}; it should contain {contents}.")

@@ -95,7 +95,7 @@ def parse_linzen(text: str, path: Path | str = SOURCE.path, max_words: int | Non
     naming `path` and the line, so that a damaged copy never ends in a traceback or in empty splits."""
     if not text.strip():
         raise holds_nothing(path, "header or rows", CONTENTS)
-    reader = csv.DictReader(io.StringIO(text), delimiter="\t")
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t")  # a stray \r ends a line, as csv expects
     header = reader.fieldnames or []
     needed = (*COLUMNS, "sentence") if max_words is not None else COLUMNS
     if missing := [column for column in needed if column not in header]:

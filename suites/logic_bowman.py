@@ -75,8 +75,10 @@ from structbench.suites.common import (
     ALL_WORLDS,
     LOGIC_RELATIONS,
     LOGIC_SEPARATOR,
+    PUBLISHED_FIX,
     VARIABLE_MASKS,
     LogicSolver,
+    malformed,
 )
 
 LABELS = LOGIC_RELATIONS
@@ -172,7 +174,8 @@ def parse_file(text: str, part: str, bin_ops: int) -> list[Example]:
     for number, line in enumerate(text.splitlines()):
         columns = line.split("\t")
         if len(columns) != 3 or columns[0] not in LABELS:
-            raise ValueError(f"{part}{bin_ops} line {number + 1} is not `relation<TAB>left<TAB>right`.")
+            expected = "`relation<TAB>left<TAB>right`"
+            raise malformed(f"{FOLDER}/{part}{bin_ops}", number + 1, expected, repr(line[:80]), PUBLISHED_FIX)
         label, left, right = columns
         examples.append(
             Example(

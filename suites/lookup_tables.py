@@ -63,7 +63,7 @@ from structbench.scoring import PerExample
 from structbench.sources import SourceFile
 from structbench.specs import Example, Split, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import GENERATED_LICENCE
+from structbench.suites.common import GENERATED_LICENCE, PUBLISHED_FIX, malformed
 
 BITS = tuple(f"{i:03b}" for i in range(8))
 TABLES = tuple(f"t{i}" for i in range(1, 9))
@@ -298,9 +298,10 @@ def parse_machine_tasks(text: str, source: str) -> list[Example]:
         if not line.strip():
             continue
         columns = line.split("\t")
-        if len(columns) != 3:
-            raise ValueError(f"{source}:{number}: expected 3 tab-separated columns, found {len(columns)}")
-        tokens, target, attention = (c.split() for c in columns)
+        tokens, target, attention = (c.split() for c in columns) if len(columns) == 3 else ([], [], [])
+        if not tokens or not all(a.isdigit() for a in attention):
+            expected = "`input<TAB>output<TAB>attention` with whole-number attention"
+            raise malformed(source, number, expected, repr(line[:80]), PUBLISHED_FIX)
         examples.append(
             Example(
                 id=" ".join(t for t in tokens if t != EOS),

@@ -77,7 +77,7 @@ from structbench.scoring import PerExample
 from structbench.sources import SourceFile
 from structbench.specs import Example, Split, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import GENERATED_LICENCE, RuleTransducer
+from structbench.suites.common import GENERATED_LICENCE, PUBLISHED_FIX, RuleTransducer, malformed
 
 MCCOY_COMMIT = "f34a87c4fe804cb288d0527daa9c251def0ae24e"
 MCCOY_URL = f"https://raw.githubusercontent.com/tommccoy1/rnn-hierarchical-biases/{MCCOY_COMMIT}"
@@ -99,6 +99,14 @@ GENERATOR_SEED = 20180801
 MAX_TRIES = 1_000_000
 
 
+def _is_weight(text: str) -> bool:
+    """Whether `text` is a finite, non-negative rule weight."""
+    try:
+        return 0 <= float(text) < float("inf")
+    except ValueError:
+        return False
+
+
 def parse_grammar(text: str) -> dict[str, tuple[list[tuple[str, ...]], list[float]]]:
     """`weight<TAB>LHS<TAB>RHS` lines -> LHS -> (right-hand sides, cumulative weights)."""
     rules: dict[str, tuple[list[tuple[str, ...]], list[float]]] = {}
@@ -106,8 +114,9 @@ def parse_grammar(text: str) -> dict[str, tuple[list[tuple[str, ...]], list[floa
         if not line.strip():
             continue
         columns = [c.strip() for c in line.split("\t") if c.strip()]
-        if len(columns) != 3:
-            raise ValueError(f"grammar line {number}: expected weight, left-hand side and right-hand side")
+        if len(columns) != 3 or not _is_weight(columns[0]):
+            expected = "`weight<TAB>left-hand side<TAB>right-hand side`"
+            raise malformed("the grammar", number, expected, repr(line[:80]), PUBLISHED_FIX)
         weight, lhs, rhs = float(columns[0]), columns[1], tuple(columns[2].split())
         sides, cumulative = rules.setdefault(lhs, ([], []))
         sides.append(rhs)
@@ -204,9 +213,18 @@ def parse_published(text: str, prefix: str) -> list[Example]:
     for number, line in enumerate(text.splitlines()):
         if not line.strip():
             continue
-        source, target = line.split("\t")
+        columns = line.split("\t")
+        if len(columns) != 2 or len(columns[0].split()) < 2:
+            expected = "`words . task<TAB>target`"
+            raise malformed(prefix, number + 1, expected, repr(line[:80]), PUBLISHED_FIX)
+        source, target = columns
         *words, _, task = source.split()
-        examples.append(make_example(f"{prefix}-{number:05d}", words, task, target.split()))
+        try:
+            examples.append(make_example(f"{prefix}-{number:05d}", words, task, target.split()))
+        except ValueError as error:  # a sentence the grammar cannot have made
+            raise malformed(
+                prefix, number + 1, "a sentence of the published grammar", str(error), PUBLISHED_FIX
+            ) from None
     return examples
 
 

@@ -39,7 +39,7 @@ import numpy as np
 from structbench.sources import SourceFile
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import RuleTransducer
+from structbench.suites.common import PUBLISHED_FIX, RuleTransducer, malformed
 
 SCAN_COMMIT = "c4b756cbc010d75c912f16c42c8f15dc6b7e6c8f"
 SCAN_URL = f"https://raw.githubusercontent.com/brendenlake/SCAN/{SCAN_COMMIT}"
@@ -130,7 +130,7 @@ def parse_scan_file(text: str, source: str) -> list[tuple[list[str], list[str]]]
             continue
         head, sep, actions = line.partition(" OUT: ")
         if not sep or not head.startswith("IN: "):
-            raise ValueError(f"{source}:{number}: expected `IN: ... OUT: ...`")
+            raise malformed(source, number, "`IN: <command> OUT: <actions>`", repr(line[:80]), PUBLISHED_FIX)
         pairs.append((head[4:].split(), actions.split()))
     return pairs
 

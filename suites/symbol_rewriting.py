@@ -54,7 +54,7 @@ from structbench.scoring import PerExample
 from structbench.sources import SourceFile
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import GENERATED_LICENCE
+from structbench.suites.common import GENERATED_LICENCE, PUBLISHED_FIX, malformed
 
 SYMBOLS = tuple([c for c in "ABCDEFGHIJKLMNOPQRTUVWXYZ"] + [f"{c}S" for c in "ABCDEFGHIJKLMNO"])
 INDEX = {symbol: i + 1 for i, symbol in enumerate(SYMBOLS)}
@@ -235,7 +235,11 @@ def parse_machine_tasks(text: str, prefix: str) -> list[Example]:
     for number, line in enumerate(text.splitlines()):
         if not line.strip():
             continue
-        tokens, target, attention = (column.split() for column in line.split("\t"))
+        columns = line.split("\t")
+        tokens, target, attention = (c.split() for c in columns) if len(columns) == 3 else ([], [], [])
+        if not tokens or not all(a.isdigit() for a in attention):
+            expected = "`input<TAB>output<TAB>attention` with whole-number attention"
+            raise malformed(prefix, number + 1, expected, repr(line[:80]), PUBLISHED_FIX)
         examples.append(make_example(f"{prefix}-{number:05d}", tokens[:-1], target, [int(a) for a in attention]))
     return examples
 

@@ -146,3 +146,5 @@ def test_seeds_take_ranges() -> None:
         parse_seeds("0-2,1")
     with pytest.raises(UserError, match="--seeds 0-9"):
         parse_seeds("0-x")
+    with pytest.raises(UserError, match="more than 10000 seeds"):
+        parse_seeds("0-10000000000")
