@@ -118,5 +118,7 @@ def test_claims_command_and_report_check_the_stored_cells(
 def test_a_malformed_claim_is_named(tmp_path: Path) -> None:
     path = tmp_path / "claims.yaml"
     path.write_text("- id: x\n  statement: s\n  source: p\n  suite: miniscan\n  metric: accuracy\n  at_most: 0.1\n")
-    with pytest.raises(UserError, match=r"claim 1 in .* is malformed .*give one of `greater`, `lower` or `not_below` with `than`"):
+    with pytest.raises(
+        UserError, match=r"claim 1 in .* is malformed .*give one of `greater`, `lower` or `not_below` with `than`"
+    ):
         load_claims(path)

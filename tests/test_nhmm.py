@@ -239,5 +239,5 @@ def test_on_the_users_wsj(runner: Runner, tmp_path: Path, monkeypatch: pytest.Mo
     record = runner.evaluate("pos-wsj", ModelSpec(name="nhmm", params=params), [0])
     assert record.status == {"0": "done"}, record.errors
     (ids, predictions, _), = runner.store.stored_predictions(int(runner.store.runs()["id"].max())).values()  # fmt: skip
-    assert [len(p) for p in predictions] == [6, 5]
+    assert ids == ["s00000", "s00001"] and [len(p) for p in predictions] == [6, 5]
     assert all(0 <= cluster < 45 for p in predictions for cluster in p)
