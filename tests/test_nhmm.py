@@ -227,20 +227,3 @@ def test_through_the_runner(runner: Runner) -> None:
     assert rescore(runner.store, run_id, suite)
     statistics = run_statistics(str(runs.loc[run_id, "environment"]))
     assert 0 < statistics["nll_per_word"] < 10 and statistics["updates"] >= 6
-
-
-def test_on_the_users_wsj(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`pos-wsj`, built from a user's `word<TAB>tag` export (the two-sentence fixture), is tagged with
-    one of K = 45 clusters per word, Tran's own setting."""
-    from structbench import freeze
-    from tests.test_pos_induction import WSJ_SAMPLE, write_wsj
-
-    suite = registry.suite("structbench.suites.pos_induction:PosWsj")
-    manifest = freeze.build(suite, write_wsj(tmp_path, monkeypatch, WSJ_SAMPLE))
-    train, test = (freeze.load_split(suite, manifest, 0, name) for name in ("train", "test"))
-    model = NeuralHmm(**{**TINY, "layers": 1, "epochs": 1, "inner_loops": 2})
-    model.fit(train, None, seed=0)
-    clusters = model.induce([list(e.input) for e in test.examples], suite.spec.n_clusters or 0)
-    model.close()
-    assert suite.spec.n_clusters == 45 and [len(c) for c in clusters] == [6, 5]
-    assert all(0 <= cluster < 45 for sentence in clusters for cluster in sentence)
