@@ -58,12 +58,15 @@ class Compute:
     """Trainable parameters, where the model reports them (the largest over its seeds)."""
     device: str
     """Devices the runs reported, comma-separated; empty when none did."""
-    statistics: dict[str, float] = field(default_factory=dict)
-    """Mean over the finished seeds that report it of each statistic of training (`dev_perplexity`)."""
     statistic_values: dict[str, list[float]] = field(default_factory=dict)
-    """Each statistic's value per finished seed that reports it (what the marks compare)."""
+    """Each statistic of training (`dev_perplexity`) per finished seed that reports it."""
     seeds: int = 0
     """Finished seeds: a statistic reported by fewer (a criterion some seeds never reached) says so."""
+
+    @property
+    def statistics(self) -> dict[str, float]:
+        """Each statistic's mean over the finished seeds that report it."""
+        return {name: sum(values) / len(values) for name, values in self.statistic_values.items()}
 
 
 @dataclass
@@ -254,7 +257,6 @@ def _compute(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], Compute]:
             fit_seconds=sum(seconds) / len(seconds) if seconds else None,
             parameters=max(int(p) for p in parameters) if parameters else None,
             device=", ".join(devices),
-            statistics={name: sum(values) / len(values) for name, values in sorted(statistics.items())},
             statistic_values=dict(sorted(statistics.items())),
             seeds=len(cell_runs),
         )

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import torch
 
 from structbench import registry
 from structbench.runner import Runner
@@ -70,3 +71,24 @@ def installed_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
     registry.clear_cache()
     yield
     registry.clear_cache()
+
+
+@pytest.fixture
+def one_torch_thread() -> Iterator[None]:
+    """The neural baselines' tests train tiny networks: one torch thread; the other tests get theirs back."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def fresh_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, structbench_environment: Path) -> Path:
+    """A STRUCTBENCH_HOME of this test's own, so that no other test's checkpoint is found in it; the
+    session's built suites are linked in rather than built again."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (structbench_environment / "suites").mkdir(exist_ok=True)
+    (home / "suites").symlink_to(structbench_environment / "suites", target_is_directory=True)
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(home))
+    return home

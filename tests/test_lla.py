@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 import torch
@@ -19,18 +17,12 @@ from structbench.runner import Runner
 from structbench.specs import ModelSpec, Split
 from tests.helpers import check_stored_run
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
 TINY = {"hidden": 16, "embedding": 8, "adversary_hidden": 16, "epochs": 3, "lexicon_epochs": 2}
 COLOURS = {"dax": "RED", "lug": "BLUE", "wif": "GREEN", "zup": "YELLOW"}
 MODELS = {"lla-lstm": LlaLstm, "lla-lstm-noadv": LlaLstmNoAdversary, "lstm-thrush": ThrushLstm}
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    """These networks are tiny: one torch thread (as the MiniSCAN recipes use); the other tests get theirs back."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def miniscan_train() -> Split:

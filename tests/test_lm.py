@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,8 @@ from structbench.runner import Runner, model_facts
 from structbench.specs import ModelSpec, Split
 from structbench.store import run_statistics
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 ATTRACTORS = "agreement-attractors"
 TINY: dict[str, dict[str, Any]] = {
     "lstm-lm": {"layers": 2, "embedding": 16, "hidden": 16, "epochs": 2, "batch_size": 32},
@@ -35,27 +36,6 @@ TINY: dict[str, dict[str, Any]] = {
 MODELS: dict[str, type[NeuralLanguageModel]] = {"lstm-lm": LstmLanguageModel, "fan-lm": FanLanguageModel}
 SUBSET = 1500
 """Training sentences the unit tests fit on (a prefix of the suite's 20,000), to keep them at a second or two."""
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    """These networks are tiny: one torch thread; the other tests get theirs back."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture
-def fresh_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, structbench_environment: Path) -> Path:
-    """A STRUCTBENCH_HOME of this test's own, so that no other test's checkpoint is found in it; the
-    session's built suites are linked in rather than built again."""
-    home = tmp_path / "home"
-    home.mkdir()
-    (structbench_environment / "suites").mkdir(exist_ok=True)
-    (home / "suites").symlink_to(structbench_environment / "suites", target_is_directory=True)
-    monkeypatch.setenv("STRUCTBENCH_HOME", str(home))
-    return home
 
 
 def split(name: str, suite_id: str = ATTRACTORS, limit: int | None = None) -> Split:

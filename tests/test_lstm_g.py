@@ -4,7 +4,6 @@ algorithm, Monner's weight count, both answering modes, seeding, and a run throu
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +20,10 @@ from structbench.specs import Example, ModelSpec, Split
 from structbench.store import run_statistics
 from tests.helpers import check_stored_run
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 ALPHA = 0.1
 TARGETS, DISTRACTORS, PROMPTS = ("t1", "t2", "t3", "t4"), ("d1", "d2", "d3", "d4"), ("p1", "p2")
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def tiny_network(peepholes: bool, recurrent: bool = False, direct: bool = True, seed: int = 1) -> LstmNetwork:
@@ -274,6 +267,7 @@ def test_output_phase_mode_learns_to_reverse(cls: type[LstmGRun], fresh_home: Pa
 def test_same_seed_same_weights_and_checkpoint_reuse(
     cls: type[LstmGRun], fresh_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+
     train, dev = dsr_like(300, 1), dsr_like(50, 2)
     settings = {**SHORT_DSR, "max_trials": 200, "check_every": 100}
     first = fitted(cls, train, dev, seed=3, **settings)
@@ -321,17 +315,6 @@ def test_recipes_give_monners_dsr_settings() -> None:
     assert LstmG.configuration("dsr")["rule"] == "lstm-g"
     assert LstmG.configuration("dsr", rule="lstm")["rule"] == "lstm"
     assert LstmG.configuration("grounded-weak", budget="paper")["alpha"] == 0.01
-
-
-@pytest.fixture
-def fresh_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, structbench_environment: Path) -> Path:
-    """A STRUCTBENCH_HOME of this test's own (no other test's checkpoint in it), the built suites linked in."""
-    home = tmp_path / "home"
-    home.mkdir()
-    (structbench_environment / "suites").mkdir(exist_ok=True)
-    (home / "suites").symlink_to(structbench_environment / "suites", target_is_directory=True)
-    monkeypatch.setenv("STRUCTBENCH_HOME", str(home))
-    return home
 
 
 @pytest.mark.parametrize("name", ["lstm-g", "lstm-bptt"])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,29 +30,12 @@ from structbench.scoring import induction_metrics
 from structbench.specs import Example, ModelSpec, Split
 from structbench.store import run_statistics
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread", "fresh_home")
+
 VARIANTS: list[tuple[EmissionKind, TransitionKind]] = [(e, t) for e in ("linear", "conv") for t in ("matrix", "lstm")]
 SUITE = "pos-synthetic@1.0.0"
 """Any registered suite of the `default` recipe task; the unit tests give their own sentences."""
 TINY: dict[str, Any] = {"hidden": 16, "conv_hidden": 16, "layers": 2, "char_embedding": 4, "threads": 1}
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(autouse=True)
-def fresh_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, structbench_environment: Path) -> Path:
-    """A STRUCTBENCH_HOME per test, so that no other test's checkpoint is reloaded; built suites are linked in."""
-    home = tmp_path / "home"
-    home.mkdir()
-    (structbench_environment / "suites").mkdir(exist_ok=True)
-    (home / "suites").symlink_to(structbench_environment / "suites", target_is_directory=True)
-    monkeypatch.setenv("STRUCTBENCH_HOME", str(home))
-    return home
 
 
 def tiny_net(emission: EmissionKind, transition: TransitionKind, n_states: int, words: list[str]) -> NeuralHmmNet:
@@ -140,6 +122,7 @@ def corpus(seed: int, n: int = 120) -> tuple[list[list[str]], list[list[str]]]:
 def trained(
     sentences: list[list[str]], n_clusters: int, seed: int = 0, **settings: Any
 ) -> tuple[NeuralHmm, list[list[int]]]:
+
     model = NeuralHmm(**{**TINY, **settings})
     model.log = lambda message: None
     train = Split(suite=SUITE, name="train", role="train", draw=0,

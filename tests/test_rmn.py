@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 
 import pytest
 import torch
@@ -19,18 +18,12 @@ from structbench.specs import ModelSpec
 from structbench.store import run_statistics
 from structbench.suites.completion import CONSTRAINTS
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
 VOCAB = 30
 N = 4
 COMPLETION = "sentence-completion"
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    """These networks are tiny: one torch thread; the other tests get theirs back."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def network(**settings: object) -> RecurrentMemoryNetwork:

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from structbench.baselines.neural import checkpoint
-from structbench.baselines.neural.device import resolve_device, seed_everything
 from structbench.baselines.neural.net import TransductionNet
 from structbench.baselines.neural.run import NeuralRun
 from structbench.baselines.neural.settings import TrainSettings
@@ -42,9 +41,7 @@ class NeuralTransducer(NeuralRun):
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
         settings, self.citation = self.resolve(train.suite)
         self.settings = settings
-        self.use_threads(settings.threads)
-        self.device = resolve_device(settings.device)
-        seed_everything(seed)
+        self.begin(settings, seed)
         source = Vocabulary.build(e.input for e in train.examples)
         target = Vocabulary.build(e.target or [] for e in train.examples)
         longest = max((len(e.target or []) for e in train.examples), default=0)

@@ -20,7 +20,6 @@ same selection rules, patience and `stop_at`. Subclasses name their settings and
 
 from __future__ import annotations
 
-import copy
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -37,10 +36,9 @@ from tqdm import tqdm
 
 from structbench.baselines.neural import checkpoint
 from structbench.baselines.neural.batching import length_buckets
-from structbench.baselines.neural.device import resolve_device, seed_everything
 from structbench.baselines.neural.run import NeuralRun
 from structbench.baselines.neural.settings import TrainSettings
-from structbench.baselines.neural.trainer import Evaluation, History, optimizer_step, selection_key
+from structbench.baselines.neural.trainer import Evaluation, History, Selector, optimizer_step
 from structbench.baselines.neural.vocab import PAD, Vocabulary
 from structbench.errors import NotApplicable, UserError
 from structbench.specs import Example, Split
@@ -168,11 +166,7 @@ class ClassifierTrainer:
         parameters = [p for p in net.parameters() if p.requires_grad]
         optimizer = torch.optim.Adam(parameters, lr=settings.lr)
         scaler = torch.amp.GradScaler("cuda", enabled=self.amp)
-        selection = settings.selection if dev or settings.selection in ("train_loss", "last") else "last"
-        history = History()
-        best_key: tuple[float, ...] | None = None
-        best_state: dict[str, torch.Tensor] | None = None
-        waited = 0
+        selector = Selector.of(settings, bool(dev))
         bar = tqdm(
             range(1, settings.epochs + 1),
             desc=self.description,
@@ -197,25 +191,11 @@ class ClassifierTrainer:
                 continue
             dev_loss, dev_accuracy = self.evaluate(dev) if dev else (None, None)
             evaluation = Evaluation(epoch, train_loss, dev_loss, dev_accuracy, time.perf_counter() - started)
-            history.evaluations.append(evaluation)
             bar.set_postfix(loss=f"{train_loss:.3f}", dev_acc="-" if dev_accuracy is None else f"{dev_accuracy:.3f}")
-            key = selection_key(selection, evaluation)
-            if best_key is None or key > best_key:
-                best_key, waited = key, 0
-                best_state = copy.deepcopy(net.state_dict())
-                history.selected_epoch = epoch
-            else:
-                waited += 1
-            if settings.stop_at is not None and dev_accuracy is not None and dev_accuracy >= settings.stop_at:
-                history.stopped = f"dev accuracy {dev_accuracy:.3f} reached stop_at"
-                break
-            if settings.patience is not None and waited >= settings.patience:
-                history.stopped = f"no improvement in {waited} evaluations"
+            if selector.consider(net, evaluation):
                 break
         bar.close()
-        if best_state is not None:
-            net.load_state_dict(best_state)
-        return history
+        return selector.restore(net)
 
 
 class NeuralClassifier(NeuralRun):
@@ -267,9 +247,7 @@ class NeuralClassifier(NeuralRun):
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
         settings, self.citation = self.resolve(train.suite)
         self.settings = settings
-        self.use_threads(settings.threads)
-        self.device = resolve_device(settings.device)
-        seed_everything(seed)
+        self.begin(settings, seed)
         examples = self.training_examples(train, settings, seed)
         self.labels = sorted({str(e.label) for e in examples})
         self.vocabulary = Vocabulary.build(

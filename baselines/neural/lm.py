@@ -38,18 +38,17 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from pydantic import PositiveFloat, PositiveInt
+from pydantic import PositiveInt
 from tqdm import tqdm
 
 from structbench import freeze, registry
 from structbench.baselines.neural import checkpoint
 from structbench.baselines.neural.batching import length_buckets
-from structbench.baselines.neural.device import resolve_device, seed_everything
 from structbench.baselines.neural.lm_nets import (
     FanLm,
     FanLmArchitecture,
@@ -58,10 +57,11 @@ from structbench.baselines.neural.lm_nets import (
     LstmLmArchitecture,
 )
 from structbench.baselines.neural.run import NeuralRun
+from structbench.baselines.neural.settings import RunSettings
 from structbench.baselines.neural.trainer import optimizer_step
 from structbench.baselines.neural.vocab import EOS, PAD, SOS, Vocabulary
 from structbench.errors import NotApplicable, UserError
-from structbench.specs import Frozen, Split
+from structbench.specs import Split
 
 __all__ = [
     "FanLanguageModel",
@@ -83,23 +83,12 @@ SCORE_ELEMENTS = 2**23
 """Largest batch of logits scored at once (rows x steps x vocabulary), about 32 MB in float32."""
 
 
-class LmSettings(Frozen):
-    """Settings every neural LM shares: device, optimisation, vocabulary and model selection."""
+class LmSettings(RunSettings):
+    """Settings every neural LM shares: the run's (model selection by the lowest dev perplexity,
+    Adam at 0.001 as in Tran 2018 §5.5.2), plus the vocabulary."""
 
-    device: Literal["auto", "cpu", "cuda"] = "auto"
-    """`auto` takes CUDA when available."""
     epochs: PositiveInt = 13
     """Maximum passes over the training sentences."""
-    batch_size: PositiveInt = 32
-    """Sentences per update."""
-    lr: PositiveFloat = 1e-3
-    """Adam learning rate (0.001 in Tran 2018 §5.5.2)."""
-    clip: PositiveFloat | None = 5.0
-    """Maximum gradient norm; None disables clipping."""
-    patience: PositiveInt | None = None
-    """Stop after this many evaluations without a lower dev perplexity; None trains all epochs."""
-    eval_every: PositiveInt = 1
-    """Epochs between evaluations on dev (the last epoch is always evaluated)."""
     dev_limit: PositiveInt | None = None
     """Evaluate on at most this many dev sentences (a fixed prefix of the frozen dev split); None = all."""
     max_vocabulary: PositiveInt | None = 10_000
@@ -108,10 +97,6 @@ class LmSettings(Frozen):
     """Words seen fewer times in training become `<unk>`."""
     train_on: str | None = None
     """Train on this suite's train (and dev) split instead of the evaluated suite's, e.g. for a suite without one."""
-    amp: bool = False
-    """Mixed precision (float16 autocast and loss scaling); used on CUDA only."""
-    threads: PositiveInt | None = None
-    """CPU threads for torch; None keeps torch's default."""
 
 
 class LstmLmSettings(LmSettings, LstmLmArchitecture):
@@ -308,9 +293,7 @@ class NeuralLanguageModel(NeuralRun):
             )
             self.log(f"{self.name} seed {seed}: {self.untrained_reason}")
             return
-        self.use_threads(settings.threads)
-        self.device = resolve_device(settings.device)
-        seed_everything(seed)
+        self.begin(settings, seed)
         sentences = lm_sentences(train)
         vocabulary = build_vocabulary(sentences, settings.max_vocabulary, settings.min_count)
         self.vocabulary = vocabulary

@@ -71,7 +71,6 @@ from tqdm import tqdm
 
 from structbench.baselines.neural import checkpoint
 from structbench.baselines.neural.batching import length_buckets
-from structbench.baselines.neural.device import resolve_device, seed_everything
 from structbench.baselines.neural.nhmm_nets import NeuralHmmNet, NhmmArchitecture, forward_log_likelihood, viterbi
 from structbench.baselines.neural.run import NeuralRun
 from structbench.baselines.neural.trainer import optimizer_step
@@ -159,10 +158,7 @@ class NeuralHmm(NeuralRun):
         settings = self.settings
         if settings is None:
             raise NotApplicable(f"{self.name} trains on a suite's train split, and this suite has none.")
-        if self._threads_before is None:  # once, so that `close` restores the count from before the first
-            self.use_threads(settings.threads)
-        self.device = resolve_device(settings.device)
-        seed_everything(self.seed)
+        self.begin(settings, self.seed)
         known = {tuple(s) for s in self.train_sentences}
         corpus = [s for s in self.train_sentences + [s for s in sentences if tuple(s) not in known] if s]
         words = sorted({w for s in corpus for w in s})

@@ -19,6 +19,7 @@ import torch
 from pydantic import BaseModel
 
 from structbench.baselines.neural import checkpoint
+from structbench.baselines.neural.device import resolve_device, seed_everything
 from structbench.baselines.neural.settings import BUDGETS, check_overrides, resolve_settings
 from structbench.errors import UserError
 
@@ -64,10 +65,18 @@ class NeuralRun:
         return {"budget": self.budget, **settings.model_dump(mode="json", exclude=set(self.unkeyed_settings))}
 
     def use_threads(self, threads: int | None) -> None:
-        """Train and answer on `threads` CPU threads (None or 0: torch's default); `close` restores it."""
+        """Train and answer on `threads` CPU threads (None or 0: torch's default); `close` restores the
+        count from before the first call, however often a run calls it."""
         if threads:
-            self._threads_before = torch.get_num_threads()
+            if self._threads_before is None:
+                self._threads_before = torch.get_num_threads()
             torch.set_num_threads(threads)
+
+    def begin(self, settings: Any, seed: int) -> None:
+        """Where every training starts: `settings.threads` threads, `settings.device`, torch seeded with `seed`."""
+        self.use_threads(settings.threads)
+        self.device = resolve_device(settings.device)
+        seed_everything(seed)
 
     def save_trained(
         self, path: Path, net: torch.nn.Module, suite: str, seed: int, settings: BaseModel, **extra: Any

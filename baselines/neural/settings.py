@@ -27,8 +27,8 @@ Fraction = Annotated[float, Field(ge=0, le=1)]
 BUDGETS = ("paper", "cpu-small")
 
 
-class TrainSettings(Frozen):
-    """Settings every neural baseline shares: device, optimisation and model selection."""
+class RunSettings(Frozen):
+    """Settings every epoch-trained neural baseline shares: device, threads, optimisation, evaluation."""
 
     device: Literal["auto", "cpu", "cuda"] = "auto"
     """`auto` takes CUDA when available."""
@@ -40,26 +40,31 @@ class TrainSettings(Frozen):
     """Adam learning rate."""
     clip: PositiveFloat | None = 5.0
     """Maximum gradient norm; None disables clipping."""
+    patience: PositiveInt | None = None
+    """Stop after this many evaluations without improvement; None trains all epochs."""
+    eval_every: PositiveInt = 1
+    """Epochs between evaluations on dev (the last epoch is always evaluated)."""
+    dev_limit: PositiveInt | None = 2000
+    """Evaluate on at most this many dev examples (a fixed prefix of the frozen dev split); None = all."""
+    amp: bool = False
+    """Mixed precision (float16 autocast and loss scaling); used on CUDA only."""
+    threads: PositiveInt | None = None
+    """CPU threads for torch; None keeps torch's default."""
+
+
+class TrainSettings(RunSettings):
+    """Settings every neural transducer and classifier shares: the run's, plus decoding and model selection."""
+
     teacher_forcing: Fraction = 0.5
     """Probability that a batch is decoded with the gold previous tokens as inputs."""
     selection: Literal["dev_accuracy", "dev_loss", "train_loss", "last"] = "dev_accuracy"
     """Which parameters are kept: best dev sequence accuracy (ties: lower dev loss), lowest dev or training loss, or the last."""
-    patience: PositiveInt | None = None
-    """Stop after this many evaluations without improvement; None trains all epochs."""
     stop_at: Fraction | None = None
     """Stop as soon as dev sequence accuracy reaches this fraction (a budget, not a paper setting)."""
-    eval_every: PositiveInt = 1
-    """Epochs between evaluations on dev."""
-    dev_limit: PositiveInt | None = 2000
-    """Evaluate on at most this many dev examples (a fixed prefix of the frozen dev split)."""
     guidance: NonNegativeFloat = 0.0
     """Weight of the attention loss toward the suite's attention targets (attentive guidance; 0 = off)."""
-    amp: bool = False
-    """Mixed precision (float16 autocast and loss scaling); used on CUDA only."""
     max_length: PositiveInt | None = None
     """Longest output decoded; None = max(64, twice the longest training target + 1)."""
-    threads: PositiveInt | None = None
-    """CPU threads for torch; None keeps torch's default."""
 
 
 class Recipe(Frozen):

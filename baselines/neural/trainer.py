@@ -144,6 +144,51 @@ def selection_key(selection: str, evaluation: Evaluation) -> tuple[float, ...]:
     return (float(evaluation.epoch),)
 
 
+@dataclass
+class Selector:
+    """Model selection over one training run: records each evaluation in `history`, keeps the
+    network's state at the best by `selection`, and says when to stop (`stop_at`, `patience`)."""
+
+    selection: str
+    stop_at: float | None
+    patience: int | None
+    history: History = field(default_factory=History)
+    best_key: tuple[float, ...] | None = None
+    best_state: dict[str, torch.Tensor] | None = None
+    waited: int = 0
+
+    @classmethod
+    def of(cls, settings: TrainSettings, has_dev: bool) -> Selector:
+        """The recipe's selection, or the last epoch where it needs a dev split there is none of."""
+        selection = settings.selection if has_dev or settings.selection in ("train_loss", "last") else "last"
+        return cls(selection, settings.stop_at, settings.patience)
+
+    def consider(self, net: torch.nn.Module, evaluation: Evaluation) -> bool:
+        """Record `evaluation`, keeping `net`'s state if it is the best yet; True when training should stop."""
+        self.history.evaluations.append(evaluation)
+        key = selection_key(self.selection, evaluation)
+        if self.best_key is None or key > self.best_key:
+            self.best_key, self.waited = key, 0
+            self.best_state = copy.deepcopy(net.state_dict())
+            self.history.selected_epoch = evaluation.epoch
+        else:
+            self.waited += 1
+        accuracy = evaluation.dev_accuracy
+        if self.stop_at is not None and accuracy is not None and accuracy >= self.stop_at:
+            self.history.stopped = f"dev accuracy {accuracy:.3f} reached stop_at"
+            return True
+        if self.patience is not None and self.waited >= self.patience:
+            self.history.stopped = f"no improvement in {self.waited} evaluations"
+            return True
+        return False
+
+    def restore(self, net: torch.nn.Module) -> History:
+        """Give `net` the kept state; the history of the run."""
+        if self.best_state is not None:
+            net.load_state_dict(self.best_state)
+        return self.history
+
+
 class Trainer:
     """Trains one network on one training split, selecting on the dev split."""
 
@@ -201,11 +246,7 @@ class Trainer:
         optimizer = torch.optim.Adam(parameters, lr=settings.lr)
         scaler = torch.amp.GradScaler("cuda", enabled=self.amp)
         dev_set = list(dev[: settings.dev_limit] if settings.dev_limit else dev) if dev else []
-        selection = settings.selection if dev_set or settings.selection in ("train_loss", "last") else "last"
-        history = History()
-        best_key: tuple[float, ...] | None = None
-        best_state: dict[str, torch.Tensor] | None = None
-        waited = 0
+        selector = Selector.of(settings, bool(dev_set))
         bar = tqdm(
             range(1, settings.epochs + 1),
             desc=self.description,
@@ -231,22 +272,8 @@ class Trainer:
                 continue
             dev_loss, dev_accuracy = self.evaluate(dev_set) if dev_set else (None, None)
             evaluation = Evaluation(epoch, train_loss, dev_loss, dev_accuracy, time.perf_counter() - started)
-            history.evaluations.append(evaluation)
             bar.set_postfix(loss=f"{train_loss:.3f}", dev_acc="-" if dev_accuracy is None else f"{dev_accuracy:.3f}")
-            key = selection_key(selection, evaluation)
-            if best_key is None or key > best_key:
-                best_key, waited = key, 0
-                best_state = copy.deepcopy(net.state_dict())
-                history.selected_epoch = epoch
-            else:
-                waited += 1
-            if settings.stop_at is not None and dev_accuracy is not None and dev_accuracy >= settings.stop_at:
-                history.stopped = f"dev accuracy {dev_accuracy:.3f} reached stop_at"
-                break
-            if settings.patience is not None and waited >= settings.patience:
-                history.stopped = f"no improvement in {waited} evaluations"
+            if selector.consider(net, evaluation):
                 break
         bar.close()
-        if best_state is not None:
-            net.load_state_dict(best_state)
-        return history
+        return selector.restore(net)
