@@ -264,29 +264,30 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def compare_statistic_command(args: argparse.Namespace, suite: Suite, model_a: str, model_b: str) -> int:
-    """`compare --statistic NAME`: Welch's test of a statistic of training between two models."""
+    """`compare --statistic NAME`: a two-sample test of a statistic of training between two models
+    (Welch's t-test; the logrank test when some seeds stopped before reaching it)."""
     from structbench.compare_statistics import compare_statistic
 
     with Store(existing_store(args.store)) as store:
-        result = compare_statistic(store, suite, model_a, model_b, args.statistic)
+        comparison = compare_statistic(store, suite, model_a, model_b, args.statistic)
     if args.json:
-        print(json.dumps({**vars(result), "verdict": result.verdict}, indent=2))
+        print(json.dumps(comparison.as_json(), indent=2))
         return 0
-    direction = {None: "", True: " (higher is better)", False: " (lower is better)"}[result.higher_is_better]
+    direction = {None: "", True: " (higher is better)", False: " (lower is better)"}[comparison.higher_is_better]
     print(
-        f"{result.suite}: {result.model_a} (A) - {result.model_b} (B) on {result.statistic}{direction}; Welch's t-test"
+        f"{comparison.suite}: {comparison.model_a} (A) - {comparison.model_b} (B) on {comparison.statistic}{direction}"
     )
-    for label, values, without in (
-        (result.model_a, result.values_a, result.without_a),
-        (result.model_b, result.values_b, result.without_b),
-    ):
-        listed = ", ".join(f"{seed}: {value:g}" for seed, value in values.items())
-        missing = f"; seeds without it: {', '.join(map(str, without))}" if without else ""
-        print(f"  {label}: {listed}{missing}")
+    for label, side in ((comparison.model_a, comparison.a), (comparison.model_b, comparison.b)):
+        listed = [f"{seed}: {value:g}" for seed, value in side.values.items()]
+        listed += [f"{seed}: >{bound:g}" for seed, bound in side.censored.items()]
+        missing = f"; seeds without it: {', '.join(map(str, side.without))}" if side.without else ""
+        print(f"  {label}: {', '.join(listed)}{missing}")
+    result = comparison.result
+    interval = "" if result.test == "logrank" else f" [{result.ci_low:+.6g}, {result.ci_high:+.6g}]"
+    means = "restricted means (censored seeds at their bound)" if result.test == "logrank" else "means"
     print(
-        f"A {result.mean_a:.6g}, B {result.mean_b:.6g}, A - B {result.difference:+.6g} "
-        f"[{result.ci_low:+.6g}, {result.ci_high:+.6g}], t {result.t:.3g}, df {result.df:.3g}, "
-        f"p {result.p_value:.3g}: {result.verdict}"
+        f"{means}: A {comparison.a.mean:.6g}, B {comparison.b.mean:.6g}, A - B {result.difference:+.6g}{interval}; "
+        f"{result.shown()}: {comparison.verdict}"
     )
     return 0
 
@@ -505,7 +506,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument(
         "--statistic",
         metavar="NAME",
-        help="compare a statistic of training instead (e.g. trials_to_criterion): Welch's t-test over seeds",
+        help="compare a statistic of training instead (e.g. trials_to_criterion): Welch's t-test over seeds, "
+        "or the logrank test when some seeds never reached it",
     )
     compare.add_argument("--store", type=Path, default=default_store_path(), help=store_help)
     compare.add_argument("--json", action="store_true", help="print the comparisons as JSON")

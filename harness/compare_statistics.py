@@ -1,18 +1,31 @@
-"""Does model A need fewer training trials than model B? Welch's t-test on a statistic of training.
+"""Does model A need fewer training trials than model B? A two-sample test on a statistic of training.
 
 A statistic of training (`statistics()`, e.g. DSR's `trials_to_criterion`) is one number per
 run, with no examples to pair, so two models are compared over their seeds as two independent
-samples: Welch's two-sample t-test (scipy), unequal variances, which is the test Monner (2011,
-§2.7.1) reports for trials to criterion. The difference is mean(A) - mean(B) with its 95%
-Welch interval. Only the finished runs of each model's newest configuration that report the
-statistic count; seeds that finished without it (a criterion never reached) are counted and
-shown, never imputed, since any value put in their place would bias the means.
+samples:
+
+- When every seed reports it, Welch's two-sample t-test (scipy), unequal variances, the test
+  Monner (2011, §2.7.1) reports for trials to criterion. The difference is mean(A) - mean(B)
+  with its 95% Welch interval.
+- A seed that stopped before the statistic was reached (training ran out before the criterion
+  held) reports the suite's `censored_by` statistic instead (`trials_trained`): its value is only
+  known to exceed that bound, it is right-censored. Leaving such seeds out flatters the slower
+  model, and putting the bound in their place biases a t-test, so with any censored seed the
+  comparison is the logrank test (`scipy.stats.logrank`), the standard two-sample test for
+  censored times to an event. Means are then restricted means, each censored seed counted at its
+  bound: a lower bound on the true mean, and exactly the restricted mean up to the cap when every
+  censored seed stopped at the same cap.
+
+Only the finished runs of each model's newest configuration count; seeds that report neither the
+statistic nor its bound are listed as without it, never imputed.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
 
 import pandas as pd
 from scipy import stats
@@ -20,14 +33,128 @@ from scipy import stats
 from structbench.cells import current_configuration
 from structbench.compare import CONFIDENCE
 from structbench.errors import UserError
-from structbench.specs import SuiteSpec
+from structbench.specs import StatisticSpec, SuiteSpec
 from structbench.store import Store, run_statistics
 from structbench.suite import Suite
 
 
 @dataclass(frozen=True)
+class Sample:
+    """One model's seeds on one statistic of training."""
+
+    values: dict[int, float] = field(default_factory=dict)
+    """seed -> the statistic, for the seeds that report it."""
+    censored: dict[int, float] = field(default_factory=dict)
+    """seed -> the bound its value is known to exceed (it stopped before the statistic was reached)."""
+    without: list[int] = field(default_factory=list)
+    """Finished seeds that report neither."""
+
+    @property
+    def n(self) -> int:
+        """Seeds that count: reported or censored."""
+        return len(self.values) + len(self.censored)
+
+    @property
+    def mean(self) -> float:
+        """The mean over the seeds that count, a censored seed at its bound (a restricted mean, a
+        lower bound on the true mean); NaN with none."""
+        counted = [*self.values.values(), *self.censored.values()]
+        return sum(counted) / len(counted) if counted else math.nan
+
+
+def sample(seed_statistics: Mapping[int, Mapping[str, float]], name: str, censored_by: str | None = None) -> Sample:
+    """The sample of statistic `name` over finished seeds (seed -> what the run reported); a seed
+    without `name` but with `censored_by` is censored at that value."""
+    values: dict[int, float] = {}
+    censored: dict[int, float] = {}
+    without: list[int] = []
+    for seed, reported in sorted(seed_statistics.items()):
+        if name in reported:
+            values[seed] = reported[name]
+        elif censored_by is not None and censored_by in reported:
+            censored[seed] = reported[censored_by]
+        else:
+            without.append(seed)
+    return Sample(values, censored, without)
+
+
+@dataclass(frozen=True)
+class TwoSampleTest:
+    """A against B: Welch's t-test, or the logrank test when a seed is censored."""
+
+    test: Literal["welch", "logrank"]
+    difference: float
+    """mean(A) - mean(B) (restricted means under censoring)."""
+    ci_low: float
+    """The 95% Welch interval of the difference; NaN under the logrank test, which gives none."""
+    ci_high: float
+    statistic: float
+    """Welch's t, or the logrank z (positive when A reaches the event sooner)."""
+    df: float
+    """Welch's degrees of freedom; NaN under the logrank test."""
+    p_value: float
+    """Two-sided; NaN where the test is undefined (too few values, no variance, no event)."""
+
+    @property
+    def a_lower(self) -> bool | None:
+        """Whether A is significantly lower (True), higher (False) or neither (None) at the 5% level."""
+        if not self.p_value < 1 - CONFIDENCE:
+            return None
+        return self.statistic > 0 if self.test == "logrank" else self.statistic < 0
+
+    def shown(self) -> str:
+        if self.test == "welch":
+            return f"Welch's t-test: t {self.statistic:.3g}, df {self.df:.3g}, p {self.p_value:.3g}"
+        return f"logrank test (censored seeds): z {self.statistic:.3g}, p {self.p_value:.3g}"
+
+
+def two_sample_test(a: Sample, b: Sample) -> TwoSampleTest:
+    """Welch's t-test of A against B when no seed is censored, else the logrank test."""
+    difference = a.mean - b.mean
+    x, y = list(a.values.values()), list(b.values.values())
+    if not a.censored and not b.censored:
+        result = stats.ttest_ind(x, y, equal_var=False)
+        interval = result.confidence_interval(CONFIDENCE)
+        return TwoSampleTest(
+            "welch",
+            difference,
+            float(interval.low),
+            float(interval.high),
+            float(result.statistic),
+            float(result.df),
+            float(result.pvalue),
+        )
+    ranked = stats.logrank(
+        stats.CensoredData(uncensored=x, right=list(a.censored.values())),
+        stats.CensoredData(uncensored=y, right=list(b.censored.values())),
+    )
+    return TwoSampleTest(
+        "logrank", difference, math.nan, math.nan, float(ranked.statistic), math.nan, float(ranked.pvalue)
+    )
+
+
+def censored_by(spec: SuiteSpec, statistic: str) -> str | None:
+    """The statistic that bounds `statistic` on a seed that never reached it, as `spec` declares."""
+    declared: StatisticSpec | None = next((s for s in spec.statistics if s.name == statistic), None)
+    return declared.censored_by if declared else None
+
+
+def statistic_samples(runs: pd.DataFrame, spec: SuiteSpec, statistic: str) -> dict[str, Sample]:
+    """label -> its sample of `statistic` over the finished runs of its newest configuration on
+    `spec`'s version (`runs` is `Store.runs()`)."""
+    mine = runs[(runs.suite == spec.id) & (runs.version == spec.version)]
+    mine = current_configuration(mine, mine)
+    mine = mine[mine.status == "done"]
+    by_label: dict[str, dict[int, dict[str, float]]] = {}
+    for label, seed, environment in zip(*(mine[c].tolist() for c in ("model", "seed", "environment")), strict=True):
+        by_label.setdefault(str(label), {})[int(seed)] = run_statistics(environment)
+    bound = censored_by(spec, statistic)
+    return {label: sample(seeds, statistic, bound) for label, seeds in by_label.items()}
+
+
+@dataclass(frozen=True)
 class StatisticComparison:
-    """Model A against model B on one statistic of training: A's mean minus B's, Welch's test."""
+    """Model A against model B on one statistic of training."""
 
     suite: str
     statistic: str
@@ -35,84 +162,57 @@ class StatisticComparison:
     """The statistic's direction as the suite declares it; None for a statistic it does not declare."""
     model_a: str
     model_b: str
-    values_a: dict[int, float]
-    """seed -> the statistic, for A's finished runs that report it."""
-    values_b: dict[int, float]
-    without_a: list[int]
-    """A's finished seeds that did not report it."""
-    without_b: list[int]
-    mean_a: float
-    mean_b: float
-    difference: float
-    ci_low: float
-    ci_high: float
-    t: float
-    df: float
-    p_value: float
+    a: Sample
+    b: Sample
+    result: TwoSampleTest
 
     @property
     def verdict(self) -> str:
-        if math.isnan(self.ci_low) or self.ci_low <= 0 <= self.ci_high:
+        lower = self.result.a_lower
+        if lower is None:
             return "not distinguishable"
-        a_higher = self.ci_low > 0
         if self.higher_is_better is None:
-            return f"{self.model_a} {'higher' if a_higher else 'lower'}"
-        return f"{self.model_a if a_higher == self.higher_is_better else self.model_b} better"
+            return f"{self.model_a} {'lower' if lower else 'higher'}"
+        return f"{self.model_b if lower == self.higher_is_better else self.model_a} better"
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "suite": self.suite,
+            "statistic": self.statistic,
+            "higher_is_better": self.higher_is_better,
+            "model_a": self.model_a,
+            "model_b": self.model_b,
+            **{f"{key}_{side}": value for side, s in (("a", self.a), ("b", self.b)) for key, value in _fields(s)},
+            **{key: None if isinstance(value, float) and math.isnan(value) else value
+               for key, value in vars(self.result).items()},
+            "verdict": self.verdict,
+        }
 
 
-def welch(a: list[float], b: list[float]) -> tuple[float, float, float, float, float, float]:
-    """(mean(a) - mean(b), 95% interval low, high, t, Welch degrees of freedom, two-sided p); NaN
-    where the test is undefined (fewer than two values a side, or no variance in either)."""
-    result = stats.ttest_ind(a, b, equal_var=False)
-    interval = result.confidence_interval(CONFIDENCE)
-    difference = sum(a) / len(a) - sum(b) / len(b)
-    return (
-        difference,
-        float(interval.low),
-        float(interval.high),
-        float(result.statistic),
-        float(result.df),
-        float(result.pvalue),
-    )
-
-
-def statistic_values(
-    runs: pd.DataFrame, spec: SuiteSpec, statistic: str
-) -> dict[str, tuple[dict[int, float], list[int]]]:
-    """label -> (seed -> value, seeds without it) over the finished runs of each label's newest
-    configuration on `spec`'s version (`runs` is `Store.runs()`)."""
-    mine = runs[(runs.suite == spec.id) & (runs.version == spec.version)]
-    mine = current_configuration(mine, mine)
-    mine = mine[mine.status == "done"]
-    out: dict[str, tuple[dict[int, float], list[int]]] = {}
-    for label, seed, environment in zip(*(mine[c].tolist() for c in ("model", "seed", "environment")), strict=True):
-        values, without = out.setdefault(str(label), ({}, []))
-        value = run_statistics(environment).get(statistic)
-        if value is None:
-            without.append(int(seed))
-        else:
-            values[int(seed)] = value
-    return out
+def _fields(s: Sample) -> list[tuple[str, object]]:
+    mean = None if math.isnan(s.mean) else s.mean
+    return [("values", s.values), ("censored", s.censored), ("without", s.without), ("mean", mean), ("n", s.n)]
 
 
 def compare_statistic(store: Store, suite: Suite, model_a: str, model_b: str, statistic: str) -> StatisticComparison:
-    """Welch's test of `statistic` between two labels' finished runs on `suite`."""
+    """A two-sample test of `statistic` between two labels' finished runs on `suite`."""
     if model_a == model_b:
         raise UserError(f"--models names {model_a!r} twice; give two different models.")
     spec = suite.spec
-    by_label = statistic_values(store.runs(), spec, statistic)
+    samples = statistic_samples(store.runs(), spec, statistic)
     sides = []
     for label in (model_a, model_b):
-        values, without = by_label.get(label, ({}, []))
-        if len(values) < 2:
-            reported = f"{len(values)} finished run(s) report it" + (f", seeds {without} do not" if without else "")
+        found = samples.get(label, Sample())
+        if found.n < 2:
+            reported = f"{found.n} finished run(s) report it" + (
+                f", seeds {found.without} do not" if found.without else ""
+            )
             raise UserError(
                 f"{label!r} has fewer than two finished runs on {spec.key} that report {statistic!r} ({reported}); "
                 f"run more seeds, e.g. `structbench run --suite {spec.id} --model {label} --seeds 0-9`."
             )
-        sides.append((values, sorted(without)))
-    (values_a, without_a), (values_b, without_b) = sides
-    difference, low, high, t, df, p = welch(list(values_a.values()), list(values_b.values()))
+        sides.append(found)
+    a, b = sides
     declared = {s.name: s.higher_is_better for s in spec.statistics}
     return StatisticComparison(
         suite=spec.key,
@@ -120,16 +220,7 @@ def compare_statistic(store: Store, suite: Suite, model_a: str, model_b: str, st
         higher_is_better=declared.get(statistic),
         model_a=model_a,
         model_b=model_b,
-        values_a=dict(sorted(values_a.items())),
-        values_b=dict(sorted(values_b.items())),
-        without_a=without_a,
-        without_b=without_b,
-        mean_a=sum(values_a.values()) / len(values_a),
-        mean_b=sum(values_b.values()) / len(values_b),
-        difference=difference,
-        ci_low=low,
-        ci_high=high,
-        t=t,
-        df=df,
-        p_value=p,
+        a=a,
+        b=b,
+        result=two_sample_test(a, b),
     )

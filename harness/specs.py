@@ -66,7 +66,8 @@ class SplitSpec(Frozen):
     role: SplitRole
     """`train` is fitted on, `dev` is for model selection only, every `test` split is scored."""
     size: int | None
-    """Number of examples in each draw of this split; None where it depends on user-supplied data."""
+    """Number of examples in each draw of this split; None where it depends on user-supplied data
+    or differs between draws."""
     description: str = ""
     """What the split tests, in one sentence."""
     test_role: TestRole | None = None
@@ -114,6 +115,24 @@ class StatisticSpec(Frozen):
     """What it counts and how it is measured, in one sentence (the column's explanation)."""
     higher_is_better: bool
     """Its direction: False for a cost such as training sequences or perplexity."""
+    censored_by: str | None = None
+    """For a time to an event (training trials until a criterion held): the statistic a run reports
+    instead when it stopped before the event, e.g. `trials_trained`. Such a run's value is only known
+    to exceed that bound (right-censored); comparisons count it as such instead of dropping it."""
+
+
+class SeriesPoint(Frozen):
+    """A suite's place in a series: suites that differ in one number (training examples of a kind,
+    fillers), which the leaderboard draws as one curve per model against that number."""
+
+    series: str
+    """The series' name, shared by its suites, e.g. `scan-fewshot`."""
+    axis: str
+    """What the number counts (the x axis's label), the same for every suite of the series."""
+    value: float
+    """This suite's number on the axis."""
+    log_axis: bool = False
+    """Whether the axis is drawn logarithmic (a number doubling from suite to suite); 0 still shows."""
 
 
 class SuiteSpec(Frozen):
@@ -152,6 +171,8 @@ class SuiteSpec(Frozen):
     """Statistics of training the suite asks models to report, each shown as its own leaderboard
     column with its direction (sample efficiency, where the suite's question is how fast a model
     learns rather than how well)."""
+    series: list[SeriesPoint] = Field(default_factory=list)
+    """The series the suite belongs to, with its number on each (a learning curve's points)."""
 
     @property
     def key(self) -> str:
@@ -187,6 +208,9 @@ class SuiteSpec(Frozen):
         statistics = [s.name for s in self.statistics]
         if len(set(statistics)) != len(statistics):
             raise ValueError(f"{self.id}: statistic names repeat: {statistics}")
+        series = [point.series for point in self.series]
+        if len(set(series)) != len(series):
+            raise ValueError(f"{self.id}: a suite has one point per series, but {series} repeat")
         return self
 
 

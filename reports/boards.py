@@ -25,7 +25,7 @@ import pandas as pd
 
 from structbench import registry
 from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_configuration
-from structbench.compare_statistics import welch
+from structbench.compare_statistics import Sample, sample, two_sample_test
 from structbench.errors import UserError
 from structbench.reports.references import Reference
 from structbench.reports.ties import best_and_ties
@@ -58,15 +58,26 @@ class Compute:
     """Trainable parameters, where the model reports them (the largest over its seeds)."""
     device: str
     """Devices the runs reported, comma-separated; empty when none did."""
-    statistic_values: dict[str, list[float]] = field(default_factory=dict)
-    """Each statistic of training (`dev_perplexity`) per finished seed that reports it."""
-    seeds: int = 0
-    """Finished seeds: a statistic reported by fewer (a criterion some seeds never reached) says so."""
+    seed_statistics: dict[int, dict[str, float]] = field(default_factory=dict)
+    """Finished seed -> the statistics of training (`dev_perplexity`) its run reported."""
 
     @property
-    def statistics(self) -> dict[str, float]:
-        """Each statistic's mean over the finished seeds that report it."""
-        return {name: sum(values) / len(values) for name, values in self.statistic_values.items()}
+    def seeds(self) -> int:
+        """Finished seeds: a statistic reported by fewer (a criterion some seeds never reached) says so."""
+        return len(self.seed_statistics)
+
+    @property
+    def statistic_values(self) -> dict[str, list[float]]:
+        """Each statistic, over the finished seeds that report it (in seed order)."""
+        out: dict[str, list[float]] = {}
+        for _, reported in sorted(self.seed_statistics.items()):
+            for name, value in reported.items():
+                out.setdefault(name, []).append(value)
+        return dict(sorted(out.items()))
+
+    def sample(self, name: str, censored_by: str | None) -> Sample:
+        """Statistic `name` over the finished seeds, those that report `censored_by` instead censored."""
+        return sample(self.seed_statistics, name, censored_by)
 
 
 @dataclass
@@ -103,7 +114,7 @@ class SuiteBoard:
     ties_note: str = ""
     """Why the models were not compared with the best, if they were not."""
     statistic_marks: dict[str, dict[str, str]] = field(default_factory=dict)
-    """Declared statistic -> model -> `best` or `tie` (Welch's test over seeds cannot tell it from the best)."""
+    """Declared statistic -> model -> `best` or `tie` (a test over seeds cannot tell it from the best)."""
 
     def mark(self, model: str, split: str) -> str:
         """`best`, `tie` (indistinguishable from the best) or "" for one cell."""
@@ -121,12 +132,20 @@ class SuiteBoard:
         """One column each: the statistics of training the suite declares (in its order), then any
         other that a model on this board reports (in name order)."""
         declared = [s.name for s in self.spec.statistics]
-        reported = {name for compute in self.compute.values() for name in compute.statistics}
+        reported = {name for compute in self.compute.values() for name in compute.statistic_values}
         return declared + sorted(reported - set(declared))
 
     def statistic_spec(self, name: str) -> StatisticSpec | None:
         """The suite's declaration of statistic `name` (its direction and meaning), if it declares it."""
         return next((s for s in self.spec.statistics if s.name == name), None)
+
+    def statistic_sample(self, model: str, name: str) -> Sample | None:
+        """`model`'s seeds on statistic `name` (censored where the suite declares a bound); None when
+        no finished seed of it reports the statistic or its bound."""
+        compute = self.compute.get(model)
+        declared = self.statistic_spec(name)
+        found = compute.sample(name, declared.censored_by if declared else None) if compute else None
+        return found if found is not None and found.n else None
 
     def set_apart(self, model: str) -> bool:
         """Whether `model` is shown below the ranked rows (a ceiling, not comparable, or partial)."""
@@ -239,48 +258,43 @@ def _problems(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], list[RunPro
 def _compute(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], Compute]:
     """cell -> the compute of its finished runs."""
     done = runs[runs.status == "done"]
-    by_cell: dict[tuple[str, str, str, str], list[tuple[str, float]]] = {}
-    columns = (done[c].tolist() for c in [*RUN_CELL, "environment", "fit_seconds"])
-    for suite, version, suite_hash, model, environment, fit_seconds in zip(*columns, strict=True):
-        by_cell.setdefault((suite, version, suite_hash, model), []).append((environment, fit_seconds))
+    by_cell: dict[tuple[str, str, str, str], list[tuple[int, str, float]]] = {}
+    columns = (done[c].tolist() for c in [*RUN_CELL, "seed", "environment", "fit_seconds"])
+    for suite, version, suite_hash, model, seed, environment, fit_seconds in zip(*columns, strict=True):
+        by_cell.setdefault((suite, version, suite_hash, model), []).append((int(seed), environment, fit_seconds))
     out = {}
     for key, cell_runs in by_cell.items():
-        reported = [run_compute(environment) for environment, _ in cell_runs]
+        reported = [run_compute(environment) for _, environment, _ in cell_runs]
         parameters = [c["parameters"] for c in reported if isinstance(c.get("parameters"), int)]
         devices = sorted({str(c["device"]) for c in reported if isinstance(c.get("device"), str)})
-        seconds = [float(s) for _, s in cell_runs if s is not None and s == s]
-        statistics: dict[str, list[float]] = {}
-        for environment, _ in cell_runs:
-            for name, value in run_statistics(environment).items():
-                statistics.setdefault(name, []).append(value)
+        seconds = [float(s) for *_, s in cell_runs if s is not None and s == s]
         out[key] = Compute(
             fit_seconds=sum(seconds) / len(seconds) if seconds else None,
             parameters=max(int(p) for p in parameters) if parameters else None,
             device=", ".join(devices),
-            statistic_values=dict(sorted(statistics.items())),
-            seeds=len(cell_runs),
+            seed_statistics={seed: run_statistics(environment) for seed, environment, _ in cell_runs},
         )
     return out
 
 
 def statistic_marks(board: SuiteBoard) -> dict[str, dict[str, str]]:
-    """Declared statistic -> ranked model -> `best` (the best mean in the declared direction) or
-    `tie` (Welch's test over seeds, 95%, cannot tell it from the best; a model with fewer than two
-    values is never tested, so never marked)."""
+    """Declared statistic -> ranked model -> `best` (the best mean in the declared direction; with
+    censored seeds, the restricted mean) or `tie` (the two-sample test over seeds, 95%, cannot tell
+    it from the best: Welch's t-test, or the logrank test where a seed is censored). A model with
+    fewer than two seeds is never tested, so never marked."""
     ranked = [model for model, _ in board.ranked_rows if model in board.compute]
     marks: dict[str, dict[str, str]] = {}
     for declared in board.spec.statistics:
-        values = {m: v for m in ranked if (v := board.compute[m].statistic_values.get(declared.name))}
-        if not values:
+        samples = {m: found for m in ranked if (found := board.statistic_sample(m, declared.name)) is not None}
+        if not samples:
             continue
         pick = max if declared.higher_is_better else min
-        best = pick(sorted(values), key=lambda model: sum(values[model]) / len(values[model]))
+        best = pick(sorted(samples), key=lambda model: samples[model].mean)
         marks[declared.name] = {best: "best"}
-        for model, mine in values.items():
-            if model != best and len(mine) > 1 and len(values[best]) > 1:
-                _, low, high, *_ = welch(mine, values[best])
-                if low <= 0 <= high:
-                    marks[declared.name][model] = "tie"
+        for model, mine in samples.items():
+            testable = model != best and mine.n > 1 and samples[best].n > 1
+            if testable and two_sample_test(mine, samples[best]).a_lower is None:
+                marks[declared.name][model] = "tie"
     return marks
 
 

@@ -9,7 +9,9 @@ models report of their training (`statistics()`: a language model's `dev_perplex
 - `reproduced` when the 95% intervals say so: the greater (lower) cell's interval lies above
   (below) every other cell's interval, or the cell's interval lies at or below the bound; for
   two statistics of training, when Welch's t-test over their seeds puts the difference on the
-  claimed side at the 5% level (the test the papers report for trials to criterion);
+  claimed side at the 5% level (the test the papers report for trials to criterion), or the
+  logrank test where some seeds stopped before reaching a statistic their suite declares
+  censorable (see `structbench.compare_statistics`; such a cell's mean is a restricted mean);
 - `not reproduced` when the means contradict it;
 - `inconclusive` when the means agree with it but the intervals overlap (or a cell has none);
 - `not measured` when a cell it needs has no finished run in the store.
@@ -24,6 +26,7 @@ Separated intervals are a conservative test (two models' paired difference is sh
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Literal
 
@@ -33,7 +36,8 @@ from pydantic import Field, model_validator
 from structbench import registry
 from structbench.cells import CELL_KEYS, current_configuration
 from structbench.cells import cells as seed_cells
-from structbench.compare_statistics import welch
+from structbench.compare_statistics import Sample, two_sample_test
+from structbench.errors import UserError
 from structbench.reports.entries import load_entries
 from structbench.specs import Frozen
 from structbench.store import run_statistics
@@ -110,16 +114,30 @@ def _find(cells: pd.DataFrame, claim: Claim, ref: CellRef) -> pd.Series | None:
     return None if rows.empty else rows.iloc[0]
 
 
+def _sample(row: pd.Series) -> Sample:
+    """A training statistic's cell as the sample of its seeds (the order of seeds does not matter here)."""
+    censored = row.get("censored")
+    bounds = censored if isinstance(censored, list) else []
+    return Sample(dict(enumerate(row["per_seed"])), dict(enumerate(bounds)))
+
+
 def _shown(ref: CellRef, row: pd.Series) -> str:
-    """A cell as evidence: scores in %, a training statistic as it is."""
+    """A cell as evidence: scores in %, a training statistic as it is (with its censored seeds)."""
     scale, digits = (1, 2) if ref.split == TRAINING else (100, 1)
+    metric = f" {ref.metric}" if ref.metric else ""
+    suite = f" ({ref.suite})" if ref.suite else ""
+    censored = row.get("censored")
+    if isinstance(censored, list) and censored:
+        reached = len(row["per_seed"])
+        return (
+            f"{ref.model}{suite} {ref.split}{metric}: ≥{row['mean']:.{digits}f} ({reached} of "
+            f"{reached + len(censored)} seeds reached it, the others counted at their bound)"
+        )
     interval = (
         ""
         if row["ci_low"] != row["ci_low"]
         else f" [{scale * row['ci_low']:.{digits}f}, {scale * row['ci_high']:.{digits}f}]"
     )
-    metric = f" {ref.metric}" if ref.metric else ""
-    suite = f" ({ref.suite})" if ref.suite else ""
     return f"{ref.model}{suite} {ref.split}{metric}: {scale * row['mean']:.{digits}f}{interval} ({row['interval']})"
 
 
@@ -150,10 +168,11 @@ def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
     sign = 1.0 if claim.greater is not None else -1.0  # `lower`: the same test on negated values
     if any(sign * top["mean"] <= sign * other["mean"] for other in others):
         return Verdict(claim=claim, status="not reproduced", evidence=evidence)
-    if all(ref.split == TRAINING for ref, _ in rows) and all(len(row["per_seed"]) > 1 for _, row in rows):
-        tests = [welch(list(top["per_seed"]), list(other["per_seed"])) for other in others]
-        evidence += "; Welch's t-test: " + ", ".join(f"t {t:.3g}, df {df:.3g}, p {p:.3g}" for *_, t, df, p in tests)
-        separated = all(low > 0 if claim.greater is not None else high < 0 for _, low, high, *_ in tests)
+    samples = [_sample(row) for ref, row in rows if ref.split == TRAINING]
+    if len(samples) == len(rows) and all(found.n > 1 for found in samples):
+        tests = [two_sample_test(samples[0], other) for other in samples[1:]]
+        evidence += "; " + ", ".join(test.shown() for test in tests)
+        separated = all(test.a_lower is (claim.lower is not None) for test in tests)
     elif claim.greater is not None:
         separated = all(top["ci_low"] > other["ci_high"] for other in others)  # False where an interval is NaN
     else:
@@ -161,23 +180,49 @@ def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
     return Verdict(claim=claim, status="reproduced" if separated else "inconclusive", evidence=evidence)
 
 
+def _censoring(suite: str) -> dict[str, str]:
+    """statistic -> the statistic that bounds it on a seed that never reached it, as `suite` declares."""
+    try:
+        declared = registry.suite(suite).spec.statistics
+    except UserError:  # a suite no longer installed: its statistics are read as reported
+        return {}
+    return {s.name: s.censored_by for s in declared if s.censored_by}
+
+
 def statistic_cells(runs: pd.DataFrame) -> pd.DataFrame:
     """The cells of the training statistics of `runs` (`Store.runs()`; each cell's newest
-    configuration, finished runs): split `training`, metric the statistic's name, over seeds."""
+    configuration, finished runs): split `training`, metric the statistic's name, over seeds.
+
+    `censored` lists the bounds of the seeds that stopped before a statistic their suite declares
+    censorable was reached; such a cell's mean counts them at their bound (a restricted mean, see
+    `structbench.compare_statistics`) and has no t-interval."""
     current = current_configuration(runs, runs)
     done = current[current.status == "done"]
-    rows = [
-        {
-            "suite": suite, "version": version, "suite_hash": suite_hash, "model": model, "model_hash": model_hash,
-            "split": TRAINING, "metric": name, "breakdown": "", "level": "", "seed": seed, "value": value,
-            "n": 0, "proportion": False,
-        }
-        for suite, version, suite_hash, model, model_hash, seed, environment in done[
-            ["suite", "version", "suite_hash", "model", "model_hash", "seed", "environment"]
-        ].itertuples(index=False)
-        for name, value in run_statistics(environment).items()
-    ]  # fmt: skip
-    return seed_cells(pd.DataFrame(rows, columns=[*CELL_KEYS, "seed", "value", "n", "proportion"]))
+    rows: list[dict[str, object]] = []
+    censored: dict[tuple[str, ...], list[float]] = {}
+    for suite, version, suite_hash, model, model_hash, seed, environment in done[
+        ["suite", "version", "suite_hash", "model", "model_hash", "seed", "environment"]
+    ].itertuples(index=False):
+        reported = run_statistics(environment)
+        cell = (str(suite), str(version), str(suite_hash), str(model), str(model_hash), TRAINING)
+        rows += [
+            {**dict(zip(CELL_KEYS, (*cell, name, "", ""), strict=True)), "seed": seed, "value": value, "n": 0,
+             "proportion": False}
+            for name, value in reported.items()
+        ]  # fmt: skip
+        for name, bound in _censoring(str(suite)).items():
+            if name not in reported and bound in reported:
+                censored.setdefault((*cell, name, "", ""), []).append(reported[bound])
+    measured = seed_cells(pd.DataFrame(rows, columns=[*CELL_KEYS, "seed", "value", "n", "proportion"]))
+    records = {tuple(map(str, (r[k] for k in CELL_KEYS))): r for r in measured.to_dict("records")}
+    for key, bounds in censored.items():
+        record = records.setdefault(key, {**dict(zip(CELL_KEYS, key, strict=True)), "per_seed": [], "n_seeds": 0})
+        counted = [*record["per_seed"], *bounds]
+        record |= {"censored": bounds, "mean": sum(counted) / len(counted), "ci_low": math.nan, "ci_high": math.nan}
+        record["interval"] = "restricted mean, censored seeds at their bound"
+    frame = pd.DataFrame(list(records.values()), columns=[*measured.columns, "censored"])
+    frame["censored"] = [bounds if isinstance(bounds, list) else [] for bounds in frame["censored"]]
+    return frame
 
 
 def claim_cells(results: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:

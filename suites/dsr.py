@@ -18,7 +18,10 @@ disjoint from `train` and `test`) was right, reported by the model after trainin
 (`statistics()`). Monner's correctness is strict, per output unit: every unit below 0.5 on every
 non-prompt step and only the right target unit above it at each prompt; a model with such
 units checks that, any other model exact match of its answer. A model that does not reach the
-criterion reports `criterion_reached: 0` and no trial count. The test split is scored by exact
+criterion reports `criterion_reached: 0` and no trial count, only the trials it trained
+(`trials_trained`): its trials to criterion are censored at that bound, and comparisons count
+them so (the logrank test, see `structbench.compare_statistics`) instead of dropping the seed,
+which would flatter the slower model. The test split is scored by exact
 match (`sequence_accuracy`), in-distribution (fresh trials of the training distribution).
 
 Sizes: train 50,000 trials, dev 1,000 (the criterion set), test 1,000, all distinct (one draw;
@@ -108,6 +111,7 @@ class DistractedSequenceRecall(Suite):
                 description=f"training trials until at least {CRITERION:.0%} of the 1,000 dev trials are right "
                 "(Monner's all-units criterion for networks with output units, else exact match)",
                 higher_is_better=False,
+                censored_by="trials_trained",
             )
         ],
     )

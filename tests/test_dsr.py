@@ -30,13 +30,13 @@ TRIALS = {"quick": [1000.0, 1400.0, 900.0, 1300.0], "slow": [4000.0, 5200.0, 470
 
 class Recaller:
     """Answers every trial right; reports the trials to criterion `TRIALS[speed]` holds for its seed,
-    or none at all on the seeds in `stuck` (a criterion never reached)."""
+    or, on seed `stuck` (a criterion never reached), none: only the `cap` trials it trained, if given."""
 
     name = "recaller"
     protocols = ("transduction",)
 
-    def __init__(self, speed: str = "quick", stuck: int = -1) -> None:
-        self.speed, self.stuck, self.seed = speed, stuck, -1
+    def __init__(self, speed: str = "quick", stuck: int = -1, cap: int = 0) -> None:
+        self.speed, self.stuck, self.cap, self.seed = speed, stuck, cap, -1
 
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
         self.seed = seed
@@ -46,7 +46,7 @@ class Recaller:
 
     def statistics(self) -> Mapping[str, float]:
         if self.seed == self.stuck:
-            return {"criterion_reached": 0.0}
+            return {"criterion_reached": 0.0} | ({"trials_trained": float(self.cap)} if self.cap else {})
         return {"trials_to_criterion": TRIALS[self.speed][self.seed], "criterion_reached": 1.0}
 
 
@@ -106,9 +106,10 @@ def test_compare_by_statistic_is_welchs_test_over_the_seeds_that_report_it(runne
     slow = 'recaller[speed="slow",stuck=3]'
     result = compare_statistic(runner.store, registry.suite(SUITE), "recaller", slow, "trials_to_criterion")
     expected = stats.ttest_ind(TRIALS["quick"], TRIALS["slow"][:3], equal_var=False)
-    assert result.p_value == pytest.approx(expected.pvalue) and result.df == pytest.approx(expected.df)
-    assert result.difference == pytest.approx(1150 - 4633.333333)
-    assert result.without_b == [3] and result.verdict == "recaller better"
+    assert result.result.test == "welch" and result.result.p_value == pytest.approx(expected.pvalue)
+    assert result.result.df == pytest.approx(expected.df)
+    assert result.result.difference == pytest.approx(1150 - 4633.333333)
+    assert result.b.without == [3] and result.verdict == "recaller better"
     with pytest.raises(
         UserError, match=re.escape("'nobody' has fewer than two finished runs on dsr@1.0.0 that report 'trials")
     ):
@@ -137,7 +138,37 @@ def test_compare_statistic_on_the_command_line(runner: Runner, capsys: pytest.Ca
     assert main([*args, "--store", store, "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["verdict"] == "recaller better" and printed["higher_is_better"] is False
-    assert printed["mean_a"] == 4500.0 and printed["ci_low"] > 0
+    assert printed["mean_a"] == 4500.0 and printed["ci_low"] > 0 and printed["test"] == "welch"
+
+
+def test_a_seed_that_never_reached_the_criterion_is_censored_at_its_bound(runner: Runner, tmp_path: Path) -> None:
+    """Leaving out a seed that ran out of trials flatters its model: it counts as right-censored at
+    the trials it trained, in the logrank test, the board's restricted mean and the claims."""
+    runner.evaluate(SUITE, recaller(), [0, 1, 2, 3])
+    runner.evaluate(SUITE, recaller(speed="slow", stuck=3, cap=6000), [0, 1, 2, 3])
+    slow = 'recaller[cap=6000,speed="slow",stuck=3]'
+    result = compare_statistic(runner.store, registry.suite(SUITE), "recaller", slow, "trials_to_criterion")
+    expected = stats.logrank(
+        stats.CensoredData(uncensored=TRIALS["quick"]),
+        stats.CensoredData(uncensored=TRIALS["slow"][:3], right=[6000.0]),
+    )
+    assert result.result.test == "logrank" and result.result.p_value == pytest.approx(expected.pvalue)
+    assert result.b.censored == {3: 6000.0} and result.b.values == {0: 4000.0, 1: 5200.0, 2: 4700.0}
+    assert result.b.mean == 4975.0 and result.verdict == "recaller better"  # (4000 + 5200 + 4700 + 6000) / 4
+    (board,) = boards(runner.store, aggregate(runner.store))
+    assert board.statistic_marks == {"trials_to_criterion": {"recaller": "best"}}
+    write_report(runner.store, tmp_path / "site", suites=None, models=None, title="t")
+    page = (tmp_path / "site" / "suites" / "dsr@1.0.0.html").read_text()
+    assert '<td data-value="4975.0">≥ 4975<span class="status">3 of 4 seeds reached it</span></td>' in page
+    fewer = Claim(
+        id="fewer-trials", statement="recaller needs fewer trials", source="a thesis", suite=SUITE,
+        metric="trials_to_criterion", lower=CellRef(model="recaller", split="training"),
+        than=[CellRef(model=slow, split="training")],
+    )  # fmt: skip
+    (verdict,) = check_all(claim_cells(aggregate(runner.store), runner.store.runs()), [fewer])
+    assert verdict.status == "reproduced", verdict.evidence
+    assert "≥4975.00 (3 of 4 seeds reached it" in verdict.evidence
+    assert verdict.evidence.endswith(f"logrank test (censored seeds): z {expected.statistic:.3g}, p {expected.pvalue:.3g}")
 
 
 def test_seeds_take_ranges() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from structbench.compare_statistics import Sample
 from structbench.protocols import StatisticsReporter, checked_statistics
 from structbench.reports.boards import aggregate, boards
 from structbench.reports.claims import CellRef, Claim, check_all, claim_cells
@@ -84,7 +85,7 @@ def test_a_models_statistics_are_stored_averaged_over_seeds_and_shown_on_its_sui
     assert [run_statistics(e) for e in runs["environment"]] == [{"dev_perplexity": 70.0 + s} for s in range(3)]
     (board,) = boards(runner.store, aggregate(runner.store))
     assert board.statistic_names == ["dev_perplexity"]
-    assert board.compute["perplexed"].statistics == {"dev_perplexity": 71.0}
+    assert board.statistic_sample("perplexed", "dev_perplexity") == Sample({0: 70.0, 1: 71.0, 2: 72.0})
     write_report(runner.store, tmp_path / "site", suites=None, models=None, title="t")
     page = next((tmp_path / "site" / "suites").glob("lookup-tables*.html")).read_text()
     assert ">dev perplexity</th>" in page and '<td data-value="71.0">71</td>' in page
