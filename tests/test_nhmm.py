@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -210,3 +211,19 @@ def test_through_the_runner(runner: Runner) -> None:
     assert rescore(runner.store, run_id, suite)
     statistics = run_statistics(str(runs.loc[run_id, "environment"]))
     assert 0 < statistics["nll_per_word"] < 10 and statistics["updates"] >= 6
+
+
+def test_on_the_users_wsj(runner: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pos-wsj`, built from a user's `word<TAB>tag` export (the two-sentence fixture), is tagged with
+    one of K = 45 clusters per word, Tran's own setting."""
+    from tests.test_pos_induction import WSJ_SAMPLE, write_wsj
+
+    session_suites = Path(os.environ["STRUCTBENCH_HOME"]) / "suites"
+    monkeypatch.setenv("STRUCTBENCH_SOURCE_DIR", str(write_wsj(tmp_path, monkeypatch, WSJ_SAMPLE)))
+    params = {**TINY, "layers": 1, "epochs": 1, "inner_loops": 2}
+    record = runner.evaluate("pos-wsj", ModelSpec(name="nhmm", params=params), [0])
+    assert record.status == {"0": "done"}, record.errors
+    (ids, predictions, _), = runner.store.stored_predictions(int(runner.store.runs()["id"].max())).values()  # fmt: skip
+    assert ids == ["s00000", "s00001"] and [len(p) for p in predictions] == [6, 5]
+    assert all(0 <= cluster < 45 for p in predictions for cluster in p)
+    assert not list(session_suites.glob("pos-wsj*")), "the fixture's pos-wsj leaked into the session's suites"

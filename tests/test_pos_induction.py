@@ -136,8 +136,10 @@ WSJ_SAMPLE = "Pierre\tNNP\nVinken\tNNP\n,\t,\n61\tCD\nyears\tNNS\nold\tJJ\n\nMr.
 
 
 def write_wsj(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> Path:
-    """A source folder holding `text` as penn_wsj/wsj.conll (bytes that are not UTF-8 kept as surrogates)."""
-    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
+    """A source folder holding `text` as penn_wsj/wsj.conll (bytes that are not UTF-8 kept as surrogates),
+    and a STRUCTBENCH_HOME of its own to build it in: not `tmp_path / "home"`, which `fresh_home` links
+    to the session's built suites, where a built pos-wsj would show up in every later test's report."""
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "wsj-home"))
     folder = tmp_path / "data" / "penn_wsj"
     folder.mkdir(parents=True)
     (folder / "wsj.conll").write_bytes(text.encode("utf-8", "surrogateescape"))
