@@ -183,8 +183,10 @@ class StatisticComparison:
             "model_a": self.model_a,
             "model_b": self.model_b,
             **{f"{key}_{side}": value for side, s in (("a", self.a), ("b", self.b)) for key, value in _fields(s)},
-            **{key: None if isinstance(value, float) and math.isnan(value) else value
-               for key, value in vars(self.result).items()},
+            **{
+                key: None if isinstance(value, float) and math.isnan(value) else value
+                for key, value in vars(self.result).items()
+            },
             "verdict": self.verdict,
         }
 

@@ -1,9 +1,11 @@
 """The site's plots, drawn by matplotlib as SVG files when the site is rendered.
 
-Two kinds: the primary metric against one condition, one colour per model, and its 95%
+Three kinds: the primary metric against one condition, one colour per model, and its 95%
 interval: against a number (attractor count, operator count, composition length) as lines with
-bands, against categories (relative-clause type, subject number) as points with error bars; and the generalisation-gap scatter (in-distribution against
-generalisation, one point per model and suite). Legends are not drawn into the SVG: the page
+bands, against categories (relative-clause type, subject number) as points with error bars; the
+learning curve of a series of suites (`structbench.reports.series`): the same lines and bands against
+the series' number, on a linear or logarithmic axis, with published numbers as grey markers; and the
+generalisation-gap scatter (in-distribution against generalisation, one point per model and suite). Legends are not drawn into the SVG: the page
 shows them as text beside the plot, in the same colours (`palette`), which keeps them readable
 at any width and saves a quarter of matplotlib's drawing time.
 
@@ -57,6 +59,34 @@ class LinePlot:
 
 
 @dataclass(frozen=True)
+class Markers:
+    """Published values along a curve's x axis, drawn as one marker shape (None where none was published)."""
+
+    label: str
+    symbol: str
+    """matplotlib marker, one of `MARKERS`."""
+    values: list[float | None]
+
+
+MARKERS = {"D": "◆", "s": "■", "^": "▲", "v": "▼", "P": "✚", "X": "✖", "o": "●", "*": "★"}
+"""matplotlib marker -> the character the page's legend shows for it, in the order markers are given out."""
+
+
+@dataclass(frozen=True)
+class CurvePlot:
+    """The primary metric of a series of suites against the series' number, one line per model."""
+
+    x_label: str
+    y_label: str
+    xs: list[float]
+    """The suites' numbers, ascending."""
+    log_axis: bool
+    """A logarithmic x axis (symmetric log base 2, linear below 1, so that 0 still shows)."""
+    lines: list[Line]
+    markers: list[Markers]
+
+
+@dataclass(frozen=True)
 class GapPlot:
     """In-distribution (x) against generalisation (y), one point per (model, suite)."""
 
@@ -64,7 +94,7 @@ class GapPlot:
     """(in-distribution, generalisation, colour)."""
 
 
-Plot = LinePlot | GapPlot
+Plot = LinePlot | CurvePlot | GapPlot
 
 
 def _numeric(levels: list[str]) -> list[float] | None:
@@ -118,6 +148,39 @@ def _line_svg(plot: LinePlot) -> str:
     return _svg(figure)
 
 
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _curve_svg(plot: CurvePlot) -> str:
+    import numpy as np
+
+    figure, axes = _figure(6.4, 3.0)
+    x = np.array(plot.xs, dtype=float)
+    for line in plot.lines:
+        means = np.array([np.nan if v is None else 100 * v for v in line.means])
+        lows = np.array([np.nan if v is None else 100 * v for v in line.lows])
+        highs = np.array([np.nan if v is None else 100 * v for v in line.highs])
+        known = np.isfinite(means)  # a suite a model was not run on: the line joins its neighbours
+        axes.plot(x[known], means[known], color=line.colour, marker="o", markersize=3.5, linewidth=1.4)
+        banded = known & np.isfinite(lows)
+        if banded.any():
+            axes.fill_between(x[banded], lows[banded], highs[banded], color=line.colour, alpha=0.15, linewidth=0)
+    for markers in plot.markers:
+        values = np.array([np.nan if v is None else 100 * v for v in markers.values])
+        axes.scatter(
+            x, values, marker=markers.symbol, s=30, facecolors="none", edgecolors="#3a3f4b", linewidths=1.1, zorder=3
+        )
+    if plot.log_axis:
+        axes.set_xscale("symlog", base=2, linthresh=1, linscale=0.5)
+    axes.set_xticks(x, [_number(value) for value in plot.xs])
+    axes.minorticks_off()
+    axes.set_ylim(-2, 102)
+    axes.set_xlabel(plot.x_label)
+    axes.set_ylabel(plot.y_label)
+    return _svg(figure)
+
+
 def _gap_svg(plot: GapPlot) -> str:
     figure, axes = _figure(4.6, 4.0, left=0.15)
     axes.plot([0, 100], [0, 100], color="#9aa1ae", linewidth=0.8, linestyle="--")
@@ -140,7 +203,9 @@ def _svg(figure: Any) -> str:
 
 def draw(plot: Plot) -> str:
     """The SVG text of one plot."""
-    return _line_svg(plot) if isinstance(plot, LinePlot) else _gap_svg(plot)
+    if isinstance(plot, LinePlot):
+        return _line_svg(plot)
+    return _curve_svg(plot) if isinstance(plot, CurvePlot) else _gap_svg(plot)
 
 
 def _draw_to(jobs: list[tuple[Path, Plot]]) -> list[Path]:

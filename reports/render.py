@@ -5,8 +5,9 @@ elsewhere), from any static host or opened from disk:
 
 - `index.html`: the overview. A models x suites matrix of each suite's ranked generalisation
   metric (`structbench.reports.overview`), suites grouped by family, with a colour scale; the
-  generalisation-gap view (plot and table); ceilings and not-comparable models set apart;
-  suites without results listed with the reason; the claims.
+  generalisation-gap view (plot and table); the learning curves of suite series
+  (`structbench.reports.series`); ceilings and not-comparable models set apart; suites without
+  results listed with the reason; the claims.
 - `suites/ID@VERSION.html`: one page per suite version and data hash: its card
   (`structbench.reports.cards`), the ranked table with compute and failed runs, per-condition
   plots (`structbench.reports.conditions`, drawn by `structbench.reports.plots`), published
@@ -46,6 +47,7 @@ from structbench.reports.markdown import UNDEFINED, leaderboard_markdown, method
 from structbench.reports.overview import OverviewRow, Summary, overview_rows, summarise
 from structbench.reports.plots import OTHER, PALETTE, PLOTTED, Drawing, GapPlot, Line, LinePlot, Plot
 from structbench.reports.references import load_references
+from structbench.reports.series import Curve, curves
 from structbench.reports.tables import write_tables
 from structbench.store import Store
 
@@ -256,6 +258,7 @@ def write_report(
     board_list = sorted(boards(store, results, references, runs), key=_family_order)
     summaries = summarise(scores, board_list)
     rows = overview_rows(summaries)
+    curve_list = curves(summaries)
 
     breakdowns = results[results.breakdown != ""]
     by_board = dict(list(breakdowns.groupby(["suite", "version", "suite_hash"])))
@@ -278,6 +281,9 @@ def write_report(
     ]
     if gap_points:
         jobs["plots/gap.svg"] = GapPlot(gap_points)
+    for curve in curve_list:
+        curve.path = f"plots/{curve.anchor}.svg"
+        jobs[curve.path] = curve.plot(f"{curve.boards[0].spec.primary_metric} (%)")
     plotting = Drawing({out_dir / path: plot for path, plot in jobs.items()})
 
     error_pages = write_error_data(store, runs, board_list, out_dir)
@@ -291,7 +297,7 @@ def write_report(
     cards = {board.slug: suite_card(board.spec, board.suite_hash) for board in board_list}
     _write_pages(
         out_dir, title, board_list, summaries, rows, gap_colours, bool(gap_points),
-        _skipped(board_list, suites), verdicts, plot_views, cards, error_pages,
+        _skipped(board_list, suites), verdicts, plot_views, cards, error_pages, curve_list,
     )  # fmt: skip
     plotting.wait()
     return out_dir / "index.html"
@@ -310,6 +316,7 @@ def _write_pages(
     plot_views: dict[str, list[PlotView]],
     cards: dict[str, SuiteCard],
     error_pages: list[ErrorPage],
+    curve_list: list[Curve],
 ) -> None:
     environment = _environment()
     families: list[tuple[str, list[SuiteBoard]]] = []
@@ -324,14 +331,16 @@ def _write_pages(
     common = {"title": title, "families": families}
     index = environment.get_template("index.html.j2").render(
         root="", boards=board_list, summaries=summaries, rows=rows, gap_boards=gap_boards,
-        gap_colours=gap_colours, has_gap_plot=has_gap_plot, skipped=skipped, verdicts=verdicts, **common,
+        gap_colours=gap_colours, has_gap_plot=has_gap_plot, skipped=skipped, verdicts=verdicts, curves=curve_list,
+        **common,
     )  # fmt: skip
     (out_dir / "index.html").write_text(index, encoding="utf-8")
     suite_page = environment.get_template("suite.html.j2")
     for board in board_list:
         html = suite_page.render(
             root="../", board=board, card=cards[board.slug], plots=plot_views[board.slug],
-            verdicts=[v for v in verdicts if v.claim.suite == board.spec.id], errors=errors_of.get(board.slug), **common,
+            verdicts=[v for v in verdicts if v.claim.suite == board.spec.id], errors=errors_of.get(board.slug),
+            curves=[(c, x) for c in curve_list if (x := c.x_of(board)) is not None], **common,
         )  # fmt: skip
         (out_dir / "suites" / f"{board.slug}.html").write_text(html, encoding="utf-8")
     error_page = environment.get_template("errors.html.j2")

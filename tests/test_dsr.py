@@ -168,7 +168,9 @@ def test_a_seed_that_never_reached_the_criterion_is_censored_at_its_bound(runner
     (verdict,) = check_all(claim_cells(aggregate(runner.store), runner.store.runs()), [fewer])
     assert verdict.status == "reproduced", verdict.evidence
     assert "≥4975.00 (3 of 4 seeds reached it" in verdict.evidence
-    assert verdict.evidence.endswith(f"logrank test (censored seeds): z {expected.statistic:.3g}, p {expected.pvalue:.3g}")
+    assert verdict.evidence.endswith(
+        f"logrank test (censored seeds): z {expected.statistic:.3g}, p {expected.pvalue:.3g}"
+    )
 
 
 def test_seeds_take_ranges() -> None:

@@ -114,9 +114,9 @@ def test_reported_rows_follow_the_measured_rows_escaped_and_unranked(
     stored = json.loads((folder / "references.json").read_text())
     assert stored[0]["model"] == "<b>Perfect</b>" and len(stored) == len(load_references()) + 1
     # a suite without measured results gets no page, and the overview says why
-    assert not (folder / "suites" / "scan-simple@1.0.0.html").exists()
+    assert not (folder / "suites" / "scan-simple@2.0.0.html").exists()
     overview = index.read_text()
-    assert "<li><code>scan-simple@1.0.0</code>: no runs in this store" in overview
+    assert "<li><code>scan-simple@2.0.0</code>: no runs in this store" in overview
 
 
 def test_thrushs_undefined_precision_and_recall_are_marked_not_comparable(runner: Runner, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from structbench import freeze, registry
 from structbench.runner import Runner
 from structbench.specs import ModelSpec, Split
-from structbench.suites.scan import ScanSyntaxError, interpret, parse_scan_file, template
+from structbench.suites.scan_common import EOS, ScanSyntaxError, interpret, parse_scan_file, template
 from tests.conftest import REPO, SHARED_DATA
 
 SCAN_SUITES = {
@@ -47,6 +47,10 @@ def test_interpreter_semantics_and_errors() -> None:
         with pytest.raises(ScanSyntaxError):
             interpret(bad)
     assert template(["jump", "around", "left", "twice", "after", "turn", "right"]) == "U around D after turn D"
+    assert interpret(["jump", "twice", EOS]) == ["I_JUMP"] * 2  # the end-of-sequence token of 2.0.0 inputs
+    assert template(["jump", "twice", EOS]) == "U"
+    with pytest.raises(ScanSyntaxError):
+        interpret([EOS])
 
 
 def test_length_split_is_the_22_action_rule(every_command: list[Pair]) -> None:
@@ -82,9 +86,11 @@ def test_suite_keeps_published_test_and_carves_dev_from_train(path: str) -> None
     splits = {s.name: freeze.load_split(suite, manifest, 0, s.name) for s in suite.spec.splits}
     name = suite.split_name  # type: ignore[attr-defined]
     train_lines = published(f"tasks_train_{name}.txt")
-    rebuilt = multiset([(e.input, e.target) for e in splits["train"].examples + splits["dev"].examples])  # type: ignore[misc]
+    examples = [e for split in splits.values() for e in split.examples]
+    assert all(e.input[-1] == EOS and EOS not in e.input[:-1] for e in examples)
+    rebuilt = multiset([(e.input[:-1], e.target) for e in splits["train"].examples + splits["dev"].examples])  # type: ignore[misc]
     assert rebuilt == multiset(train_lines)
-    assert [(e.input, e.target) for e in splits["test"].examples] == published(f"tasks_test_{name}.txt")
+    assert [(e.input[:-1], e.target) for e in splits["test"].examples] == published(f"tasks_test_{name}.txt")
     assert len(splits["dev"]) == round(0.1 * len(train_lines))
     committed = (REPO / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
     assert manifest.suite_hash in committed
@@ -113,7 +119,7 @@ def built_splits(path: str) -> dict[str, Split]:
 )
 def test_add_primitive_train_and_dev_hold_the_primitive_only_alone(path: str, primitive: str, repeats: int) -> None:
     splits = built_splits(path)
-    commands = {name: Counter(" ".join(e.input) for e in splits[name].examples) for name in ("train", "dev")}
+    commands = {name: Counter(" ".join(e.input[:-1]) for e in splits[name].examples) for name in ("train", "dev")}
     assert commands["train"][primitive] + commands["dev"][primitive] == repeats
     assert commands["dev"][primitive] > 0
     for counts in commands.values():
@@ -135,3 +141,39 @@ def test_scores_break_down_by_output_length_and_template() -> None:
     assert scores["sequence_accuracy[n_actions=48]"][0] == 0.0
     by_template = {k: v for k, v in scores.items() if k.startswith("sequence_accuracy[template=")}
     assert sum(n for _, n in by_template.values()) == len(test)
+
+
+@pytest.mark.parametrize("path", SCAN_SUITES)
+def test_version_1_stays_loadable_as_released(path: str) -> None:
+    """2.0.0 added `.` and attention targets; 1.0.0 still builds the data of its committed manifest."""
+    current = registry.suite(path)
+    old = registry.suite(f"{current.spec.id}@1.0.0")
+    assert (current.spec.version, old.spec.version) == ("2.0.0", "1.0.0")
+    manifest = freeze.ensure_built(old)
+    committed = (REPO / "suites" / "manifests" / f"{old.spec.key}.json").read_text()
+    assert manifest.suite_hash in committed
+    test = freeze.load_split(old, manifest, 0, "test").examples
+    assert all(e.attention is None and e.input[-1] != EOS for e in test)
+    assert set(test[0].meta) == {"n_actions", "template"}
+
+
+def test_scores_break_down_by_command_length_and_modifiers() -> None:
+    suite = registry.suite("structbench.suites.scan:ScanSimple")
+    test = built_splits("structbench.suites.scan:ScanSimple")["test"]
+    # right exactly on the commands without `opposite`
+    predictions = [[] if "opposite" in e.input else e.target for e in test.examples]
+    scores = suite.score(test, predictions).metrics
+    modifiers = {k: v[0] for k, v in scores.items() if k.startswith("sequence_accuracy[around_opposite=")}
+    assert modifiers == {
+        "sequence_accuracy[around_opposite=around]": 1.0,
+        "sequence_accuracy[around_opposite=neither]": 1.0,
+        "sequence_accuracy[around_opposite=opposite]": 0.0,
+        "sequence_accuracy[around_opposite=around+opposite]": 0.0,
+    }
+    by_length = {k: v for k, v in scores.items() if k.startswith("sequence_accuracy[n_words=")}
+    assert set(by_length) == {f"sequence_accuracy[n_words={n}]" for n in range(1, 10)}
+    for n in range(1, 10):  # the command's words, `.` not counted
+        commands = [e.input for e in test.examples if len(e.input) == n + 1]
+        right = sum("opposite" not in c for c in commands) / len(commands)
+        assert by_length[f"sequence_accuracy[n_words={n}]"] == (right, len(commands))
+    assert by_length["sequence_accuracy[n_words=1]"][0] == 1.0  # `walk`, `jump`, ...: no modifier
