@@ -278,10 +278,10 @@ def compare_statistic_command(args: argparse.Namespace, suite: Suite, model_a: s
         f"{comparison.suite}: {comparison.model_a} (A) - {comparison.model_b} (B) on {comparison.statistic}{direction}"
     )
     for label, side in ((comparison.model_a, comparison.a), (comparison.model_b, comparison.b)):
-        listed = [f"{seed}: {value:g}" for seed, value in side.values.items()]
-        listed += [f"{seed}: >{bound:g}" for seed, bound in side.censored.items()]
+        listed = {seed: f"{value:g}" for seed, value in side.values.items()}
+        listed |= {seed: f">{bound:g}" for seed, bound in side.censored.items()}
         missing = f"; seeds without it: {', '.join(map(str, side.without))}" if side.without else ""
-        print(f"  {label}: {', '.join(listed)}{missing}")
+        print(f"  {label}: {', '.join(f'{seed}: {listed[seed]}' for seed in sorted(listed))}{missing}")
     result = comparison.result
     interval = "" if result.test == "logrank" else f" [{result.ci_low:+.6g}, {result.ci_high:+.6g}]"
     means = "restricted means (censored seeds at their bound)" if result.test == "logrank" else "means"
