@@ -8,6 +8,11 @@ still runs; a model that does not speak the suite's protocol becomes `n/a`. A mo
 optional `compute()` (`structbench.protocols.ComputeReporter`) is asked after prediction, and its
 parameter count and device are stored with the run, as are the numbers of an optional
 `statistics()` (`StatisticsReporter`, e.g. dev perplexity); a failing one is only logged.
+
+One seed is three steps, so that `structbench sweep` shares them with `run`: the claim
+(`run_fields`, `Store.claim_run`), the fit and prediction (`attempt`, which touches no store: a
+sweep's workers call it in their own processes) and the record (`Runner.record`: `finish_run` or
+`end_run`, in the process that holds the claim, a sweep's driver).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from tqdm import tqdm
@@ -48,7 +53,7 @@ from structbench.protocols import (
 )
 from structbench.sources import structbench_home
 from structbench.specs import ModelSpec, ResultRecord, SeedStats, Split
-from structbench.store import Store, config_hash
+from structbench.store import Claim, Store, config_hash
 from structbench.suite import Suite
 
 ERROR_TAIL = 2000
@@ -195,7 +200,8 @@ def model_hash(spec: ModelSpec, facts: dict[str, Any] | None = None) -> str:
 
 
 @cache
-def _git_commit() -> str | None:
+def git_commit() -> str | None:
+    """The git revision of this structbench checkout; None for an installed copy (no git)."""
     try:
         out = subprocess.run(
             ["git", "rev-parse", "HEAD"],
@@ -211,7 +217,8 @@ def _git_commit() -> str | None:
 
 
 @cache
-def _environment() -> str:
+def environment_json() -> str:
+    """What a run records of the process that made it: python, platform, CPUs and package versions (JSON)."""
     import importlib.metadata as metadata
 
     versions: dict[str, str | None] = {}
@@ -287,6 +294,22 @@ class Evaluated:
 
 
 @dataclass(frozen=True)
+class Ended:
+    """A run that ended without results: `failed` (the model crashed or exited; in a sweep also a
+    worker that died or ran out of time) or `n/a` (the model does not speak the suite's protocol)."""
+
+    status: Literal["failed", "n/a"]
+    error: str
+    """What the store keeps: a failure's traceback tail, or the n/a reason."""
+    message: str
+    """One line for the person at the terminal."""
+
+
+Outcome = Evaluated | Ended
+"""How the fit and prediction of one claimed run came out: `Runner.record` stores either."""
+
+
+@dataclass(frozen=True)
 class SeedOutcome:
     """How one seed ended, and the label its stored run has."""
 
@@ -296,6 +319,167 @@ class SeedOutcome:
     cached: bool
     """Answered from the store."""
     label: str
+
+
+def checked_facts(suite: Suite, asked: Asked) -> dict[str, Any]:
+    """The facts a model's runs on `suite` are keyed by (`model_facts`, plus `limit` for a partial
+    run), after refusing settings its constructor does not take and a protocol it does not declare:
+    everything that can be refused before any data is built or any model trained."""
+    if asked.instance is None:
+        check_settings(asked.spec)  # before any data is built: a typo in --set costs nothing
+    if missing := undeclared(asked.factory if asked.instance is None else asked.instance, suite.spec.protocol):
+        raise UserError(missing)
+    facts = model_facts(asked.spec, suite.spec.id, asked.factory)
+    if asked.limit is not None:
+        facts["limit"], facts["comparable"] = asked.limit, False  # a partial run is its own, never ranked
+    return facts
+
+
+def run_fields(
+    suite: Suite, manifest: freeze.Manifest, asked: Asked, facts: dict[str, Any], seed: int
+) -> dict[str, Any]:
+    """Everything `Store.claim_run` needs of one run: its key (suite data, model spec and facts,
+    seed) and what is recorded with it (label, draw, harness version, environment)."""
+    spec = suite.spec
+    return {
+        "suite": spec.id,
+        "version": spec.version,
+        "suite_hash": manifest.suite_hash,
+        "model": asked.shown(asked.label),
+        "model_spec": json.dumps(model_record(asked.keyed, facts), sort_keys=True, default=str),
+        "model_hash": model_hash(asked.keyed, facts),
+        "config_hash": config_hash(facts.get("configuration")),
+        "comparable": facts.get("comparable", True),
+        "seed": seed,
+        "draw": seed % spec.n_draws,
+        "harness_version": __version__,
+        "git_commit": git_commit(),
+        "environment": environment_json(),
+    }
+
+
+def attempt(
+    suite: Suite,
+    manifest: freeze.Manifest,
+    asked: Asked,
+    seed: int,
+    *,
+    log: Callable[[str], None],
+    progress: bool | None = None,
+) -> Outcome:
+    """Build, fit and ask the model for one seed: its results, or how it ended without them.
+
+    A model's own crash (or `sys.exit`) is a failed outcome and one that does not speak the
+    suite's protocol an n/a one; a `UserError` (a configuration problem, which says nothing about
+    the model) and an interrupt propagate. Touches no store: `structbench run` calls it in its own
+    process, a sweep's workers in theirs."""
+    try:
+        return fit_and_predict(suite, manifest, asked, seed, seed % suite.spec.n_draws, log=log, progress=progress)
+    except NotApplicable as reason:
+        return Ended("n/a", str(reason), str(reason))
+    except UserError:
+        raise
+    except (Exception, SystemExit) as error:  # a model's own crash (or exit): recorded, the next seed runs
+        return Ended("failed", _error_text(error), _failure(error))
+
+
+def fit_and_predict(
+    suite: Suite,
+    manifest: freeze.Manifest,
+    asked: Asked,
+    seed: int,
+    draw: int,
+    *,
+    log: Callable[[str], None],
+    progress: bool | None = None,
+) -> Evaluated:
+    """Build the model, run it on the draw's splits and close it (a caller's own object stays open)."""
+    model = asked.build()
+    try:
+        return _evaluate_model(model, suite, manifest, asked, seed, draw, log=log, progress=progress)
+    finally:
+        close = getattr(model, "close", None)
+        if asked.instance is None and callable(close):  # a caller's own object stays theirs to close
+            close()
+
+
+def _evaluate_model(
+    model: Any,
+    suite: Suite,
+    manifest: freeze.Manifest,
+    asked: Asked,
+    seed: int,
+    draw: int,
+    *,
+    log: Callable[[str], None],
+    progress: bool | None,
+) -> Evaluated:
+    spec = suite.spec
+    if not speaks(model, spec.protocol):
+        missing = undeclared(model, spec.protocol)
+        if missing:
+            raise UserError(missing)
+        raise NotApplicable(f"{asked.label} does not speak the {spec.protocol} protocol")
+    own_label = getattr(model, "label", None) if not asked.label_is_final else None
+    splits = DrawSplits(suite, manifest, draw)
+    train = [splits[s.name] for s in spec.splits_with_role("train")]
+    dev = [splits[s.name] for s in spec.splits_with_role("dev")]
+    if isinstance(model, OracleUser):
+        model.use_oracle(suite.oracle(splits))
+    _seed_everything(seed)
+    started = time.perf_counter()
+    if isinstance(model, Trainable) and train:
+        model.fit(train[0], dev[0] if dev else None, seed=seed)
+    fit_seconds = time.perf_counter() - started
+    tests = spec.splits_with_role("test")
+    sizes = [s.size for s in tests]
+    total = None if None in sizes else sum(size or 0 for size in sizes)
+    results: dict[str, Any] = {}
+    started = time.perf_counter()
+    with tqdm(
+        total=total,
+        desc=f"{spec.id} {asked.label} seed {seed}",
+        unit="ex",
+        disable=progress is False or None,
+        leave=False,
+    ) as bar:
+        for test in tests:
+            data = splits[test.name]
+            if asked.limit is not None:
+                data = data.model_copy(update={"examples": data.examples[: asked.limit]})
+            predictions = ask(model, spec, data.examples, on_batch=bar.update)
+            scores = suite.score(data, predictions)
+            results[test.name] = (scores, [e.id for e in data.examples], predictions)
+    predict_seconds = time.perf_counter() - started
+    where = f"{spec.key} x {asked.label} seed {seed}"
+    return Evaluated(
+        results,
+        fit_seconds,
+        predict_seconds,
+        _reported(model, "compute", where, log),
+        own_label if isinstance(own_label, str) else None,
+        _reported(model, "statistics", where, log),
+    )
+
+
+def _reported(model: Any, method: str, where: str, log: Callable[[str], None]) -> dict[str, Any] | None:
+    """What the model's optional `compute()` or `statistics()` reports, checked; None without the method.
+
+    The run it describes has finished: a method that raises, or answers keys or values the
+    checker rejects, is logged and the run is stored without those entries."""
+    reporter = ComputeReporter if method == "compute" else StatisticsReporter
+    if not isinstance(model, reporter):
+        return None
+    try:
+        reported = getattr(model, method)()
+    except (Exception, SystemExit) as error:  # the model's bug, not the run's: log it, keep the run
+        log(f"{where}: {method}() raised {_failure(error)}; the run is stored without it")
+        return None
+    checked = checked_compute if method == "compute" else checked_statistics
+    valid, dropped = checked(reported)
+    if dropped:
+        log(f"{where}: {method}() entries left out: {'; '.join(dropped)}")
+    return valid
 
 
 class Runner:
@@ -323,13 +507,7 @@ class Runner:
         if not seeds:
             raise UserError("no seeds given; pass --seeds, e.g. --seeds 0,1,2.")
         asked = model if isinstance(model, Asked) else Asked.of(model)
-        if asked.instance is None:
-            check_settings(asked.spec)  # before any data is built: a typo in --set costs nothing
-        if missing := undeclared(asked.factory if asked.instance is None else asked.instance, suite.spec.protocol):
-            raise UserError(missing)
-        facts = model_facts(asked.spec, suite.spec.id, asked.factory)
-        if asked.limit is not None:
-            facts["limit"], facts["comparable"] = asked.limit, False  # a partial run is its own, never ranked
+        facts = checked_facts(suite, asked)
         manifest = freeze.ensure_built(suite, self.source_dir)
         self.store.record_suite(suite.spec, manifest.suite_hash)
         status: dict[str, str] = {}
@@ -345,16 +523,31 @@ class Runner:
                 errors[str(seed)] = outcome.error
         if cached:
             self.log(f"{suite.spec.key} x {label}: {cached} of {len(seeds)} seeds answered from the store")
+        return self.result_record(suite, manifest.suite_hash, asked, facts, seeds, status, errors, label)
+
+    def result_record(
+        self,
+        suite: Suite,
+        suite_hash: str,
+        asked: Asked,
+        facts: dict[str, Any],
+        seeds: Sequence[int],
+        status: dict[str, str],
+        errors: dict[str, str],
+        label: str,
+    ) -> ResultRecord:
+        """What `run --json` prints of one model configuration on one suite: the per-seed statuses
+        given and the cells over every finished seed the store holds."""
         return ResultRecord(
             suite=suite.spec.id,
             version=suite.spec.version,
-            suite_hash=manifest.suite_hash,
+            suite_hash=suite_hash,
             model=label,
             seeds=list(seeds),
             status=status,
             errors=errors,
             partial=asked.limit,
-            **self.cell_scores(suite, manifest.suite_hash, model_hash(asked.keyed, facts)),
+            **self.cell_scores(suite, suite_hash, model_hash(asked.keyed, facts)),
         )
 
     def _run_seed(
@@ -376,23 +569,8 @@ class Runner:
         released, to be redone next time. A finished run asked for under another label (`--name`)
         is relabelled: the label is not part of the run key."""
         spec = suite.spec
-        draw = seed % spec.n_draws
         label = asked.shown(asked.label)
-        fields = {
-            "suite": spec.id,
-            "version": spec.version,
-            "suite_hash": manifest.suite_hash,
-            "model": label,
-            "model_spec": json.dumps(model_record(asked.keyed, facts), sort_keys=True, default=str),
-            "model_hash": model_hash(asked.keyed, facts),
-            "config_hash": config_hash(facts.get("configuration")),
-            "comparable": facts.get("comparable", True),
-            "seed": seed,
-            "draw": draw,
-            "harness_version": __version__,
-            "git_commit": _git_commit(),
-            "environment": _environment(),
-        }
+        fields = run_fields(suite, manifest, asked, facts, seed)
         claim = self.store.claim_run(fields, force=force)
         if claim.state == "busy":
             self.log(f"{spec.key} x {label} seed {seed} is being run by {claim.holder}; waiting for it")
@@ -400,125 +578,58 @@ class Runner:
                 time.sleep(0.5)
                 # the other process's failure is this ask's answer too, not a cue to repeat the crash
                 claim = self.store.claim_run(fields, retry_failed=False)
+        where = f"{spec.key} x {label} seed {seed}"
         if claim.state == "cached":
-            error = None if claim.status == "done" else claim.error
-            if claim.status == "failed" and error:
-                error = error.strip().splitlines()[-1]  # the exception line of the stored traceback
-            stored = self.store.label(claim.run_id)
-            if asked.label_is_final and stored != label:
-                self.store.relabel(claim.run_id, label)
-                self.log(f"{spec.key} seed {seed}: the stored run of {stored!r} is now shown as {label!r}")
-                stored = label
-            return SeedOutcome(claim.run_id, claim.status, error, True, stored)
-        run_id = claim.run_id
+            return self.answered(claim, asked, where)
         try:
             try:
-                evaluated = self._fit_and_predict(suite, manifest, asked, seed, draw)
-            except NotApplicable as reason:
-                self.store.end_run(claim, "n/a", str(reason))
-                return SeedOutcome(run_id, "n/a", str(reason), False, label)
+                outcome = attempt(suite, manifest, asked, seed, log=self.log, progress=self.progress)
             except UserError:
                 self.store.discard(claim)  # a configuration error says nothing about the model
                 raise
-            except (Exception, SystemExit) as error:  # a model's own crash (or exit): recorded, the next seed runs
-                self.store.end_run(claim, "failed", _error_text(error))
-                message = _failure(error)
-                self.log(f"{spec.key} x {label} seed {seed} failed: {message}")
-                return SeedOutcome(run_id, "failed", message, False, label)
-            if evaluated.label is not None and not asked.label_is_final:
-                label = asked.shown(evaluated.label)
-                self.store.relabel(run_id, label)
-            self.store.finish_run(
-                claim,
-                evaluated.results,
-                evaluated.fit_seconds,
-                evaluated.predict_seconds,
-                evaluated.compute,
-                evaluated.statistics,
-            )
-            return SeedOutcome(run_id, "done", None, False, label)
+            return self.record(claim, asked, outcome, where)
         finally:
             self.store.release(claim)  # after an interrupt only: the run stays `running`, for anyone to redo
 
-    def _fit_and_predict(
-        self, suite: Suite, manifest: freeze.Manifest, asked: Asked, seed: int, draw: int
-    ) -> Evaluated:
-        model = asked.build()
-        try:
-            return self._evaluate_model(model, suite, manifest, asked, seed, draw)
-        finally:
-            close = getattr(model, "close", None)
-            if asked.instance is None and callable(close):  # a caller's own object stays theirs to close
-                close()
+    def answered(self, claim: Claim, asked: Asked, where: str) -> SeedOutcome:
+        """A run the store already holds (`claim.state == "cached"`), relabelled when it is asked for
+        under another final label (`--name`): the label is not part of the run key."""
+        error = None if claim.status == "done" else claim.error
+        if claim.status == "failed" and error:
+            error = error.strip().splitlines()[-1]  # the exception line of the stored traceback
+        stored = self.store.label(claim.run_id)
+        label = asked.shown(asked.label)
+        if asked.label_is_final and stored != label:
+            self.store.relabel(claim.run_id, label)
+            self.log(f"{where}: the stored run of {stored!r} is now shown as {label!r}")
+            stored = label
+        return SeedOutcome(claim.run_id, claim.status, error, True, stored)
 
-    def _evaluate_model(
-        self, model: Any, suite: Suite, manifest: freeze.Manifest, asked: Asked, seed: int, draw: int
-    ) -> Evaluated:
-        spec = suite.spec
-        if not speaks(model, spec.protocol):
-            missing = undeclared(model, spec.protocol)
-            if missing:
-                raise UserError(missing)
-            raise NotApplicable(f"{asked.label} does not speak the {spec.protocol} protocol")
-        own_label = getattr(model, "label", None) if not asked.label_is_final else None
-        splits = DrawSplits(suite, manifest, draw)
-        train = [splits[s.name] for s in spec.splits_with_role("train")]
-        dev = [splits[s.name] for s in spec.splits_with_role("dev")]
-        if isinstance(model, OracleUser):
-            model.use_oracle(suite.oracle(splits))
-        _seed_everything(seed)
-        started = time.perf_counter()
-        if isinstance(model, Trainable) and train:
-            model.fit(train[0], dev[0] if dev else None, seed=seed)
-        fit_seconds = time.perf_counter() - started
-        tests = spec.splits_with_role("test")
-        sizes = [s.size for s in tests]
-        total = None if None in sizes else sum(size or 0 for size in sizes)
-        results: dict[str, Any] = {}
-        started = time.perf_counter()
-        with tqdm(
-            total=total,
-            desc=f"{spec.id} {asked.label} seed {seed}",
-            unit="ex",
-            disable=self.progress is False or None,
-            leave=False,
-        ) as bar:
-            for test in tests:
-                data = splits[test.name]
-                if asked.limit is not None:
-                    data = data.model_copy(update={"examples": data.examples[: asked.limit]})
-                predictions = ask(model, spec, data.examples, on_batch=bar.update)
-                scores = suite.score(data, predictions)
-                results[test.name] = (scores, [e.id for e in data.examples], predictions)
-        predict_seconds = time.perf_counter() - started
-        where = f"{spec.key} x {asked.label} seed {seed}"
-        return Evaluated(
-            results,
-            fit_seconds,
-            predict_seconds,
-            self._reported(model, "compute", where),
-            own_label if isinstance(own_label, str) else None,
-            self._reported(model, "statistics", where),
+    def record(
+        self, claim: Claim, asked: Asked, outcome: Outcome, where: str, *, environment: str | None = None
+    ) -> SeedOutcome:
+        """Store how a claimed run came out, in one transaction: its results (`finish_run`), or its
+        failure or n/a reason (`end_run`). A failure is logged. `environment` is the environment
+        JSON of the process that ran the model where that is not this one (a sweep's worker)."""
+        label = asked.shown(asked.label)
+        if isinstance(outcome, Ended):
+            self.store.end_run(claim, outcome.status, outcome.error)
+            if outcome.status == "failed":
+                self.log(f"{where} failed: {outcome.message}")
+            return SeedOutcome(claim.run_id, outcome.status, outcome.message, False, label)
+        if outcome.label is not None and not asked.label_is_final:
+            label = asked.shown(outcome.label)
+            self.store.relabel(claim.run_id, label)
+        self.store.finish_run(
+            claim,
+            outcome.results,
+            outcome.fit_seconds,
+            outcome.predict_seconds,
+            outcome.compute,
+            outcome.statistics,
+            environment=environment,
         )
-
-    def _reported(self, model: Any, method: str, where: str) -> dict[str, Any] | None:
-        """What the model's optional `compute()` or `statistics()` reports, checked; None without the method.
-
-        The run it describes has finished: a method that raises, or answers keys or values the
-        checker rejects, is logged and the run is stored without those entries."""
-        reporter = ComputeReporter if method == "compute" else StatisticsReporter
-        if not isinstance(model, reporter):
-            return None
-        try:
-            reported = getattr(model, method)()
-        except (Exception, SystemExit) as error:  # the model's bug, not the run's: log it, keep the run
-            self.log(f"{where}: {method}() raised {_failure(error)}; the run is stored without it")
-            return None
-        checked = checked_compute if method == "compute" else checked_statistics
-        valid, dropped = checked(reported)
-        if dropped:
-            self.log(f"{where}: {method}() entries left out: {'; '.join(dropped)}")
-        return valid
+        return SeedOutcome(claim.run_id, "done", None, False, label)
 
     def cell_scores(self, suite: Suite, suite_hash: str, model_key: str) -> dict[str, Any]:
         """`scores` (split -> metric -> cell) and `breakdowns` (split -> metric -> key -> level -> cell)

@@ -499,13 +499,17 @@ class Store:
         predict_seconds: float,
         compute: Mapping[str, int | str] | None = None,
         statistics: Mapping[str, float] | None = None,
+        *,
+        environment: str | None = None,
     ) -> None:
         """Store every split's scores and predictions and mark the claimed run done, in one transaction.
 
         `results` maps split name -> (scores, example ids, predictions), in split order. `compute`,
         the model's report (`parameters`, `device`), and `statistics` (e.g. `dev_perplexity`) are
         merged into the run's `environment` JSON under "compute" and "statistics" in the same
-        transaction; entries `checked_compute` and `checked_statistics` reject are left out."""
+        transaction; entries `checked_compute` and `checked_statistics` reject are left out.
+        `environment`, where given, replaces the environment JSON the claim recorded: that of the
+        process that ran the model when it is not the claimant (a sweep's worker, maybe on another host)."""
         entries: dict[str, Mapping[str, Any]] = {}
         if compute is not None and (valid_compute := checked_compute(compute)[0]):
             entries["compute"] = valid_compute
@@ -531,11 +535,11 @@ class Store:
                 (time.time(), fit_seconds, predict_seconds, claim.run_id, self.owner),
             )
             self._check_held(db, claim, cursor)
+            if environment is not None:
+                db.execute("UPDATE runs SET environment=? WHERE id=?", (environment, claim.run_id))
             if entries:
-                (environment,) = db.execute("SELECT environment FROM runs WHERE id=?", (claim.run_id,)).fetchone()
-                db.execute(
-                    "UPDATE runs SET environment=? WHERE id=?", (_with_entries(environment, entries), claim.run_id)
-                )
+                (stored,) = db.execute("SELECT environment FROM runs WHERE id=?", (claim.run_id,)).fetchone()
+                db.execute("UPDATE runs SET environment=? WHERE id=?", (_with_entries(stored, entries), claim.run_id))
             db.executemany("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)", score_rows)
             db.executemany("INSERT INTO predictions VALUES (?, ?, ?, ?)", prediction_rows)
         _HELD.discard((self.owner, claim.run_id))

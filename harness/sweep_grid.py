@@ -1,0 +1,216 @@
+"""Sweep grid files: what `structbench sweep GRID.yaml` reads, checked and expanded into runs.
+
+A grid names suites, models with their `--set` values, and seeds; a list among a model's
+settings is an axis of the grid, and every combination of the axes is one model configuration:
+
+```yaml
+suites: [lookup-tables, miniscan]
+models:
+  - name: seq2seq-gru-attn
+    set: {hidden: [32, 64], epochs: 2}   # two configurations
+  - transformer                          # a name alone: the recipe's defaults
+  - name: my_model:MyModel               # module:Class, as `run --model` takes it
+    label: mine                          # the leaderboard label (`run --name`); one configuration only
+  - name: lla-lstm
+    suites: [miniscan]                   # this model on these suites instead of the grid's
+    seeds: "0-4"                         # and over these seeds
+seeds: [0, 1, 2]                         # or "0-4", as `run --seeds` takes it
+limit: 100                               # optional: `run --limit`, a partial sweep that is never ranked
+```
+
+Every model configuration runs on every suite (its own `suites` where it names them) over every
+seed (its own `seeds` where it names them); each is the same run `structbench run --suite S
+--model M --set ... --seeds ...` would make: a string setting is read as `--set key=value` reads it
+(`structbench.cli.parse_settings`: "1e-3" becomes the number 0.001), so that a sweep and `run`
+key a run alike. A grid that cannot be read is refused in one sentence naming the file, the
+place in it and the fix.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field, PositiveInt, ValidationError, field_validator, model_validator
+
+from structbench.cli import MAX_SEEDS, parse_seeds, parse_settings
+from structbench.errors import UserError
+from structbench.specs import Frozen, ModelSpec
+
+Scalar = str | int | float | bool | None
+"""One setting's value, as `ModelSpec.params` holds it."""
+
+EXAMPLE = "suites: [miniscan]\nmodels:\n  - name: seq2seq\n    set: {hidden: [32, 64]}\nseeds: [0, 1, 2]"
+"""A grid to show in an error: the smallest complete one."""
+
+
+def _listed(seeds: Any) -> Any:
+    """`seeds: 3` is `seeds: [3]`."""
+    return [seeds] if isinstance(seeds, int) and not isinstance(seeds, bool) else seeds
+
+
+class GridModel(Frozen):
+    """One model entry of a grid: a model name, its settings (a list is an axis) and an optional label."""
+
+    name: str = Field(min_length=1)
+    """A registered model (`structbench models`), `module:Class` or `command`, as `run --model` takes it."""
+    set: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
+    """Constructor settings, as `--set` gives them; a list of values is a grid axis."""
+    label: str | None = None
+    """The leaderboard label (`run --name`); only for an entry without axes (one configuration)."""
+    suites: list[str] | None = Field(default=None, min_length=1)
+    """Suites for this model instead of the grid's."""
+    seeds: list[int] | str | None = None
+    """Seeds for this model instead of the grid's (a list, or what `run --seeds` takes)."""
+
+    @field_validator("seeds", mode="before")
+    @classmethod
+    def _one_seed(cls, seeds: Any) -> Any:
+        return _listed(seeds)
+
+    @field_validator("set")
+    @classmethod
+    def _axes_have_values(cls, settings: dict[str, Scalar | list[Scalar]]) -> dict[str, Scalar | list[Scalar]]:
+        for key, value in settings.items():
+            if isinstance(value, list) and not value:
+                raise ValueError(f"the axis {key!r} is an empty list; give it at least one value")
+        return settings
+
+    @model_validator(mode="after")
+    def _label_names_one_configuration(self) -> GridModel:
+        if self.label is not None and any(isinstance(value, list) for value in self.set.values()):
+            raise ValueError(f"label {self.label!r} would name every configuration of the axes of {self.name!r}")
+        return self
+
+    def configurations(self) -> list[ModelSpec]:
+        """One spec per combination of the axes, in the order the file lists keys and values;
+        string values read as `--set key=value` reads them."""
+        keys = list(self.set)
+        axes = [value if isinstance(value, list) else [value] for value in self.set.values()]
+        specs = []
+        for combination in itertools.product(*axes):
+            params = {key: _as_set_reads_it(key, value) for key, value in zip(keys, combination, strict=True)}
+            specs.append(ModelSpec(name=self.name, params=params))
+        return specs
+
+
+def _as_set_reads_it(key: str, value: Scalar) -> Scalar:
+    """A string setting as `--set key=value` reads it (JSON where it parses); others unchanged."""
+    if not isinstance(value, str):
+        return value
+    parsed: Scalar = parse_settings([f"{key}={value}"])[key]
+    return parsed
+
+
+class Grid(Frozen):
+    """A sweep grid file (see the module docstring)."""
+
+    suites: list[str] | None = Field(default=None, min_length=1)
+    """Suites to evaluate on: `ID`, `ID@VERSION` or `module:Class`, as `run --suite` takes them; may be left
+    out when every model names its own."""
+    models: list[GridModel] = Field(min_length=1)
+    """Models and their settings; every one runs on every suite."""
+    seeds: list[int] | str | None = None
+    """Seeds, a list (`[0, 1, 2]`) or what `run --seeds` takes (`"0-4"`); may be left out when every model
+    names its own."""
+    limit: PositiveInt | None = None
+    """Ask only the first `limit` examples of each test split (`run --limit`): a partial sweep, never ranked."""
+
+    @model_validator(mode="after")
+    def _every_model_has_suites_and_seeds(self) -> Grid:
+        for entry in self.models:
+            if self.suites is None and entry.suites is None:
+                raise ValueError(f"model {entry.name!r} has no suites; give `suites` at the top or in its entry")
+            if self.seeds is None and entry.seeds is None:
+                raise ValueError(f"model {entry.name!r} has no seeds; give `seeds` at the top or in its entry")
+        return self
+
+    @field_validator("seeds", mode="before")
+    @classmethod
+    def _one_seed(cls, seeds: Any) -> Any:
+        return _listed(seeds)
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _names_alone(cls, models: Any) -> Any:
+        """`- transformer` is `- name: transformer`."""
+        if isinstance(models, list):
+            return [{"name": entry} if isinstance(entry, str) else entry for entry in models]
+        return models
+
+    def suites_of(self, entry: GridModel) -> list[str]:
+        """The suites `entry` runs on: its own, else the grid's."""
+        suites = entry.suites if entry.suites is not None else self.suites
+        assert suites is not None  # the validator saw to it
+        return suites
+
+    def seeds_of(self, entry: GridModel) -> list[int]:
+        """The seeds `entry` runs over (its own, else the grid's), checked as `run --seeds` checks them."""
+        seeds = entry.seeds if entry.seeds is not None else self.seeds
+        assert seeds is not None  # the validator saw to it
+        return checked_seeds(seeds)
+
+
+def checked_seeds(seeds: list[int] | str) -> list[int]:
+    """Seeds from a list or from what `run --seeds` takes, checked as `run --seeds` checks them."""
+    if isinstance(seeds, str):
+        return parse_seeds(seeds)
+    if not seeds or len(set(seeds)) != len(seeds) or len(seeds) > MAX_SEEDS:
+        raise UserError(f"seeds {seeds} must list from 1 to {MAX_SEEDS} seeds, each once.")
+    if any(not 0 <= seed < 2**63 for seed in seeds):
+        raise UserError(f"seeds {seeds} must be integers from 0 to 2**63-1.")
+    return list(seeds)
+
+
+@dataclass(frozen=True)
+class GridRun:
+    """One run a grid asks for, before anything is resolved: suite reference, model, label, seed."""
+
+    suite: str
+    model: ModelSpec
+    label: str | None
+    seed: int
+
+
+def load_grid(path: Path) -> Grid:
+    """The grid in the YAML file at `path`; a file that cannot be read, parsed or checked is refused
+    in one sentence naming the file, the place in it and the fix."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise UserError(f"cannot read the grid file {path} ({error.strerror}); check the path.") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        where = getattr(error, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where is not None else ""
+        raise UserError(f"the grid file {path} is not valid YAML{line}; fix its syntax.") from None
+    if not isinstance(raw, dict):
+        raise UserError(f"the grid file {path} must be a mapping with suites, models and seeds, e.g.\n{EXAMPLE}")
+    try:
+        grid = Grid.model_validate(raw)
+    except ValidationError as error:
+        problem = error.errors(include_url=False, include_input=False)[0]
+        where = ".".join(str(part) for part in problem["loc"]) or "the file"
+        message = problem["msg"].removeprefix("Value error, ")
+        raise UserError(f"the grid file {path}: {where}: {message}; fix it (a complete grid: {EXAMPLE!r}).") from None
+    try:
+        for entry in grid.models:
+            grid.seeds_of(entry)
+    except UserError as error:
+        raise UserError(f"the grid file {path}: {error}") from None
+    return grid
+
+
+def expand(grid: Grid) -> list[GridRun]:
+    """Every run of the grid: per model entry, its configurations x its suites x its seeds, in the file's order."""
+    return [
+        GridRun(suite, spec, entry.label, seed)
+        for entry in grid.models
+        for suite in grid.suites_of(entry)
+        for spec in entry.configurations()
+        for seed in grid.seeds_of(entry)
+    ]
