@@ -40,9 +40,16 @@ def sweep(capsys: pytest.CaptureFixture[str], grid: Path, store: Path, *args: st
 
 
 def sweep_process(grid: Path, store: Path, *args: str) -> subprocess.Popen[str]:
-    """`structbench sweep` as its own process (a driver to interrupt or kill), from the repository."""
+    """`structbench sweep` as its own process (a driver to interrupt or kill), from the repository.
+
+    It starts with Ctrl-C's default action even where pytest itself runs in the background (`nohup
+    tox &`), whose children inherit SIGINT ignored, as a shell leaves its background jobs."""
     command = [sys.executable, "-m", "structbench.cli", "sweep", str(grid), "--store", str(store), "--no-progress"]
-    return subprocess.Popen([*command, *args], cwd=REPO, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([*command, *args], cwd=REPO, stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible)
+
+
+def _interruptible() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def write_grid(folder: Path, text: str, name: str = "grid.yaml") -> Path:
