@@ -261,10 +261,6 @@ seeds: "0-9"
 """
 
 
-INTERRUPTED_GRID = SLOW_GRID.replace("seconds: 0.4", "seconds: 1.5")
-"""Runs long enough that a loaded machine's test process signals the driver before it finishes them all."""
-
-
 def test_a_sweep_killed_with_sigkill_resumes_without_losing_duplicating_or_recomputing(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -301,7 +297,7 @@ def test_an_interrupted_sweep_releases_its_claims_and_the_same_command_resumes(
 ) -> None:
     log = tmp_path / "fits.log"
     monkeypatch.setenv(FIT_LOG, str(log))
-    grid, store = write_grid(tmp_path, INTERRUPTED_GRID), tmp_path / "results.sqlite"
+    grid, store = write_grid(tmp_path, SLOW_GRID), tmp_path / "results.sqlite"
     for signal_number in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C, then a batch scheduler's cancel
         finished = len(done_runs(store))
         driver = sweep_process(grid, store, "--workers", "2")
