@@ -33,7 +33,7 @@ from scipy import stats
 from structbench.cells import current_configuration
 from structbench.compare import CONFIDENCE
 from structbench.errors import UserError
-from structbench.specs import StatisticSpec, SuiteSpec
+from structbench.specs import SuiteSpec
 from structbench.store import Store, run_statistics
 from structbench.suite import Suite
 
@@ -133,12 +133,6 @@ def two_sample_test(a: Sample, b: Sample) -> TwoSampleTest:
     )
 
 
-def censored_by(spec: SuiteSpec, statistic: str) -> str | None:
-    """The statistic that bounds `statistic` on a seed that never reached it, as `spec` declares."""
-    declared: StatisticSpec | None = next((s for s in spec.statistics if s.name == statistic), None)
-    return declared.censored_by if declared else None
-
-
 def statistic_samples(runs: pd.DataFrame, spec: SuiteSpec, statistic: str) -> dict[str, Sample]:
     """label -> its sample of `statistic` over the finished runs of its newest configuration on
     `spec`'s version (`runs` is `Store.runs()`)."""
@@ -148,7 +142,8 @@ def statistic_samples(runs: pd.DataFrame, spec: SuiteSpec, statistic: str) -> di
     by_label: dict[str, dict[int, dict[str, float]]] = {}
     for label, seed, environment in zip(*(mine[c].tolist() for c in ("model", "seed", "environment")), strict=True):
         by_label.setdefault(str(label), {})[int(seed)] = run_statistics(environment)
-    bound = censored_by(spec, statistic)
+    declared = spec.statistic(statistic)
+    bound = declared.censored_by if declared else None
     return {label: sample(seeds, statistic, bound) for label, seeds in by_label.items()}
 
 
@@ -215,11 +210,11 @@ def compare_statistic(store: Store, suite: Suite, model_a: str, model_b: str, st
             )
         sides.append(found)
     a, b = sides
-    declared = {s.name: s.higher_is_better for s in spec.statistics}
+    declared = spec.statistic(statistic)
     return StatisticComparison(
         suite=spec.key,
         statistic=statistic,
-        higher_is_better=declared.get(statistic),
+        higher_is_better=declared.higher_is_better if declared else None,
         model_a=model_a,
         model_b=model_b,
         a=a,

@@ -184,6 +184,10 @@ class SuiteSpec(Frozen):
                 return split
         raise KeyError(name)
 
+    def statistic(self, name: str) -> StatisticSpec | None:
+        """The declaration of statistic `name` (its meaning, direction and bound), if the suite declares it."""
+        return next((s for s in self.statistics if s.name == name), None)
+
     def splits_with_role(self, role: SplitRole) -> list[SplitSpec]:
         return [s for s in self.splits if s.role == role]
 

@@ -137,7 +137,7 @@ class SuiteBoard:
 
     def statistic_spec(self, name: str) -> StatisticSpec | None:
         """The suite's declaration of statistic `name` (its direction and meaning), if it declares it."""
-        return next((s for s in self.spec.statistics if s.name == name), None)
+        return self.spec.statistic(name)
 
     def statistic_sample(self, model: str, name: str) -> Sample | None:
         """`model`'s seeds on statistic `name` (censored where the suite declares a bound); None when

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +108,12 @@ def read_results(path: Path) -> list[dict[str, Any]]:
     """The cells of a report's `results.json`, one dict each."""
     table = json.loads(path.read_text())
     return [dict(zip(table["columns"], row, strict=True)) for row in table["data"]]
+
+
+def integrity(path: Path) -> str:
+    """`PRAGMA integrity_check` of the SQLite file at `path`: "ok" when it is sound."""
+    db = sqlite3.connect(path)
+    try:
+        return str(db.execute("PRAGMA integrity_check").fetchone()[0])
+    finally:
+        db.close()

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from structbench.store import Store
+from tests.helpers import integrity
 
 REPO = Path(__file__).resolve().parents[1]
 PROCESSES = 4
@@ -40,14 +40,6 @@ def run_at_once(home: Path, commands: list[list[str]]) -> list[tuple[int, dict[s
         out, err = process.communicate(timeout=300)
         outcomes.append((process.returncode, json.loads(out) if out.strip() else None, err))
     return outcomes
-
-
-def integrity(path: Path) -> str:
-    db = sqlite3.connect(path)
-    try:
-        return str(db.execute("PRAGMA integrity_check").fetchone()[0])
-    finally:
-        db.close()
 
 
 def test_four_processes_on_the_same_cells_in_an_unbuilt_home(tmp_path: Path) -> None:

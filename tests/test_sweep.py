@@ -25,6 +25,7 @@ from structbench.cli import main
 from structbench.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
+from tests.helpers import integrity
 from tests.sweep_models import FIT_LOG, PID_FILE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -106,14 +107,6 @@ def done_runs(path: Path) -> dict[int, tuple[int, float]]:
     finally:
         db.close()
     return {int(seed): (int(run_id), float(finished)) for seed, run_id, finished in rows}
-
-
-def integrity(path: Path) -> str:
-    db = sqlite3.connect(path)
-    try:
-        return str(db.execute("PRAGMA integrity_check").fetchone()[0])
-    finally:
-        db.close()
 
 
 def alive(pid: int) -> bool:
