@@ -221,6 +221,7 @@ def _drive(
     pending = list(reversed(planned.todo))  # popped from the end: longest first
     in_flight: dict[int, tuple[PlannedRun, Claim]] = {}
     gpus = bool(getattr(executor, "gpus_available", False))
+    ticking = sys.stderr.isatty()  # the elapsed time ticks on a terminal; into a log, a line per finished run is enough
     key = 0
     try:
         while pending or in_flight:
@@ -254,7 +255,8 @@ def _drive(
                     store.release(claim)  # a no-op unless recording failed
                 bar.update(1)
                 bar.set_postfix(tally.postfix(), refresh=False)
-            bar.refresh()
+            if ticking:
+                bar.refresh()
     except BaseException:
         executor.stop()  # first, so that no worker is still at a run once its claim is let go
         for _, claim in in_flight.values():
