@@ -1,7 +1,7 @@
 """The leaderboard site in a real browser: headless Chromium (Debian's `chromium`) driven by Playwright.
 
-Runs in `tox -e browser` (marker `browser`), which CI runs. One site is rendered from a store
-holding several models across five suites, and a model label that carries
+Runs in tox's `py` environment, which CI runs, or alone in `tox -e browser` (marker `browser`).
+One site is rendered from a store holding several models across five suites, and a model label that carries
 `<script>alert(1)</script>`; its pages are opened from disk, as a researcher opens a site they
 just rendered, which is the stricter case (no fetch, scripts only). What it checks:
 
@@ -14,7 +14,7 @@ just rendered, which is the stricter case (no fetch, scripts only). What it chec
 - the hostile label is shown as text on the overview, the suite page and the error browser.
 
 Screenshots of the overview, the agreement-attractors page and an error browser at 1400 and
-390 px go to `$STRUCTBENCH_SCREENSHOTS` (tox: `.tox/browser/screenshots`), not to the repository.
+390 px go to `$STRUCTBENCH_SCREENSHOTS` (tox: `.tox/py/screenshots`), not to the repository.
 """
 
 from __future__ import annotations
@@ -236,7 +236,7 @@ def test_a_hostile_model_label_is_shown_as_text(site: Path, wide: Page) -> None:
 
 
 def test_screenshots(site: Path, wide: Page, narrow: Page) -> None:
-    """Screenshots for people to look at (CI keeps them under .tox/browser/screenshots)."""
+    """Screenshots for people to look at (CI keeps them under .tox/py/screenshots)."""
     folder = Path(os.environ.get("STRUCTBENCH_SCREENSHOTS") or site.parent / "screenshots")
     folder.mkdir(parents=True, exist_ok=True)
     shots = [

@@ -1,4 +1,4 @@
-"""Any drift of a baseline's numbers on any offline suite fails here (tox -e regression),
+"""Any drift of a baseline's numbers on any offline suite fails here (tox, or tox -e regression alone),
 naming the cell that moved and by how much."""
 
 from __future__ import annotations
