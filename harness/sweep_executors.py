@@ -16,7 +16,10 @@ died: killed by SIGKILL"), so that the sweep goes on.
   settings say (`resources_of`); `STRUCTBENCH_HOME` and `STRUCTBENCH_SOURCE_DIR` are passed to
   the workers, so that checkpoints land in a shared home where it is shared and on the worker's
   disk where it is not. Tasks are never retried by Ray: a crashed worker is a failed run. A run's
-  time-out counts from its submission (keep `--workers` at what the cluster runs at once).
+  time-out counts from when its task starts on a worker, which says so on a Ray queue: starting
+  a worker (importing torch) is not the run's, and on a loaded machine it took more than a
+  short time-out. A task that has not started `STARTUP_SECONDS` after its submission is
+  counted from its submission, as a local worker that never starts is.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ POSIX = os.name == "posix"
 TAIL_LINES = 20
 """Lines of a dead worker's stderr kept in its run's error."""
 STARTUP_SECONDS = 120.0
-"""How long a local worker may take to start (import structbench) before its order's time-out begins anyway."""
+"""How long a worker may take to start (import structbench) before its order's time-out begins anyway."""
 
 
 @dataclass(frozen=True)
@@ -312,11 +315,19 @@ class RayExecutor:
         self._cpu_task = ray.remote(max_retries=0)(run_order_text)
         self._gpu_task = ray.remote(max_retries=0, max_calls=1)(run_order_text)
         self._running: dict[Any, tuple[WorkOrder, float]] = {}
+        """Each task's run and when it was submitted."""
+        self._started_queue: Any = None
+        """Where the tasks put their order's key as they start (only with a time-out)."""
+        self._started: dict[int, float] = {}
+        """Order key -> when its task started, as far as the queue has told."""
+        if timeout is not None:
+            queues = importlib.import_module("ray.util.queue")
+            self._started_queue = queues.Queue(actor_options={"num_cpus": 0})
 
     def submit(self, order: WorkOrder, resources: Resources) -> None:
         task = self._gpu_task if resources.gpus else self._cpu_task
         options = {"num_cpus": resources.cpus, "num_gpus": resources.gpus}
-        reference = task.options(**options).remote(order.model_dump_json())
+        reference = task.options(**options).remote(order.model_dump_json(), self._started_queue)
         self._running[reference] = (order, time.monotonic())
 
     def collect(self, wait: float) -> list[WorkResult]:
@@ -329,15 +340,26 @@ class RayExecutor:
                 ready, _ = ray.wait(references, num_returns=len(references), timeout=0)
             for reference in ready:
                 order, _ = self._running.pop(reference)
+                self._started.pop(order.key, None)
                 results.append(self._result(reference, order))
         else:
             time.sleep(wait)
         if self.timeout is not None:
             now = time.monotonic()
-            for reference, (order, started) in list(self._running.items()):
-                if now - started > self.timeout:
+            waiting = self._started_queue.qsize()
+            if waiting:
+                self._started.update((key, now) for key in self._started_queue.get_nowait_batch(waiting))
+            for reference, (order, submitted) in list(self._running.items()):
+                started = self._started.get(order.key)
+                expired = (
+                    now - submitted > self.timeout + STARTUP_SECONDS
+                    if started is None
+                    else now - started > self.timeout
+                )
+                if expired:
                     ray.cancel(reference, force=True)
                     del self._running[reference]
+                    self._started.pop(order.key, None)
                     results.append(timed_out(order, self.timeout))
         return results
 

@@ -261,9 +261,14 @@ def outcome_of(result: WorkResult) -> Outcome:
     )
 
 
-def run_order_text(order: str) -> str:
-    """One order in, one result out, both JSON text: the Ray executor's task."""
-    return execute(WorkOrder.model_validate_json(order)).model_dump_json()
+def run_order_text(order: str, started: Any = None) -> str:
+    """One order in, one result out, both JSON text: the Ray executor's task. With a time-out the
+    driver passes `started`, a `ray.util.queue.Queue` that gets the order's key as the run begins, so
+    that the time-out counts from there and not from the worker's start-up."""
+    work = WorkOrder.model_validate_json(order)
+    if started is not None:
+        started.put(work.key)
+    return execute(work).model_dump_json()
 
 
 def _die_with_parent() -> None:
