@@ -1,7 +1,8 @@
 """Test environment: published data from ../shared/data, a throw-away STRUCTBENCH_HOME.
 
 Suite data is built once per session into the temporary home, so nothing is read from or
-written to ~/.cache; every test that stores results gets its own database.
+written to ~/.cache; every test that stores results gets its own database. Under pytest-xdist
+(tox runs `-n auto`) each worker has a home of its own whose built suites are shared.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from structbench.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
-ENVIRONMENT = ("STRUCTBENCH_HOME", "STRUCTBENCH_SOURCE_DIR")
+ENVIRONMENT = ("STRUCTBENCH_HOME", "STRUCTBENCH_SOURCE_DIR", "OMP_NUM_THREADS")
 PLUGIN = Path(__file__).with_name("fixtures") / "plugin" / "reverse_suite.py"
 """A third-party suite (`reverse-words`), as a plugin package would ship it."""
 
@@ -30,6 +31,15 @@ def structbench_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterato
     """Point the harness at the published reference data and a session-wide temporary home."""
     saved = {key: os.environ.get(key) for key in ENVIRONMENT}
     home = tmp_path_factory.mktemp("structbench-home")
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # pytest-xdist's workers share the built suites (building is serialised by the freeze lock and
+        # publishing is atomic), so each suite is built once per run; checkpoints stay per worker
+        shared = tmp_path_factory.getbasetemp().parent / "structbench-suites"
+        shared.mkdir(exist_ok=True)
+        (home / "suites").symlink_to(shared, target_is_directory=True)
+        # one CPU per worker: one torch thread here and in the commands the tests start
+        torch.set_num_threads(1)
+        os.environ["OMP_NUM_THREADS"] = "1"
     os.environ["STRUCTBENCH_HOME"] = str(home)
     os.environ["STRUCTBENCH_SOURCE_DIR"] = str(SHARED_DATA)
     yield home
