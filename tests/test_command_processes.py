@@ -295,7 +295,9 @@ def test_many_models_in_sequence_leak_no_process_thread_or_descriptor(
         leftovers.append(Pids(tmp_path / f"pids{i}"))
         assert model.transduce([["walk"]]) == [["walk"]]
         model.close()
-        assert not live_members(Pids(tmp_path / f"pids{i}").group)
+        # close() has SIGKILLed the group; the kernel ends the members a moment later (a loaded CI
+        # machine once showed one still exiting)
+        gone_within(Pids(tmp_path / f"pids{i}").group, 1.0)
     # the models closed before it did not take the one still open with them
     assert kept.transduce([["jump"]]) == [["jump"]]
     assert children() - before == {kept.pid, kept.pgid}
@@ -313,7 +315,7 @@ def test_a_model_is_asked_to_close_and_its_children_are_ended(
     leftovers.append(pids)
     model.close()
     assert model._processes.process.returncode == 0  # it read the close message and exited by itself
-    assert not live_members(pids.group)
+    gone_within(pids.group, 1.0)  # its child was SIGKILLed with the group
     with pytest.raises(CommandModelError, match="already ended"):
         model.transduce([["walk"]])
 
