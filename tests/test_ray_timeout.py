@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -22,11 +22,8 @@ TIMEOUT = 8.0
 class StartedQueue:
     """`ray.util.queue.Queue` as the executor uses it: the keys of the tasks that have begun."""
 
-    made: ClassVar[list[StartedQueue]] = []
-
-    def __init__(self, actor_options: dict[str, Any] | None = None) -> None:
+    def __init__(self) -> None:
         self.keys: list[int] = []
-        StartedQueue.made.append(self)
 
     def qsize(self) -> int:
         return len(self.keys)
@@ -88,13 +85,14 @@ def order(key: int) -> WorkOrder:
 @pytest.fixture
 def executor(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[RayExecutor, StartedQueue, Clock]]:
     monkeypatch.setitem(sys.modules, "ray", FakeRay())
+    started = StartedQueue()
     queues = types.ModuleType("ray.util.queue")
-    queues.Queue = StartedQueue  # type: ignore[attr-defined]
+    queues.Queue = lambda **options: started  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "ray.util.queue", queues)
     clock = Clock()
     monkeypatch.setattr(sweep_executors.time, "monotonic", clock.monotonic)
     made = RayExecutor(2, timeout=TIMEOUT)
-    yield made, StartedQueue.made[-1] if StartedQueue.made else StartedQueue(), clock
+    yield made, started, clock
     made.stop()
 
 
