@@ -1,9 +1,9 @@
-"""Failure trials of sweeps and concurrent runs, the long versions of tests/test_sweep.py and
-tests/test_concurrent_runs.py. Prints one table: per trial kind, how often it was done and what
+"""Failure trials of sweeps and concurrent runs, the long versions of tests/sweep/test_sweep.py and
+tests/runs/test_concurrent_runs.py. Prints one table: per trial kind, how often it was done and what
 was lost, duplicated or recomputed (the goal is 0 everywhere), the store's integrity and crashes.
 
 1. `kill -9` of a sweep's driver at random moments: each trial starts a 30-run sweep
-   (`tests.sweep_models:SlowCopy`, 0.3 s per fit, on lookup-tables and miniscan, 2 workers),
+   (`tests.support.sweep_models:SlowCopy`, 0.3 s per fit, on lookup-tables and miniscan, 2 workers),
    kills the driver with SIGKILL `--kills` times at a random moment (uniform over the time the
    sweep still needs), each time also killing one of its workers mid-run first on odd kills (a
    worker that dies is a failed run, redone by the next sweep), restarts it, and lets the last
@@ -46,7 +46,7 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 GRID = """
 suites: [lookup-tables, miniscan]
 models:
-  - name: tests.sweep_models:SlowCopy
+  - name: tests.support.sweep_models:SlowCopy
     set: {seconds: 0.3}
 seeds: "0-14"
 """

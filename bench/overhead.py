@@ -20,8 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from structbench import freeze, registry
-from structbench.runner import Runner
+from structbench import registry
+from structbench.data import freeze
+from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, Split
 from structbench.store import Store
 

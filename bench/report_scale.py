@@ -12,7 +12,7 @@ browsers, and prints the site's size.
 
 Part 2 measures what one real run costs the store: the `random` model on lookup-tables via
 the Runner, seeds 0 to `--seeds`-1, into a fresh v2 store, and the very same results (captured
-from `finish_run`) written in the v1 layout (`structbench.store_migration.write_v1_run`) into
+from `finish_run`) written in the v1 layout (`structbench.store.migration.write_v1_run`) into
 a fresh v1 store, side by side. Bytes per run are marginal: (file size after all seeds -
 file size after seed 0) / (seeds - 1), so that the empty schema does not count.
 
@@ -34,11 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from structbench import __version__, registry
-from structbench.runner import Runner
+from structbench.runs.runner import Runner
 from structbench.scoring import Score, SplitScores
 from structbench.specs import ModelSpec, SuiteSpec
 from structbench.store import Claim, SplitResult, Store
-from structbench.store_migration import create_v1_store, write_v1_run
+from structbench.store.migration import create_v1_store, write_v1_run
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 SUITES, SEEDS = 30, 5

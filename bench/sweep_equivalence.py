@@ -35,7 +35,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from structbench.sweep_grid import expand, load_grid
+from structbench.sweep.grid import expand, load_grid
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 Runs = dict[tuple[str, str, str, str, int], tuple[str, dict[tuple[str, str, str, str], float | None], dict[str, bytes]]]

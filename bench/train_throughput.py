@@ -24,11 +24,12 @@ from pathlib import Path
 
 import torch
 
-from structbench import freeze, registry
+from structbench import registry
 from structbench.baselines.neural.seq2seq import Seq2SeqNet, Seq2SeqSettings
 from structbench.baselines.neural.settings import resolve_settings
 from structbench.baselines.neural.trainer import Trainer
 from structbench.baselines.neural.vocab import Vocabulary
+from structbench.data import freeze
 from structbench.specs import Example
 
 
@@ -70,7 +71,7 @@ def throughput(n_examples: int, repeats: int) -> None:
 
 
 def time_to_accuracy(goal: float) -> None:
-    from structbench.runner import Runner
+    from structbench.runs.runner import Runner
     from structbench.specs import ModelSpec
     from structbench.store import Store
 

@@ -16,13 +16,13 @@ import pytest
 import torch
 
 from structbench import registry
-from structbench.runner import Runner
+from structbench.runs.runner import Runner
 from structbench.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 ENVIRONMENT = ("STRUCTBENCH_HOME", "STRUCTBENCH_SOURCE_DIR", "OMP_NUM_THREADS")
-PLUGIN = Path(__file__).with_name("fixtures") / "plugin" / "reverse_suite.py"
+PLUGIN = Path(__file__).with_name("support") / "fixtures" / "plugin" / "reverse_suite.py"
 """A third-party suite (`reverse-words`), as a plugin package would ship it."""
 
 

@@ -11,9 +11,9 @@ from scipy import stats
 
 from structbench.cells import CELL_KEYS, cell, cells
 from structbench.reports.render import write_report
-from structbench.runner import Runner
+from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
-from tests.helpers import read_results
+from tests.support.helpers import read_results
 
 
 def _scores(per_cell: list[list[float | None]], items: int = 10, proportion: bool = False) -> pd.DataFrame:

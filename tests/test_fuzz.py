@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from structbench.adapters.command import CommandModel, CommandModelError
 from structbench.cli import parse_seeds, parse_settings
-from structbench.command import CommandModel, CommandModelError
 from structbench.errors import UserError
 from structbench.store import Store
 from structbench.suites import (
@@ -36,9 +36,9 @@ from structbench.suites import (
     symbol_rewriting,
 )
 from tests.conftest import REPO, SHARED_DATA
-from tests.test_linzen import write_fixture
-from tests.test_msr_completion import ANSWERS as MSR_ANSWERS
-from tests.test_msr_completion import QUESTIONS as MSR_QUESTIONS
+from tests.suites.agreement.test_linzen import write_fixture
+from tests.suites.completion.test_msr import ANSWERS as MSR_ANSWERS
+from tests.suites.completion.test_msr import QUESTIONS as MSR_QUESTIONS
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "60"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -13,13 +13,14 @@ import pandas as pd
 import pytest
 
 import structbench
-from structbench import freeze, registry
+from structbench import registry
 from structbench.cli import main
+from structbench.data import freeze
 from structbench.reports.boards import aggregate, boards
 from structbench.specs import Split
 from structbench.store import Store
 from tests import helpers
-from tests.test_freeze import one_sentence_error
+from tests.data.test_freeze import one_sentence_error
 
 SUITE = "lookup-tables"
 MODEL = '''
@@ -64,10 +65,21 @@ def test_a_model_is_labelled_by_its_own_name_or_name_and_a_new_name_relabels_wit
 ) -> None:
     store = ["--store", str(store_path)]
     helpers.CONSTRUCTED.clear()
-    record = run_json(capsys, "--suite", SUITE, "--model", "tests.helpers:CountingCopy", "--set", "tag=a", *store)
+    record = run_json(
+        capsys, "--suite", SUITE, "--model", "tests.support.helpers:CountingCopy", "--set", "tag=a", *store
+    )
     assert record["model"] == 'counting-copy[tag="a"]'  # the class's `name`, never its import path
     renamed = run_json(
-        capsys, "--suite", SUITE, "--model", "tests.helpers:CountingCopy", "--set", "tag=a", "--name", "copy v2", *store
+        capsys,
+        "--suite",
+        SUITE,
+        "--model",
+        "tests.support.helpers:CountingCopy",
+        "--set",
+        "tag=a",
+        "--name",
+        "copy v2",
+        *store,
     )
     assert len(helpers.CONSTRUCTED) == 1  # the label is not part of the run key: answered from the store
     assert renamed["model"] == "copy v2" and renamed["scores"] == record["scores"]
@@ -82,7 +94,16 @@ def test_a_model_is_labelled_by_its_own_name_or_name_and_a_new_name_relabels_wit
 
 
 def test_force_runs_stored_seeds_again(capsys: pytest.CaptureFixture[str], store_path: Path) -> None:
-    args = ["--suite", SUITE, "--model", "tests.helpers:CountingCopy", "--seeds", "0,1", "--store", str(store_path)]
+    args = [
+        "--suite",
+        SUITE,
+        "--model",
+        "tests.support.helpers:CountingCopy",
+        "--seeds",
+        "0,1",
+        "--store",
+        str(store_path),
+    ]
     helpers.CONSTRUCTED.clear()
     first = run_json(capsys, *args)
     run_json(capsys, *args)
@@ -206,7 +227,7 @@ def test_the_python_api_evaluates_an_object_reads_results_and_loads_suites(store
     assert model.fits == 2 and again.scores == result.scores
     # another setting of the same class is another model
     structbench.evaluate(suite, Majority(prefer_first=True), seeds=[0], store=store_path, name="first", progress=False)
-    structbench.evaluate(suite, "tests.helpers:CrashOnSeed", seeds=[0], store=store_path, progress=False)  # n/a
+    structbench.evaluate(suite, "tests.support.helpers:CrashOnSeed", seeds=[0], store=store_path, progress=False)  # n/a
     results = structbench.load_results(store_path).to_pandas()
     assert list(results.columns) == [
         "suite",

@@ -9,7 +9,7 @@ import pytest
 
 from structbench import registry
 from structbench.errors import UserError
-from structbench.runner import Runner
+from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.suites.lookup_tables import LookupTables
 
@@ -81,17 +81,17 @@ def test_the_same_entry_point_seen_twice_is_not_a_duplicate(monkeypatch: pytest.
 
 def test_clear_cache_forgets_the_entry_points_read_so_far(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "counting" not in registry.model_names()
-    fake_entry_points(monkeypatch, registry.MODEL_GROUP, ("counting", "tests.helpers:CountingCopy"))
+    fake_entry_points(monkeypatch, registry.MODEL_GROUP, ("counting", "tests.support.helpers:CountingCopy"))
     registry.clear_cache()
     assert "counting" in registry.model_names()
     assert registry.model_factory("counting").__name__ == "CountingCopy"
 
 
 def test_module_class_paths_load_without_registration() -> None:
-    assert registry.model_factory("tests.helpers:CountingCopy").__name__ == "CountingCopy"
+    assert registry.model_factory("tests.support.helpers:CountingCopy").__name__ == "CountingCopy"
     assert isinstance(registry.suite("structbench.suites.lookup_tables:LookupTables"), LookupTables)
     with pytest.raises(UserError, match="has no 'Nope'"):
-        registry.model_factory("tests.helpers:Nope")
+        registry.model_factory("tests.support.helpers:Nope")
     with pytest.raises(UserError, match=r"cannot import module 'tests\.no_such_module'"):
         registry.model_factory("tests.no_such_module:Model")
 
@@ -105,7 +105,7 @@ def test_a_plugin_that_cannot_be_imported_is_a_user_error(monkeypatch: pytest.Mo
 
 def test_a_model_path_must_be_callable() -> None:
     with pytest.raises(UserError, match="non-callable"):
-        registry.model_factory("tests.helpers:CONSTRUCTED")
+        registry.model_factory("tests.support.helpers:CONSTRUCTED")
 
 
 def test_versions_must_match_the_installed_suite() -> None:
@@ -117,7 +117,7 @@ def test_versions_must_match_the_installed_suite() -> None:
 
 def test_a_suite_path_must_name_a_suite_class() -> None:
     with pytest.raises(UserError, match="not a structbench Suite subclass"):
-        registry.suite("tests.helpers:CountingCopy")
+        registry.suite("tests.support.helpers:CountingCopy")
 
 
 def test_the_oracle_finds_a_suite_loaded_by_module_path(runner: Runner) -> None:

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from structbench.reports.render import write_report
-from structbench.runner import Runner
+from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
 
@@ -39,7 +39,7 @@ playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install 
 HOSTILE = "<script>alert(1)</script>"
 HOSTILE_LABEL = f'counting-copy[tag="{HOSTILE}"]'
 SUITES = {
-    "lookup-tables": ["oracle", "copy", "random", ("tests.helpers:CountingCopy", {"tag": HOSTILE})],
+    "lookup-tables": ["oracle", "copy", "random", ("tests.support.helpers:CountingCopy", {"tag": HOSTILE})],
     "miniscan": ["oracle", "copy", "random"],
     "agreement-attractors": ["oracle", "ngram", "unigram"],
     "sentence-completion": ["oracle", "ngram", "unigram"],

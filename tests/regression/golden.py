@@ -20,9 +20,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from structbench import freeze, registry
+from structbench import registry
+from structbench.data import freeze
 from structbench.errors import SourceUnavailable
-from structbench.runner import Runner
+from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, ResultRecord
 from structbench.store import Store
 

@@ -1,0 +1,264 @@
+"""The Hugging Face causal-LM adapter: `--model hf --set pretrained=PATH_OR_NAME`.
+
+Any checkpoint `AutoModelForCausalLM` loads (GPT-2, Pythia, Llama, ...), from a local folder or
+the local Hugging Face cache, never from the network (`structbench.adapters.hf.common`). It serves every
+protocol a language model can answer without training; the class docstring says how each is asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from pydantic import NonNegativeInt, PositiveInt
+
+from structbench.adapters.hf.common import (
+    Dtype,
+    HfModel,
+    by_length,
+    check_template,
+    fill,
+    left_padded,
+    load_pretrained,
+    load_tokenizer,
+    require_transformers,
+    resolve_checkpoint,
+    resolve_device,
+    right_padded,
+    sum_target_logprobs,
+)
+from structbench.errors import NotApplicable, UserError
+from structbench.specs import Example, Split
+
+TRANSDUCTION_PROMPT = "Input: {input}\nOutput:"
+CLASSIFICATION_PROMPT = "{input}\nAnswer:"
+SHOT_SEPARATOR = "\n\n"
+
+
+class NewlineStop:
+    """A `generate` stopping criterion: a row is finished once its newest token's text holds a newline.
+
+    `table[id]` says whether token `id` decodes to text with a newline, computed once per model
+    (transformers' own `stop_strings` fails on tokenizers whose single tokens decode with spaces,
+    e.g. word-level ones)."""
+
+    def __init__(self, table: torch.Tensor) -> None:
+        self.table = table
+
+    def __call__(self, input_ids: torch.Tensor, scores: object, **_: object) -> torch.Tensor:
+        return self.table[input_ids[:, -1]]
+
+
+class HfCausalLm(HfModel):
+    """A Hugging Face causal language model, scored and prompted as is (no training): `--set pretrained=PATH_OR_NAME`.
+
+    Text: a suite's whitespace tokens are joined by single spaces into one string, which the
+    checkpoint's own tokenizer splits into sub-words (no special tokens added by the tokenizer).
+    Every sequence the model reads starts with one start token: the tokenizer's BOS, or its EOS
+    where it defines no BOS (GPT-2's BOS and EOS are the same `<|endoftext|>`), so that the first
+    word is predicted from that token and scored like every other; a tokenizer with neither is
+    refused.
+
+    - minimal-pair, forced-choice (`logprob`): the sum of the natural-log probabilities of all
+      sub-words of the sentence after the start token; no end-of-sequence token is scored.
+    - classification (`classify`): the prompt is `classification_prompt` with `{input}` replaced
+      by the input (default `"{input}\\nAnswer:"`); each label is scored as the continuation
+      `" " + label`, by the summed log-probability of its sub-words (not length-normalised), and
+      the best label is the answer (the first of equal ones, in the suite's label order). The
+      continuation's sub-words are those of prompt + continuation beyond the prompt's own (the
+      lm-evaluation-harness convention), so a tokenizer that merges across the space is scored on
+      what it actually reads.
+    - transduction (`transduce`): greedy decoding after `transduction_prompt` (default
+      `"Input: {input}\\nOutput:"`), for at most `max_new_tokens` sub-words; the continuation is
+      cut at the first end-of-sequence token and at its first newline and split on whitespace.
+    - shots (`--set shots=k`, transduction and classification): `fit` draws k examples of the
+      train split without replacement, with numpy's generator seeded by the run's seed, so each
+      seed has its own fixed set of shots (in drawn order) for every test item. Each shot is its
+      prompt followed by `" " + answer` (the target tokens joined by spaces, or the label); shots
+      and the query are separated by a blank line. A suite without a train split is `n/a` with
+      shots; minimal-pair and forced-choice take no shots (they score bare sentences).
+
+    Batching: `batch_size` sequences per forward pass, grouped by length; log-probabilities come
+    from one log-softmax and gather per batch, in float32 whatever `dtype` the weights are in.
+
+    Settings: `pretrained` (a local folder or a name in the local HF cache; required), `device`
+    (`cpu`; `cuda`, `cuda:N`), `dtype` (`float32`; `float16`, `bfloat16`, `auto` = the
+    checkpoint's own), `batch_size` (16), `threads` (torch's CPU threads; 0 = torch's default),
+    `shots` (0), `max_new_tokens` (256), `transduction_prompt`, `classification_prompt`. A
+    template given on the command line as a JSON string may hold real newlines:
+    `--set 'transduction_prompt="Q: {input}\\nA:"'`.
+    """
+
+    name = "hf"
+    protocols: ClassVar[tuple[str, ...]] = ("minimal-pair", "forced-choice", "classification", "transduction")
+
+    def __init__(
+        self,
+        pretrained: str = "",
+        device: str = "cpu",
+        dtype: Dtype = "float32",
+        batch_size: PositiveInt = 16,
+        threads: NonNegativeInt = 0,
+        shots: NonNegativeInt = 0,
+        max_new_tokens: PositiveInt = 256,
+        transduction_prompt: str = TRANSDUCTION_PROMPT,
+        classification_prompt: str = CLASSIFICATION_PROMPT,
+    ) -> None:
+        self.transduction_prompt = check_template("transduction_prompt", transduction_prompt)
+        self.classification_prompt = check_template("classification_prompt", classification_prompt)
+        self.pretrained = pretrained
+        self.batch_size = int(batch_size)
+        self.shots = int(shots)
+        self.max_new_tokens = int(max_new_tokens)
+        folder = resolve_checkpoint(pretrained)
+        self._transformers = transformers = require_transformers()
+        self.device = resolve_device(device)
+        self.tokenizer: Any = load_tokenizer(pretrained, folder)
+        self.model = load_pretrained(
+            transformers.AutoModelForCausalLM,
+            pretrained,
+            folder,
+            dtype=dtype,
+            device=self.device,
+            kind="a causal language model",
+            hint="for an encoder-decoder (T5, BART) use --model hf-seq2seq",
+        )
+        start = self.tokenizer.bos_token_id
+        if start is None:
+            start = self.tokenizer.eos_token_id
+        if start is None:
+            raise UserError(
+                f"the tokenizer of {pretrained!r} has neither a BOS nor an EOS token, so the first word of a "
+                "sequence cannot be scored; add one to its tokenizer_config.json."
+            )
+        self.start_id = int(start)
+        eos = self.tokenizer.eos_token_id
+        self.eos_id: int | None = None if eos is None else int(eos)
+        pad = self.tokenizer.pad_token_id
+        self.pad_id = int(pad) if pad is not None else self.start_id
+        context = getattr(self.model.config, "max_position_embeddings", None)
+        self.context_size: int | None = int(context) if isinstance(context, int) else None
+        self._newline_stop: NewlineStop | None = None
+        self._shot_examples: list[Example] | None = None
+        """The train examples shown before each prompt; None until `fit` (then [] without shots)."""
+        self.use_threads(int(threads))  # last: a constructor that fails leaves torch as it was
+
+    def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
+        """Keep `shots` examples of `train` for the prompts (nothing is trained); `dev` is unused."""
+        answered = [e for e in train.examples if e.target is not None or e.label is not None]
+        if self.shots > len(answered):
+            raise UserError(
+                f"shots={self.shots} but the train split of {train.suite} has {len(answered)} examples with a "
+                "target or label; lower shots."
+            )
+        chosen = np.random.default_rng(seed).choice(len(answered), size=self.shots, replace=False)
+        self._shot_examples = [answered[int(i)] for i in chosen]
+
+    def _shot_prefix(self) -> str:
+        """The shots, each followed by a blank line; "" without shots."""
+        if not self.shots:
+            return ""
+        if self._shot_examples is None:
+            raise NotApplicable(
+                f"shots={self.shots} takes its examples from the suite's train split, and this suite has none"
+            )
+        rendered = []
+        for example in self._shot_examples:
+            if example.target is not None:
+                rendered.append(f"{fill(self.transduction_prompt, example.input)} {' '.join(example.target)}")
+            else:
+                rendered.append(f"{fill(self.classification_prompt, example.input)} {example.label}")
+        return "".join(shot + SHOT_SEPARATOR for shot in rendered)
+
+    def _encode(self, texts: Sequence[str]) -> list[list[int]]:
+        if not texts:
+            return []
+        encoded = self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+        return [list(map(int, ids)) for ids in encoded]
+
+    def _check_context(self, length: int, what: str) -> None:
+        if self.context_size is not None and length > self.context_size:
+            raise ValueError(
+                f"{what} is {length} tokens long, beyond the {self.context_size} positions of {self.pretrained!r}; "
+                "lower shots or max_new_tokens, or use a model with a longer context."
+            )
+
+    def _score(self, contexts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]]) -> list[float]:
+        """Summed log-probability of each continuation after its context (which starts with the start token)."""
+        rows = [[*context, *continuation] for context, continuation in zip(contexts, continuations, strict=True)]
+        if rows:
+            self._check_context(max(len(row) for row in rows), "a scored sequence")
+        scores = [0.0] * len(rows)
+        for batch in by_length([len(row) for row in rows], self.batch_size):
+            ids, mask = right_padded([rows[i] for i in batch], self.pad_id, self.device)
+            with torch.no_grad():
+                logits = self.model(input_ids=ids, attention_mask=mask).logits
+            # logits at t predict the token at t + 1: score positions [len(context), len(row)) of each row
+            positions = torch.arange(1, ids.shape[1], device=self.device)
+            begins = torch.tensor([len(contexts[i]) for i in batch], device=self.device)
+            ends = torch.tensor([len(rows[i]) for i in batch], device=self.device)
+            scored = (positions[None, :] >= begins[:, None]) & (positions[None, :] < ends[:, None])
+            sums = sum_target_logprobs(logits[:, :-1], ids[:, 1:], scored)
+            for i, value in zip(batch, sums.tolist(), strict=True):
+                scores[i] = float(value)
+        return scores
+
+    def logprob(self, sequences: list[list[str]]) -> list[float]:
+        """Summed natural-log probability of each whole sequence (its words joined by spaces), after the start token."""
+        if self.shots:
+            raise UserError(
+                f"shots={self.shots} applies to transduction and classification only; minimal-pair and "
+                "forced-choice score bare sentences, so drop --set shots."
+            )
+        continuations = self._encode([" ".join(tokens) for tokens in sequences])
+        return self._score([[self.start_id]] * len(continuations), continuations)
+
+    def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
+        """The label whose continuation `" " + label` is most probable after the classification prompt."""
+        if not inputs:
+            return []
+        prefix = self._shot_prefix()
+        prompts = [prefix + fill(self.classification_prompt, tokens) for tokens in inputs]
+        prompt_ids = self._encode(prompts)
+        whole_ids = self._encode([f"{prompt} {label}" for prompt in prompts for label in labels])
+        contexts = [[self.start_id, *ids] for ids in prompt_ids for _ in labels]
+        continuations = [whole[len(context) - 1 :] for whole, context in zip(whole_ids, contexts, strict=True)]
+        scores = np.array(self._score(contexts, continuations)).reshape(len(inputs), len(labels))
+        return [labels[int(best)] for best in scores.argmax(axis=1)]
+
+    def _stop_at_newline(self) -> NewlineStop:
+        if self._newline_stop is None:
+            size = max(len(self.tokenizer), int(self.model.config.vocab_size))
+            pieces = self.tokenizer.batch_decode([[i] for i in range(len(self.tokenizer))])
+            table = torch.zeros(size, dtype=torch.bool)
+            table[[i for i, piece in enumerate(pieces) if "\n" in piece]] = True
+            self._newline_stop = NewlineStop(table.to(self.device))
+        return self._newline_stop
+
+    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
+        """Greedy continuation of the transduction prompt, up to end-of-sequence or newline, split on whitespace."""
+        prefix = self._shot_prefix()
+        rows = [
+            [self.start_id, *ids] for ids in self._encode([prefix + fill(self.transduction_prompt, t) for t in inputs])
+        ]
+        if rows:
+            self._check_context(max(len(row) for row in rows) + self.max_new_tokens, "a prompt plus max_new_tokens")
+        outputs: list[list[str]] = [[] for _ in rows]
+        for batch in by_length([len(row) for row in rows], self.batch_size):
+            ids, mask = left_padded([rows[i] for i in batch], self.pad_id, self.device)
+            with torch.no_grad():
+                generated = self.model.generate(
+                    input_ids=ids,
+                    attention_mask=mask,
+                    max_new_tokens=self.max_new_tokens,
+                    do_sample=False,
+                    num_beams=1,
+                    pad_token_id=self.pad_id,
+                    eos_token_id=self.eos_id,
+                    stopping_criteria=self._transformers.StoppingCriteriaList([self._stop_at_newline()]),
+                )
+            for i, new in zip(batch, generated[:, ids.shape[1] :].tolist(), strict=True):
+                outputs[i] = self.words(new)
+        return outputs

@@ -1,0 +1,297 @@
+"""What the Hugging Face adapters (`structbench.adapters.hf.causal`, `structbench.adapters.hf.seq2seq`) share.
+
+- Finding the checkpoint offline: `pretrained` is a local folder (as `save_pretrained` writes
+  it) or a name already in the local Hugging Face cache, resolved to its snapshot folder with
+  `local_files_only=True`; nothing is ever downloaded, and a checkpoint that is neither ends in
+  one sentence. Models and tokenizers are then loaded from that folder with
+  `local_files_only=True` and `weights_only=True` (safetensors where the folder has them, else
+  torch's weights-only loader; never a full unpickle).
+- Run identity: `checkpoint_fingerprint` hashes the folder's config, weight and tokenizer files,
+  so retrained weights under the same path are a new run; `HfModel.label` is the leaderboard
+  label, the folder's last path component plus the settings that change results.
+- `transformers` is an optional extra, imported only when a model is built: `structbench models`
+  lists the adapters without it, and building one without it says how to install it.
+- Scoring: `sum_target_logprobs`, the one vectorised gather of log-softmax both adapters score with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any, ClassVar, Literal
+
+import torch
+
+from structbench.data.sources import sha256_file
+from structbench.errors import UserError
+
+Dtype = Literal["float32", "float16", "bfloat16", "auto"]
+"""Weights' dtype: `auto` keeps the checkpoint's own; scores are computed in float32 whatever it is."""
+
+FINGERPRINTED_SUFFIXES = frozenset({".json", ".safetensors", ".bin", ".model", ".txt", ".tiktoken"})
+"""Files of a checkpoint folder that its numbers come from: config and generation config (.json),
+weights (.safetensors, .bin), tokenizer files (tokenizer.json, vocab.json, merges.txt, spiece.model,
+tokenizer.model, *.tiktoken, special-token maps). Top level only: `save_pretrained` writes nothing
+deeper, and a trainer's `checkpoint-N/` subfolders are not what is loaded."""
+
+INSTALL = "pip install 'structbench[hf]'"
+
+
+def require_transformers() -> ModuleType:
+    """The `transformers` module, or one sentence saying how to install it."""
+    try:
+        import transformers
+    except ImportError:
+        raise UserError(
+            f"the Hugging Face models (hf, hf-seq2seq) need the transformers package; install it with {INSTALL}."
+        ) from None
+    return transformers
+
+
+def _not_found(pretrained: str) -> UserError:
+    return UserError(
+        f"Hugging Face model {pretrained!r} was not found: pretrained must be a local folder (as save_pretrained "
+        "writes it) or a name already in the local Hugging Face cache, since structbench never downloads."
+    )
+
+
+def _looks_like_path(pretrained: str) -> bool:
+    return pretrained.startswith(("/", ".", "~")) or "\\" in pretrained or pretrained.count("/") > 1
+
+
+def resolve_checkpoint(pretrained: str) -> Path:
+    """The local folder `pretrained` names: itself, or its snapshot in the local HF cache (offline)."""
+    if not pretrained:
+        raise UserError(
+            "the hf models need a checkpoint: --set pretrained=PATH_OR_NAME (a local folder or a cached name)."
+        )
+    folder = Path(pretrained).expanduser()
+    if folder.is_dir():
+        return folder.resolve()
+    if _looks_like_path(pretrained) or folder.exists():
+        raise _not_found(pretrained)
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:
+        raise UserError(
+            f"looking up {pretrained!r} in the Hugging Face cache needs the huggingface_hub package; "
+            f"install it with {INSTALL}."
+        ) from None
+    try:
+        return Path(snapshot_download(pretrained, local_files_only=True)).resolve()
+    except (OSError, ValueError):  # not cached (LocalEntryNotFoundError), or not a valid repository name
+        raise _not_found(pretrained) from None
+
+
+@lru_cache(maxsize=256)
+def _file_digest(path: str, size: int, modified_ns: int) -> str:
+    """SHA-256 of a file, remembered while its size and modification time stay the same (a grid of
+    runs over one multi-GB checkpoint hashes it once per process)."""
+    return sha256_file(Path(path))
+
+
+def checkpoint_fingerprint(pretrained: str) -> str:
+    """SHA-256 over `name:sha256` of every config, weight and tokenizer file of the resolved folder
+    (`FINGERPRINTED_SUFFIXES`), in name order: changed weights are a new run, a moved folder is not."""
+    folder = resolve_checkpoint(pretrained)
+    if not (folder / "config.json").is_file():
+        raise UserError(
+            f"{pretrained!r} ({folder}) has no config.json; point pretrained at a folder written by save_pretrained."
+        )
+    lines = []
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.suffix in FINGERPRINTED_SUFFIXES:
+            stat = path.stat()
+            lines.append(f"{path.name}:{_file_digest(str(path.resolve()), stat.st_size, stat.st_mtime_ns)}")
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def checkpoint_name(pretrained: str) -> str:
+    """The last path component of `pretrained` (`/data/models/gpt2-small/` -> `gpt2-small`,
+    `openai-community/gpt2` -> `gpt2`): a label never shows a local path."""
+    name = Path(pretrained.rstrip("/\\")).name
+    if not name or name in {".", ".."}:
+        name = Path(pretrained).expanduser().resolve().name
+    return name or "hf"
+
+
+def resolve_device(name: str) -> torch.device:
+    """`cpu`, `cuda`, `cuda:N` or any other torch device; CUDA without a GPU is one sentence."""
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise UserError(f"device={name!r} is not a torch device; use e.g. device=cpu or device=cuda.") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise UserError(f"device={name} was asked for but torch sees no CUDA GPU; use --set device=cpu.")
+    return device
+
+
+def torch_dtype(name: Dtype) -> torch.dtype | str:
+    """What `from_pretrained(dtype=...)` takes for a `dtype` setting."""
+    return "auto" if name == "auto" else getattr(torch, name)
+
+
+def load_pretrained(
+    loader: Any, pretrained: str, folder: Path, *, dtype: Dtype, device: torch.device, kind: str, hint: str
+) -> Any:
+    """`loader.from_pretrained(folder)` offline, weights-only, in `dtype`, on `device`, in eval mode.
+
+    A checkpoint of the wrong kind (a T5 given to `hf`) or a broken folder is one sentence naming
+    it, `kind` (what was wanted) and `hint` (what to do instead)."""
+    try:
+        model = loader.from_pretrained(str(folder), local_files_only=True, weights_only=True, dtype=torch_dtype(dtype))
+    except (OSError, ValueError, KeyError) as error:
+        reason = str(error).strip().splitlines()[0].rstrip(".") if str(error).strip() else type(error).__name__
+        raise UserError(f"cannot load {pretrained!r} as {kind} ({reason[:300]}); {hint}.") from None
+    return model.to(device).eval()
+
+
+def load_tokenizer(pretrained: str, folder: Path) -> Any:
+    """The checkpoint's tokenizer, offline; a folder without one is one sentence."""
+    transformers = require_transformers()
+    try:
+        return transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    except (OSError, ValueError, KeyError) as error:
+        reason = str(error).strip().splitlines()[0].rstrip(".") if str(error).strip() else type(error).__name__
+        raise UserError(
+            f"cannot load the tokenizer of {pretrained!r} ({reason[:300]}); the folder needs its tokenizer files."
+        ) from None
+
+
+def check_template(name: str, template: str) -> str:
+    """A prompt template must contain `{input}`, where the example's words go."""
+    if "{input}" not in template:
+        raise UserError(f"the {name} setting {template!r} has no {{input}}; add it where the example's words go.")
+    return template
+
+
+def fill(template: str, tokens: Sequence[str]) -> str:
+    """`template` with `{input}` replaced by the tokens joined by single spaces (no other braces are
+    interpreted, so a template may contain `{` and `}` freely)."""
+    return template.replace("{input}", " ".join(tokens))
+
+
+def sum_target_logprobs(logits: torch.Tensor, targets: torch.Tensor, scored: torch.Tensor) -> torch.Tensor:
+    """Per row, the summed natural-log probability of `targets` (B, T) under `logits` (B, T, V) at the
+    positions where `scored` (B, T, bool) is true: one log-softmax (in float32 whatever the model's
+    dtype) and one gather, summed in float64."""
+    logprobs = torch.log_softmax(logits.float(), dim=-1)
+    picked = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return (picked.double() * scored).sum(dim=-1)
+
+
+def right_padded(rows: Sequence[Sequence[int]], pad: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ids, attention mask) of `rows`, padded on the right to the longest."""
+    width = max(len(row) for row in rows)
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        mask[i, : len(row)] = 1
+    return ids.to(device), mask.to(device)
+
+
+def left_padded(rows: Sequence[Sequence[int]], pad: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ids, attention mask) of `rows`, padded on the left to the longest (for batched generation
+    with a decoder-only model, whose new tokens must follow every prompt directly)."""
+    width = max(len(row) for row in rows)
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        if row:
+            ids[i, width - len(row) :] = torch.tensor(row, dtype=torch.long)
+            mask[i, width - len(row) :] = 1
+    return ids.to(device), mask.to(device)
+
+
+def by_length(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indices in batches of similar length (longest first), so that little of each batch is padding;
+    callers put the answers back in the original order."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def first_line_words(text: str) -> list[str]:
+    """A generated continuation up to its first newline, split on whitespace."""
+    return text.split("\n", 1)[0].split()
+
+
+class HfModel:
+    """What both adapters share: run identity (`fingerprint`, `label`), compute and closing."""
+
+    name: ClassVar[str]
+    unlabelled: ClassVar[frozenset[str]] = frozenset({"pretrained", "device", "batch_size", "dtype", "threads"})
+    """Settings left out of the label: `pretrained` is the label's name, the others do not change
+    what is measured (beyond float rounding, for `dtype`, `threads` and `batch_size`'s padding)."""
+
+    model: Any
+    """The loaded `transformers` model (set by the subclass's constructor)."""
+    device: torch.device
+    _threads_before: int | None = None
+
+    tokenizer: Any
+    eos_id: int | None
+
+    def words(self, generated: list[int]) -> list[str]:
+        """Generated sub-word ids as the words of a transduction answer: up to the first end-of-sequence
+        token, decoded without special tokens, up to the first newline, split on whitespace."""
+        if self.eos_id is not None and self.eos_id in generated:
+            generated = generated[: generated.index(self.eos_id)]
+        return first_line_words(self.tokenizer.decode(generated, skip_special_tokens=True))
+
+    def use_threads(self, threads: int) -> None:
+        """Run torch's CPU operations on `threads` threads (0: leave torch's default); `close` restores it."""
+        if threads:
+            self._threads_before = torch.get_num_threads()
+            torch.set_num_threads(threads)
+
+    @classmethod
+    def fingerprint(cls, pretrained: str = "", **_: object) -> str:
+        """The checkpoint's files by content (`checkpoint_fingerprint`): new weights are a new run."""
+        return checkpoint_fingerprint(pretrained)
+
+    @classmethod
+    def label(cls, **settings: object) -> str:
+        """The leaderboard label: the checkpoint's last path component, then the settings that
+        change results and differ from their defaults, as `name[key=value,...]` with JSON values
+        (`gpt2[shots=3]`); never the local path, device, dtype or batch size."""
+        name = checkpoint_name(str(settings.get("pretrained", "")))
+        defaults = {
+            key: parameter.default
+            for key, parameter in inspect.signature(cls.__init__).parameters.items()
+            if parameter.default is not inspect.Parameter.empty
+        }
+        shown = {
+            key: value
+            for key, value in cls.labelled_settings(settings).items()
+            if key not in defaults or value != defaults[key]
+        }
+        if not shown:
+            return name
+        return f"{name}[{','.join(f'{key}={json.dumps(value)}' for key, value in sorted(shown.items()))}]"
+
+    @classmethod
+    def labelled_settings(cls, settings: Mapping[str, object]) -> dict[str, object]:
+        """The settings that can change this model's results: all but `unlabelled`."""
+        return {key: value for key, value in settings.items() if key not in cls.unlabelled}
+
+    def compute(self) -> dict[str, int | str]:
+        """Parameter count (all of the checkpoint's parameters) and the device they are on (e.g. `cuda:0`)."""
+        parameters = list(self.model.parameters())
+        device = str(parameters[0].device) if parameters else str(self.device)
+        return {"parameters": int(sum(p.numel() for p in parameters)), "device": device}
+
+    def close(self) -> None:
+        """Let go of the weights and of cached GPU memory, give torch back its thread count (the runner
+        closes each seed's model)."""
+        self.model = None
+        if self._threads_before is not None:
+            torch.set_num_threads(self._threads_before)
+            self._threads_before = None
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()

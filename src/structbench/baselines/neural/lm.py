@@ -1,0 +1,437 @@
+"""The harness side of every neural word-level language model: recipe -> network -> weights -> log-probabilities.
+
+`NeuralLanguageModel` is the language-model counterpart of `NeuralTransducer`
+(`structbench.baselines.neural.adapter`): it serves the minimal-pair and forced-choice
+protocols with `logprob`, trains a next-word LM on the `input` sentences of the suite's train
+split and keeps the epoch with the lowest dev perplexity. Settings come from the model's recipe
+for the suite's task (`recipes/MODEL/TASK.yaml`, budget `cpu-small` unless `--set
+budget=paper`), weights are checkpointed per run under `STRUCTBENCH_HOME/checkpoints/` and
+reloaded when the same run is asked again, and a run is seeded so that the same seed on the
+same CPU gives the same numbers. Subclasses name their settings and their network
+(`net_class`, built from (settings, vocabulary size), see `lm_nets.LanguageModelNet`).
+
+Modelling follows Tran (2018), *Predicting and Discovering Linguistic Structure with Neural
+Networks*, PhD thesis, Universiteit van Amsterdam:
+- sentence level: "the hidden states of LSTMs are reset to zeros, which ensures that the data
+  is modeled at the sentence level" (§4.4.2; §4.4 begins on p. 54); every sentence is one
+  row, starting with `<s>` and ending with `</s>`, and no state passes between sentences;
+- the vocabulary is the 10,000 most frequent training words (§5.5.1; §5.5 begins on p. 71),
+  the others becoming `<unk>` (the thesis replaces them by their part of speech, which our
+  suites do not carry); it is built from the train split only;
+- model selection by validation perplexity ("We use perplexity to choose the best model",
+  Table 4.4; §5.5.2 quotes the validation perplexities, LSTM 75.17 and FAN 71.39);
+- Adam at learning rate 0.001 (§5.5.2).
+
+`logprob` answers the sum of the natural-log probabilities of a sequence's words and of the
+closing `</s>`, each given `<s>` and the words before it: the probability of the whole
+sentence, as the n-gram baselines give it (`structbench.baselines.classical.ngram`). `</s>` is included
+so that the score is a proper probability over sentences (and a minimal pair's two candidates
+have the same length, so it moves both alike). Perplexity is per token, the tokens being the
+words plus `</s>` (`<s>` is given, never predicted): exp(-sum log p / tokens).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from pydantic import PositiveInt
+from tqdm import tqdm
+
+from structbench import registry
+from structbench.baselines.neural import checkpoint
+from structbench.baselines.neural.batching import length_buckets
+from structbench.baselines.neural.lm_nets import (
+    FanLm,
+    FanLmArchitecture,
+    LanguageModelNet,
+    LstmLm,
+    LstmLmArchitecture,
+)
+from structbench.baselines.neural.run import NeuralRun
+from structbench.baselines.neural.settings import RunSettings
+from structbench.baselines.neural.trainer import optimizer_step
+from structbench.baselines.neural.vocab import EOS, PAD, SOS, Vocabulary
+from structbench.data import freeze
+from structbench.errors import NotApplicable, UserError
+from structbench.specs import Split
+
+__all__ = [
+    "FanLanguageModel",
+    "FanLmSettings",
+    "LanguageModelNet",
+    "LmEvaluation",
+    "LmHistory",
+    "LmSettings",
+    "LstmLanguageModel",
+    "LstmLmSettings",
+    "NeuralLanguageModel",
+    "build_vocabulary",
+    "lm_sentences",
+    "per_token_perplexity",
+    "sequence_logprobs",
+]
+
+SCORE_ELEMENTS = 2**23
+"""Largest batch of logits scored at once (rows x steps x vocabulary), about 32 MB in float32."""
+
+
+class LmSettings(RunSettings):
+    """Settings every neural LM shares: the run's (model selection by the lowest dev perplexity,
+    Adam at 0.001 as in Tran 2018 §5.5.2), plus the vocabulary."""
+
+    epochs: PositiveInt = 13
+    """Maximum passes over the training sentences."""
+    dev_limit: PositiveInt | None = None
+    """Evaluate on at most this many dev sentences (a fixed prefix of the frozen dev split); None = all."""
+    max_vocabulary: PositiveInt | None = 10_000
+    """Keep the most frequent training words (10k in Tran 2018 §5.5.1); the rest become `<unk>`. None = all."""
+    min_count: PositiveInt = 1
+    """Words seen fewer times in training become `<unk>`."""
+    train_on: str | None = None
+    """Train on this suite's train (and dev) split instead of the evaluated suite's, e.g. for a suite without one."""
+
+
+class LstmLmSettings(LmSettings, LstmLmArchitecture):
+    """`lstm-lm`: the shared LM settings and the stacked LSTM's sizes."""
+
+
+class FanLmSettings(LmSettings, FanLmArchitecture):
+    """`fan-lm`: the shared LM settings and the FAN's sizes."""
+
+
+@dataclass
+class LmEvaluation:
+    """One evaluation during training."""
+
+    epoch: int
+    train_perplexity: float
+    """Per-token perplexity of the epoch's training batches (with dropout, as trained)."""
+    dev_perplexity: float | None
+    """Per-token perplexity on dev (no dropout); None without dev sentences."""
+    seconds: float
+    """Since training started."""
+
+
+@dataclass
+class LmHistory:
+    """What training did: every evaluation, which epoch was kept, and why training ended."""
+
+    evaluations: list[LmEvaluation] = field(default_factory=list)
+    selected_epoch: int = 0
+    stopped: str = "epochs"
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "evaluations": [asdict(e) for e in self.evaluations],
+            "selected_epoch": self.selected_epoch,
+            "stopped": self.stopped,
+        }
+
+
+def lm_sentences(split: Split) -> list[list[str]]:
+    """The sentences of a split a language model reads: each example's `input`, or, for an example
+    with `candidates` (a minimal pair or a forced choice), its correct candidate (`answer`, else the
+    first). The train split of `agreement-attractors` holds whole sentences as `input`; its dev
+    split holds minimal pairs, whose correct member is the whole sentence."""
+    out = []
+    for example in split.examples:
+        if example.candidates:
+            out.append(list(example.candidates[example.answer or 0]))
+        else:
+            out.append(list(example.input))
+    return out
+
+
+def build_vocabulary(
+    sentences: Iterable[Sequence[str]], max_vocabulary: int | None = None, min_count: int = 1
+) -> Vocabulary:
+    """The words seen at least `min_count` times, at most the `max_vocabulary` most frequent (ties by
+    spelling, so that the vocabulary does not depend on sentence order), in sorted order."""
+    counts = Counter(word for sentence in sentences for word in sentence)
+    kept = sorted((word for word, count in counts.items() if count >= min_count), key=lambda w: (-counts[w], w))
+    if max_vocabulary is not None:
+        kept = kept[:max_vocabulary]
+    return Vocabulary(sorted(kept))
+
+
+def _padded(rows: Sequence[Sequence[int]]) -> torch.Tensor:
+    width = max(len(row) for row in rows)
+    out = np.full((len(rows), width), PAD, dtype=np.int64)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = row
+    return torch.from_numpy(out)
+
+
+def framed(ids: Sequence[int]) -> list[int]:
+    """One sentence as a row: `<s>`, its word ids, `</s>`."""
+    return [SOS, *ids, EOS]
+
+
+def _score_batches(lengths: Sequence[int], vocab_size: int) -> list[list[int]]:
+    """Index lists sorted by length, each as many rows as fit in `SCORE_ELEMENTS` logits."""
+    ordered = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in ordered:  # ascending lengths: the newest row is the widest of its batch
+        if current and (len(current) + 1) * (lengths[i] + 1) * vocab_size > SCORE_ELEMENTS:
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
+def sequence_logprobs(
+    net: LanguageModelNet,
+    sentences: Sequence[Sequence[int]],
+    device: torch.device,
+    *,
+    vocab_size: int,
+    amp: bool = False,
+) -> list[float]:
+    """Sum of natural-log probabilities of every sentence's ids and `</s>`, each given `<s>` and
+    the ids before it, in the given order.
+
+    Vectorised: per batch, one forward pass, one log-softmax and one gather of the target ids;
+    padding (after `</s>`) is masked out of the sums. The network is causal, so a sentence's
+    score does not depend on the other rows of its batch or on their lengths.
+    """
+    net.eval()
+    out = [0.0] * len(sentences)
+    with torch.inference_mode():
+        for indices in _score_batches([len(s) + 1 for s in sentences], vocab_size):
+            ids = _padded([framed(sentences[i]) for i in indices]).to(device)
+            with torch.autocast("cuda", enabled=amp and device.type == "cuda"):
+                logits = net(ids[:, :-1])
+            targets = ids[:, 1:]
+            picked = logits.float().log_softmax(dim=-1).gather(2, targets.unsqueeze(2)).squeeze(2)
+            sums = picked.masked_fill(targets == PAD, 0.0).double().sum(dim=1).cpu().tolist()
+            for row, i in enumerate(indices):
+                out[i] = sums[row]
+    return out
+
+
+def per_token_perplexity(logprobs: Sequence[float], sentences: Sequence[Sequence[int]]) -> float:
+    """Per-token perplexity: exp of minus the summed log-probability over words plus one `</s>` per sentence."""
+    tokens = sum(len(s) + 1 for s in sentences)
+    return math.exp(-sum(logprobs) / max(tokens, 1))
+
+
+class NeuralLanguageModel(NeuralRun):
+    """A word-level LM trained on the suite's train sentences, scoring whole sentences for the harness.
+
+    Subclasses set `name`, `settings_class` (an `LmSettings` with the network's sizes) and
+    `net_class`. After `fit`, `logprob` scores sentences and `statistics` reports the dev
+    perplexity of the kept epoch. A suite whose train split is empty (`agreement-gulordava`)
+    leaves the model untrained, and `logprob` then raises `NotApplicable`, so the run is `n/a`
+    with the reason, never a row of chance-level numbers; `--set train_on=SUITE` trains on
+    another suite's train split instead.
+    """
+
+    protocols: ClassVar[tuple[str, ...]] = ("minimal-pair", "forced-choice")
+    settings_class: ClassVar[type[LmSettings]] = LmSettings
+    net_class: ClassVar[Callable[..., LanguageModelNet]]
+    """The network, built from (settings, vocabulary size)."""
+
+    def __init__(self, budget: str = "cpu-small", **overrides: Any) -> None:
+        super().__init__(budget, **overrides)
+        self.settings: LmSettings | None = None
+        self.net: LanguageModelNet | None = None
+        self.vocabulary = Vocabulary([])
+        self.dev_perplexity: float | None = None
+        self.untrained_reason = f"{self.name} was not trained: the suite has no train split; train it elsewhere."
+
+    def resolve(self, suite: str) -> tuple[Any, str]:
+        """As `NeuralRun.resolve`; a `train_on` suite that does not exist is one sentence now, before any data is built."""
+        settings, citation = super().resolve(suite)
+        if settings.train_on is not None:
+            registry.suite(settings.train_on)
+        return settings, citation
+
+    def build_net(self, settings: Any, vocabulary: Vocabulary) -> LanguageModelNet:
+        """The untrained network; a subclass that needs more than the vocabulary size overrides it."""
+        return self.net_class(settings, len(vocabulary))
+
+    def _training_splits(
+        self, train: Split, dev: Split | None, settings: LmSettings, seed: int
+    ) -> tuple[Split, Split | None]:
+        """The evaluated suite's splits, or with `train_on` the train and dev splits of that suite's draw."""
+        if settings.train_on is None:
+            return train, dev
+        other = registry.suite(settings.train_on)
+        manifest = freeze.ensure_built(other)
+        draw = seed % other.spec.n_draws
+        trains = other.spec.splits_with_role("train")
+        devs = other.spec.splits_with_role("dev")
+        if not trains:
+            raise UserError(
+                f"train_on={settings.train_on!r} names a suite without a train split; name one that has one."
+            )
+        return (
+            freeze.load_split(other, manifest, draw, trains[0].name),
+            freeze.load_split(other, manifest, draw, devs[0].name) if devs else None,
+        )
+
+    def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
+        settings, self.citation = self.resolve(train.suite)
+        self.settings = settings
+        train, dev = self._training_splits(train, dev, settings, seed)
+        if not train.examples:
+            suite = train.suite.split("@")[0]
+            self.untrained_reason = (
+                f"{self.name} is a language model trained on the suite's train split; {suite} has none: "
+                "train it elsewhere (--set train_on=SUITE)."
+            )
+            self.log(f"{self.name} seed {seed}: {self.untrained_reason}")
+            return
+        self.begin(settings, seed)
+        sentences = lm_sentences(train)
+        vocabulary = build_vocabulary(sentences, settings.max_vocabulary, settings.min_count)
+        self.vocabulary = vocabulary
+        self.net = self.build_net(settings, vocabulary).to(self.device)
+        path = checkpoint.checkpoint_path(train.suite, train.draw, self.name, self.described(settings), seed)
+        if path.is_file():
+            state, meta = checkpoint.load(path)
+            if meta.get("vocabulary") == vocabulary.tokens:
+                self.net.load_state_dict(state)
+                self.history = meta.get("history", {})
+                self.dev_perplexity = meta.get("dev_perplexity")
+                self.log(f"{self.name} seed {seed}: reloaded the trained weights from {path}")
+                return
+        train_ids = [vocabulary.encode(s) for s in sentences]
+        dev_sentences = lm_sentences(dev) if dev is not None else []
+        if settings.dev_limit is not None:
+            dev_sentences = dev_sentences[: settings.dev_limit]
+        dev_ids = [vocabulary.encode(s) for s in dev_sentences]
+        history = self._train(self.net, settings, train_ids, dev_ids, seed)
+        self.history = history.as_dict()
+        kept = next((e for e in history.evaluations if e.epoch == history.selected_epoch), None)
+        self.dev_perplexity = kept.dev_perplexity if kept else None
+        shown = "-" if self.dev_perplexity is None else f"{self.dev_perplexity:.2f}"
+        seconds = history.evaluations[-1].seconds if history.evaluations else 0.0
+        self.log(
+            f"{self.name} seed {seed}: {len(history.evaluations)} evaluations in {seconds:.0f} s; "
+            f"kept epoch {history.selected_epoch} (dev perplexity {shown}); stopped: {history.stopped}"
+        )
+        self.save_trained(
+            path,
+            self.net,
+            train.suite,
+            seed,
+            settings,
+            vocabulary=vocabulary.tokens,
+            dev_perplexity=self.dev_perplexity,
+        )
+
+    def _train(
+        self,
+        net: LanguageModelNet,
+        settings: LmSettings,
+        train: list[list[int]],
+        dev: list[list[int]],
+        seed: int,
+    ) -> LmHistory:
+        """Adam on token-level cross-entropy over length-bucketed batches of whole sentences; the
+        parameters of the evaluation with the lowest dev perplexity are kept (the last without dev)."""
+        device = self.device
+        amp = settings.amp and device.type == "cuda"
+        rng = np.random.default_rng(seed)
+        parameters = [p for p in net.parameters() if p.requires_grad]
+        optimizer = torch.optim.Adam(parameters, lr=settings.lr)
+        scaler = torch.amp.GradScaler("cuda", enabled=amp)
+        lengths = [len(s) + 2 for s in train]
+        history = LmHistory()
+        best: float | None = None
+        best_state: dict[str, torch.Tensor] | None = None
+        waited = 0
+        started = time.perf_counter()
+        bar = tqdm(range(1, settings.epochs + 1), desc=f"{self.name}", unit="epoch", disable=None, leave=False)
+        for epoch in bar:
+            net.train()
+            total, tokens = 0.0, 0
+            for indices in length_buckets(lengths, settings.batch_size, rng):
+                ids = _padded([framed(train[i]) for i in indices]).to(device)
+                targets = ids[:, 1:]
+                with torch.autocast("cuda", enabled=amp):
+                    logits = net(ids[:, :-1])
+                loss = F.cross_entropy(
+                    logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=PAD
+                )
+                optimizer_step(loss, optimizer, scaler, parameters, settings.clip)
+                counted = int((targets != PAD).sum())
+                total += float(loss.detach()) * counted
+                tokens += counted
+            train_loss = total / max(tokens, 1)
+            if not math.isfinite(train_loss):
+                raise FloatingPointError(f"training loss became {train_loss} in epoch {epoch}; lower lr or set clip.")
+            if epoch % settings.eval_every and epoch != settings.epochs:
+                continue
+            dev_perplexity = (
+                per_token_perplexity(sequence_logprobs(net, dev, device, vocab_size=len(self.vocabulary), amp=amp), dev)
+                if dev
+                else None
+            )
+            evaluation = LmEvaluation(epoch, math.exp(train_loss), dev_perplexity, time.perf_counter() - started)
+            history.evaluations.append(evaluation)
+            bar.set_postfix(train_ppl=f"{evaluation.train_perplexity:.2f}", dev_ppl=f"{dev_perplexity or 0:.2f}")
+            score = dev_perplexity if dev_perplexity is not None else -float(epoch)  # without dev: the last
+            if best is None or score < best:
+                best, waited = score, 0
+                best_state = copy.deepcopy(net.state_dict())
+                history.selected_epoch = epoch
+            else:
+                waited += 1
+            if settings.patience is not None and waited >= settings.patience:
+                history.stopped = f"no lower dev perplexity in {waited} evaluations"
+                break
+        bar.close()
+        if best_state is not None:
+            net.load_state_dict(best_state)
+        return history
+
+    def logprob(self, sequences: list[list[str]]) -> list[float]:
+        """Natural-log probability of each sequence's words and `</s>` given `<s>`; words outside
+        the training vocabulary count as `<unk>`. `NotApplicable` when the model was never trained."""
+        if self.net is None:
+            raise NotApplicable(self.untrained_reason)
+        ids = [self.vocabulary.encode(sequence) for sequence in sequences]
+        amp = self.settings is not None and self.settings.amp
+        return sequence_logprobs(self.net, ids, self.device, vocab_size=len(self.vocabulary), amp=amp)
+
+    def perplexity(self, sentences: Sequence[Sequence[str]]) -> float:
+        """Per-token perplexity of the trained model on `sentences` (words plus `</s>`)."""
+        ids = [self.vocabulary.encode(sentence) for sentence in sentences]
+        return per_token_perplexity(self.logprob([list(s) for s in sentences]), ids)
+
+    def statistics(self) -> dict[str, float]:
+        """`dev_perplexity`: per-token perplexity on the dev sentences of the kept epoch (the number
+        Tran 2018 §5.5.2 quotes: LSTM 75.17, FAN 71.39 on Linzen et al.'s data); empty when the model
+        was not trained or had no dev split."""
+        return {} if self.dev_perplexity is None else {"dev_perplexity": float(self.dev_perplexity)}
+
+
+class LstmLanguageModel(NeuralLanguageModel):
+    """`lstm-lm`: 4-layer LSTM LM, 128 dims, dropout 0.2, tied embeddings (Tran 2018 §5.5.2)."""
+
+    name = "lstm-lm"
+    settings_class = LstmLmSettings
+    net_class = LstmLm
+
+
+class FanLanguageModel(NeuralLanguageModel):
+    """`fan-lm`: 4-layer post-LN Transformer LM (FAN), 128 dims, 2 heads, inner 256, dropout 0.2,
+    tied embeddings (Tran 2018 §5.2 and §5.5.2)."""
+
+    name = "fan-lm"
+    settings_class = FanLmSettings
+    net_class = FanLm

@@ -1,0 +1,406 @@
+"""One leaderboard per suite version and data hash: the rows, their order, marks and compute.
+
+Per (suite, version, data hash): a model x test-split matrix of the suite's primary metric,
+mean over seeds with its labelled 95% interval (`structbench.cells`) and the number of seeds.
+Cells of different data hashes are never merged. When a model's configuration changed (a
+neural baseline's recipe), only the runs of its newest configuration are shown; the older ones
+stay in the store. Two kinds of rows are set apart from the ranked ones, below them: ceilings
+(models that solve a suite from its definition, `ceiling = True` on the model class: the
+oracle) and models that see test-time information (recorded by the runner as not
+comparable). Neither is ever marked best. Every board also carries its failed and n/a runs,
+with their error, and each model's compute (parameters, device, training seconds per seed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from functools import partial
+from typing import cast
+
+import pandas as pd
+
+from structbench import registry
+from structbench.analysis.references import Reference
+from structbench.analysis.statistics import Sample, sample, two_sample_test
+from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_configuration
+from structbench.errors import UserError
+from structbench.reports.ties import best_and_ties
+from structbench.specs import SeedStats, StatisticSpec, SuiteSpec
+from structbench.store import Store, run_compute, run_statistics
+
+RESULT_COLUMNS = [
+    "suite", "version", "suite_hash", "model", "split", "metric", "breakdown", "level",
+    "mean", "std", "min", "max", "ci_low", "ci_high", "interval", "n_seeds", "per_seed",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RunProblem:
+    """A run that did not finish: what went wrong, for the page that shows it."""
+
+    seed: int
+    status: str
+    """`failed` or `n/a`."""
+    error: str
+
+
+@dataclass(frozen=True)
+class Compute:
+    """What one model's finished runs on one board cost."""
+
+    fit_seconds: float | None
+    """Mean training time per finished seed."""
+    parameters: int | None
+    """Trainable parameters, where the model reports them (the largest over its seeds)."""
+    device: str
+    """Devices the runs reported, comma-separated; empty when none did."""
+    seed_statistics: dict[int, dict[str, float]] = field(default_factory=dict)
+    """Finished seed -> the statistics of training (`dev_perplexity`) its run reported."""
+
+    @property
+    def seeds(self) -> int:
+        """Finished seeds: a statistic reported by fewer (a criterion some seeds never reached) says so."""
+        return len(self.seed_statistics)
+
+    @property
+    def statistic_values(self) -> dict[str, list[float]]:
+        """Each statistic, over the finished seeds that report it (in seed order)."""
+        out: dict[str, list[float]] = {}
+        for _, reported in sorted(self.seed_statistics.items()):
+            for name, value in reported.items():
+                out.setdefault(name, []).append(value)
+        return dict(sorted(out.items()))
+
+    def sample(self, name: str, censored_by: str | None) -> Sample:
+        """Statistic `name` over the finished seeds, those that report `censored_by` instead censored."""
+        return sample(self.seed_statistics, name, censored_by)
+
+
+@dataclass
+class SuiteBoard:
+    """One suite version's leaderboard matrix."""
+
+    spec: SuiteSpec
+    suite_hash: str
+    splits: list[str]
+    ranked: list[str]
+    """The test splits whose mean ranks the rows (the others are shown, not ranked)."""
+    slug: str = ""
+    """The suite page's file name without `.html`, unique in the site."""
+    rows: list[tuple[str, dict[str, SeedStats | None]]] = field(default_factory=list)
+    status: dict[str, str] = field(default_factory=dict)
+    """model -> human summary of run statuses, e.g. `3 done, 1 failed`."""
+    not_comparable: set[str] = field(default_factory=set)
+    """Models that see test-time information: set apart below the ranked rows."""
+    ceilings: set[str] = field(default_factory=set)
+    """Models that solve the suite from its definition (the oracle): set apart below the ranked rows."""
+    partial: set[str] = field(default_factory=set)
+    """Runs on the first N examples of each test split (`--limit N`): set apart below the ranked rows."""
+    problems: dict[str, list[RunProblem]] = field(default_factory=dict)
+    """model -> its failed and n/a runs."""
+    compute: dict[str, Compute] = field(default_factory=dict)
+    references: list[Reference] = field(default_factory=list)
+    """Published rows for this suite that report the primary metric on at least one shown split."""
+    other_references: list[tuple[Reference, str, str, float]] = field(default_factory=list)
+    """Published (row, metric, split, value) for the suite's other metrics."""
+    best: dict[str, str] = field(default_factory=dict)
+    """Ranked split -> the ranked model with the best mean on it."""
+    ties: dict[str, set[str]] = field(default_factory=dict)
+    """Ranked split -> the models a paired comparison cannot tell from its best (`structbench.reports.ties`)."""
+    ties_note: str = ""
+    """Why the models were not compared with the best, if they were not."""
+    statistic_marks: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Declared statistic -> model -> `best` or `tie` (a test over seeds cannot tell it from the best)."""
+
+    def mark(self, model: str, split: str) -> str:
+        """`best`, `tie` (indistinguishable from the best) or "" for one cell."""
+        if self.best.get(split) == model:
+            return "best"
+        return "tie" if model in self.ties.get(split, set()) else ""
+
+    def missing(self, model: str) -> str:
+        """What a cell without a number says: `failed` when the model's runs here failed, else `n/a`."""
+        failed = any(problem.status == "failed" for problem in self.problems.get(model, []))
+        return "failed" if failed else "n/a"
+
+    @property
+    def statistic_names(self) -> list[str]:
+        """One column each: the statistics of training the suite declares (in its order), then any
+        other that a model on this board reports (in name order)."""
+        declared = [s.name for s in self.spec.statistics]
+        reported = {name for compute in self.compute.values() for name in compute.statistic_values}
+        return declared + sorted(reported - set(declared))
+
+    def statistic_spec(self, name: str) -> StatisticSpec | None:
+        """The suite's declaration of statistic `name` (its direction and meaning), if it declares it."""
+        return self.spec.statistic(name)
+
+    def statistic_sample(self, model: str, name: str) -> Sample | None:
+        """`model`'s seeds on statistic `name` (censored where the suite declares a bound); None when
+        no finished seed of it reports the statistic or its bound."""
+        compute = self.compute.get(model)
+        declared = self.statistic_spec(name)
+        found = compute.sample(name, declared.censored_by if declared else None) if compute else None
+        return found if found is not None and found.n else None
+
+    def set_apart(self, model: str) -> bool:
+        """Whether `model` is shown below the ranked rows (a ceiling, not comparable, or partial)."""
+        return model in self.ceilings or model in self.not_comparable or model in self.partial
+
+    @property
+    def ranked_rows(self) -> list[tuple[str, dict[str, SeedStats | None]]]:
+        return [row for row in self.rows if not self.set_apart(row[0])]
+
+    @property
+    def apart_rows(self) -> list[tuple[str, dict[str, SeedStats | None]]]:
+        return [row for row in self.rows if self.set_apart(row[0])]
+
+    @property
+    def generalisation(self) -> list[str]:
+        """The ranked generalisation splits (the overview's column), or every ranked split where none is."""
+        splits = [s for s in self.ranked if self.spec.split(s).test_role == "generalisation"]
+        return splits or list(self.ranked)
+
+    @property
+    def generalises(self) -> bool:
+        """Whether the board has a ranked generalisation split (else its overview column is in-distribution)."""
+        return any(self.spec.split(s).test_role == "generalisation" for s in self.ranked)
+
+    @property
+    def in_distribution(self) -> list[str]:
+        """The in-distribution test splits, ranked ones where there are any."""
+        splits = [s for s in self.splits if self.spec.split(s).test_role == "in-distribution"]
+        return [s for s in splits if s in self.ranked] or splits
+
+    @property
+    def ranking_rule(self) -> str:
+        """How the rows are ordered, in one sentence."""
+        direction = "higher" if self.spec.higher_is_better else "lower"
+        rule = (
+            f"Ranked by the mean of {self.spec.primary_metric} ({direction} is better) over the ranked splits "
+            + ", ".join(self.ranked)
+        )
+        if len(self.ranked) < len(self.splits):
+            rule += "; the other splits are shown, not ranked (they pool or repeat ranked ones)"
+        return rule + "."
+
+
+def aggregate(store: Store, runs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every cell (suite, version, hash, model, split, metric, breakdown condition) of the current
+    configurations, by the one cell function that `run --json` uses too; `runs` is
+    `store.runs()` where the caller has read it already."""
+    return cell_table(current_configuration(store.scores(), store.runs() if runs is None else runs))
+
+
+def cell_table(current_scores: pd.DataFrame) -> pd.DataFrame:
+    """The report's cells of score rows already narrowed to the current configurations."""
+    return cells(current_scores)[RESULT_COLUMNS]  # in cell-key order already
+
+
+def _status_summary(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], str]:
+    """cell -> its runs' statuses, e.g. `3 done, 1 failed`."""
+    parts: dict[tuple[str, str, str, str], list[str]] = {}
+    for key, n in runs.groupby([*RUN_CELL, "status"]).size().items():
+        suite, version, suite_hash, model, status = (str(part) for part in cast(tuple[object, ...], key))
+        parts.setdefault((suite, version, suite_hash, model), []).append(f"{n} {status}")
+    return {cell: ", ".join(statuses) for cell, statuses in parts.items()}
+
+
+def _flagged(runs: pd.DataFrame) -> tuple[set[tuple[str, str, str, str]], set[tuple[str, str, str, str]]]:
+    """The cells whose runs the runner recorded as never ranked: (not comparable, partial). Partial
+    runs (`--limit N`) carry `limit` in their stored spec; the others see test-time information."""
+    flagged = runs[runs["comparable"] == 0]
+    seeing: set[tuple[str, str, str, str]] = set()
+    limited: set[tuple[str, str, str, str]] = set()
+    for *cell, spec in flagged[[*RUN_CELL, "model_spec"]].itertuples(index=False):
+        key = (str(cell[0]), str(cell[1]), str(cell[2]), str(cell[3]))
+        (limited if "limit" in json.loads(spec) else seeing).add(key)
+    return seeing, limited
+
+
+def ceiling_labels(runs: pd.DataFrame) -> set[str]:
+    """The model labels whose registered model class declares `ceiling = True` (the oracle).
+
+    Only names the store holds are imported, and only registered ones: a label's class is
+    found through its stored spec's `name`."""
+    registered = set(registry.model_names())
+    names: dict[str, str] = {}
+    for label, spec in zip(runs["model"].tolist(), runs["model_spec"].tolist(), strict=True):
+        if label not in names:
+            try:
+                names[str(label)] = str(json.loads(spec).get("name", ""))
+            except (ValueError, AttributeError):
+                names[str(label)] = ""
+    ceiling: dict[str, bool] = {}
+    for name in set(names.values()) & registered:
+        try:
+            ceiling[name] = bool(getattr(registry.model_factory(name), "ceiling", False))
+        except UserError:
+            ceiling[name] = False
+    return {label for label, name in names.items() if ceiling.get(name, False)}
+
+
+def _problems(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], list[RunProblem]]:
+    """cell -> its failed and n/a runs, by seed."""
+    out: dict[tuple[str, str, str, str], list[RunProblem]] = {}
+    unfinished = runs[runs.status.isin(["failed", "n/a"])].sort_values(["seed"])
+    columns = (unfinished[c].tolist() for c in [*RUN_CELL, "seed", "status", "error"])
+    for suite, version, suite_hash, model, seed, status, error in zip(*columns, strict=True):
+        problem = RunProblem(int(seed), str(status), "" if error is None else str(error))
+        out.setdefault((str(suite), str(version), str(suite_hash), str(model)), []).append(problem)
+    return out
+
+
+def _compute(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], Compute]:
+    """cell -> the compute of its finished runs."""
+    done = runs[runs.status == "done"]
+    by_cell: dict[tuple[str, str, str, str], list[tuple[int, str, float]]] = {}
+    columns = (done[c].tolist() for c in [*RUN_CELL, "seed", "environment", "fit_seconds"])
+    for suite, version, suite_hash, model, seed, environment, fit_seconds in zip(*columns, strict=True):
+        by_cell.setdefault((suite, version, suite_hash, model), []).append((int(seed), environment, fit_seconds))
+    out = {}
+    for key, cell_runs in by_cell.items():
+        reported = [run_compute(environment) for _, environment, _ in cell_runs]
+        parameters = [c["parameters"] for c in reported if isinstance(c.get("parameters"), int)]
+        devices = sorted({str(c["device"]) for c in reported if isinstance(c.get("device"), str)})
+        seconds = [float(s) for *_, s in cell_runs if s is not None and s == s]
+        out[key] = Compute(
+            fit_seconds=sum(seconds) / len(seconds) if seconds else None,
+            parameters=max(int(p) for p in parameters) if parameters else None,
+            device=", ".join(devices),
+            seed_statistics={seed: run_statistics(environment) for seed, environment, _ in cell_runs},
+        )
+    return out
+
+
+def statistic_marks(board: SuiteBoard) -> dict[str, dict[str, str]]:
+    """Declared statistic -> ranked model -> `best` (the best mean in the declared direction; with
+    censored seeds, the restricted mean) or `tie` (the two-sample test over seeds, 95%, cannot tell
+    it from the best: Welch's t-test, or the logrank test where a seed is censored). A model with
+    fewer than two seeds is never tested, so never marked."""
+    ranked = [model for model, _ in board.ranked_rows if model in board.compute]
+    marks: dict[str, dict[str, str]] = {}
+    for declared in board.spec.statistics:
+        samples = {m: found for m in ranked if (found := board.statistic_sample(m, declared.name)) is not None}
+        if not samples:
+            continue
+        pick = max if declared.higher_is_better else min
+        best = pick(sorted(samples), key=lambda model: samples[model].mean)
+        marks[declared.name] = {best: "best"}
+        for model, mine in samples.items():
+            testable = model != best and mine.n > 1 and samples[best].n > 1
+            if testable and two_sample_test(mine, samples[best]).a_lower is None:
+                marks[declared.name][model] = "tie"
+    return marks
+
+
+def attach_references(board: SuiteBoard, references: list[Reference]) -> None:
+    """Give `board` the published rows of its suite."""
+    primary = board.spec.primary_metric
+    for reference in references:
+        if reference.suite != board.spec.id:
+            continue
+        if any(reference.value(primary, split) is not None for split in board.splits):
+            board.references.append(reference)
+        for metric, by_split in reference.values.items():
+            if metric != primary:
+                board.other_references += [(reference, metric, split, value) for split, value in by_split.items()]
+
+
+def _rank(row: tuple[str, dict[str, SeedStats | None]], board: SuiteBoard) -> tuple[bool, bool, float, str]:
+    """Ranked models first (ceilings, then not comparable ones after), then the best mean over
+    the ranked splits (never a pooled duplicate of other splits), then the name."""
+    model = row[0]
+    means = [cell.mean for split, cell in row[1].items() if cell is not None and split in board.ranked]
+    mean = sum(means) / len(means) if means else math.nan
+    order = math.inf if not means else (-mean if board.spec.higher_is_better else mean)
+    return (model in board.not_comparable, model in board.ceilings, order, model)
+
+
+def current_specs(stored: dict[tuple[str, str, str], SuiteSpec]) -> dict[tuple[str, str, str], SuiteSpec]:
+    """The installed spec of each stored suite version where this structbench has it, else the
+    stored one: how a suite is presented (primary metric, split roles, ranked splits) may be
+    corrected without a change to its data, and the leaderboard follows the correction."""
+    current = {}
+    installed = set(registry.suite_names())
+    for (suite, version, suite_hash), spec in stored.items():
+        try:
+            current[(suite, version, suite_hash)] = (
+                registry.suite(f"{suite}@{version}").spec if suite in installed else spec
+            )
+        except UserError:  # another version than this structbench has: what the store holds
+            current[(suite, version, suite_hash)] = spec
+    return current
+
+
+def slug(text: str) -> str:
+    """A file name for `text`: its safe characters, and a short hash when anything was replaced
+    (so that two labels never share a file)."""
+    safe = re.sub(r"[^A-Za-z0-9._@-]+", "-", text).strip("-.")[:60] or "x"
+    if safe == text:
+        return safe
+    return f"{safe}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+def boards(
+    store: Store, results: pd.DataFrame, references: list[Reference] | None = None, runs: pd.DataFrame | None = None
+) -> list[SuiteBoard]:
+    """Every board of the suite versions `runs` (default: the whole store) holds, in suite order."""
+    runs = store.runs() if runs is None else runs
+    runs = current_configuration(runs, runs)
+    held = set(zip(runs["suite"].tolist(), runs["version"].tolist(), runs["suite_hash"].tolist(), strict=True))
+    specs = {key: spec for key, spec in current_specs(store.suite_specs()).items() if key in held}
+    statuses = _status_summary(runs)
+    flagged, limited = _flagged(runs)
+    ceilings = ceiling_labels(runs)
+    problems = _problems(runs)
+    compute = _compute(runs)
+    whole_split = results[results.breakdown == ""]
+    by_suite = dict(list(whole_split.groupby(["suite", "version", "suite_hash"])))
+    out: list[SuiteBoard] = []
+    slugs: set[str] = set()
+    for (suite, version, suite_hash), spec in sorted(specs.items()):
+        name = spec.key if spec.key not in slugs else f"{spec.key}-{suite_hash[:8]}"
+        slugs.add(name)
+        board = SuiteBoard(
+            spec=spec,
+            suite_hash=suite_hash,
+            splits=[s.name for s in spec.splits_with_role("test")],
+            ranked=[s.name for s in spec.ranked_splits],
+            slug=slug(name),
+        )
+        mine = by_suite.get((suite, version, suite_hash), whole_split.iloc[:0])
+        mine = mine[mine.metric == spec.primary_metric]
+        keys = ["model", "split", *STAT_COLUMNS]  # read as columns: to_dict("records") is 3x slower
+        rows = (dict(zip(keys, values, strict=True)) for values in zip(*(mine[k].tolist() for k in keys), strict=True))
+        by_cell = {(str(row["model"]), str(row["split"])): as_stats(row) for row in rows}
+        models = sorted({m for (s, v, h, m) in statuses if (s, v, h) == (suite, version, suite_hash)})
+        for model in models:
+            cell_key = (suite, version, suite_hash, model)
+            board.rows.append((model, {split: by_cell.get((model, split)) for split in board.splits}))
+            board.status[model] = statuses[cell_key]
+            if cell_key in flagged:
+                board.not_comparable.add(model)
+            if cell_key in limited:
+                board.partial.add(model)
+            if model in ceilings:
+                board.ceilings.add(model)
+            if cell_key in problems:
+                board.problems[model] = problems[cell_key]
+            if cell_key in compute:
+                board.compute[model] = compute[cell_key]
+        board.rows.sort(key=partial(_rank, board=board))
+        columns: dict[str, dict[str, SeedStats]] = {split: {} for split in board.ranked}
+        for model, row_cells in board.ranked_rows:
+            for split in board.ranked:
+                if (cell := row_cells[split]) is not None:
+                    columns[split][model] = cell
+        board.best, board.ties, board.ties_note = best_and_ties(store, spec, suite_hash, runs, columns)
+        board.statistic_marks = statistic_marks(board)
+        attach_references(board, references or [])
+        out.append(board)
+    return out

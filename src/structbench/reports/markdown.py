@@ -1,0 +1,124 @@
+"""`leaderboard.md`: every board as a GitHub Markdown table, with the claims and published rows.
+
+Every string that comes from a user or a store (model labels, suite ids, split names, published
+rows' text) is escaped for HTML (GitHub renders HTML in Markdown) and for table pipes.
+"""
+
+from __future__ import annotations
+
+import markupsafe
+from tabulate import tabulate
+
+from structbench.analysis.claims import Verdict
+from structbench.reports.boards import SuiteBoard
+from structbench.specs import SeedStats
+
+UNDEFINED = "metric not defined in the source: not comparable"
+"""How a reported number of a metric its source does not define is marked."""
+
+MARKS = {"best": " **best**", "tie": " ≈best", "": ""}
+TIES_LEGEND = (
+    "On each ranked split, **best** marks the best ranked model and ≈best those a paired bootstrap "
+    "(seeds and examples, 95%) cannot tell from it."
+)
+
+
+def markdown_text(text: str) -> str:
+    """Text safe in a Markdown table cell: HTML special characters escaped, pipes escaped."""
+    return str(markupsafe.escape(text)).replace("|", "\\|")
+
+
+def percent(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def method(cell: SeedStats) -> str:
+    """The interval's method in a word: `t`, `Wilson` or `no interval`."""
+    return "no interval" if cell.interval == "none" else cell.interval.split()[0]
+
+
+def markdown_cell(cell: SeedStats) -> str:
+    """`mean [low, high] (n seeds, method)` in percent."""
+    interval = (
+        "" if cell.ci_low is None or cell.ci_high is None else f" [{percent(cell.ci_low)}, {percent(cell.ci_high)}]"
+    )
+    seeds = f"{cell.n_seeds} seed{'s' if cell.n_seeds > 1 else ''}"
+    return f"{percent(cell.mean)}{interval} ({seeds}, {method(cell)})"
+
+
+def _claims_markdown(verdicts: list[Verdict]) -> list[str]:
+    """The claims section: one row per claim."""
+    if not verdicts:
+        return []
+    rows = [
+        [markdown_text(v.claim.statement), markdown_text(v.claim.source), v.status, markdown_text(v.evidence)]
+        for v in verdicts
+    ]
+    return [
+        "## Claims",
+        "",
+        "Published findings checked on the measured cells: reproduced when the 95% intervals separate, "
+        "not reproduced when the means contradict the claim, inconclusive otherwise.",
+        "",
+        tabulate(rows, headers=["claim", "source", "status", "evidence (%)"], tablefmt="github"),
+        "",
+    ]
+
+
+def _apart(board: SuiteBoard, model: str) -> str:
+    """The note on a row shown below the ranked ones."""
+    if model in board.ceilings:
+        return " (ceiling, not ranked)"
+    if model in board.partial:
+        return " (partial, not ranked)"
+    return " (not comparable, not ranked)" if model in board.not_comparable else ""
+
+
+def leaderboard_markdown(board_list: list[SuiteBoard], verdicts: list[Verdict]) -> str:
+    parts = ["# structbench leaderboard", "", *_claims_markdown(verdicts)]
+    for board in board_list:
+        parts += [
+            f"## {markdown_text(board.spec.key)} ({markdown_text(board.spec.primary_metric)}, %; "
+            f"data {markdown_text(board.suite_hash[:12])})",
+            "",
+            "Cells: mean over seeds [95% interval] (seeds, method: t over seeds; Wilson over the test items "
+            "for one seed or seeds that agree). Ranked by the mean over "
+            + ", ".join(map(markdown_text, board.ranked))
+            + ("" if board.spec.higher_is_better else " (lower is better)")
+            + "; split roles: "
+            + ", ".join(f"{markdown_text(s)} {board.spec.split(s).test_role}" for s in board.splits)
+            + ". "
+            + TIES_LEGEND
+            + (f" ({markdown_text(board.ties_note)})" if board.ties_note else ""),
+            "",
+        ]
+        table = []
+        for model, row_cells in board.rows:
+            row = [markdown_text(model) + _apart(board, model)]
+            for split in board.splits:
+                c = row_cells[split]
+                row.append((markdown_cell(c) + MARKS[board.mark(model, split)]) if c else board.missing(model))
+            table.append(row)
+        for reference in board.references:
+            row = [f"*{markdown_text(reference.model)}* (reported, {markdown_text(reference.where)})"]
+            for split in board.splits:
+                value = reference.value(board.spec.primary_metric, split)
+                row.append("" if value is None else percent(value))
+            table.append(row)
+        headers = ["model", *map(markdown_text, board.splits)]
+        parts += [tabulate(table, headers=headers, tablefmt="github", disable_numparse=True), ""]
+        citations = sorted({r.citation for r in board.references})
+        if citations:
+            parts += [
+                "Reported rows are published numbers, not measured here: " + "; ".join(map(markdown_text, citations)),
+                "",
+            ]
+        for reference, metric, split, value in board.other_references:
+            parts.append(
+                f"- reported {markdown_text(metric)} on {markdown_text(split)}: {percent(value)}, "
+                f"*{markdown_text(reference.model)}* ({markdown_text(reference.citation)}, {markdown_text(reference.where)})"
+                + (f"; {UNDEFINED}" if metric in reference.undefined_metrics else "")
+            )
+        if board.other_references:
+            parts.append("")
+    return "\n".join(parts)

@@ -1,0 +1,275 @@
+"""Agreement attractors from a grammar (Linzen, Dupoux & Goldberg 2016; Tran 2018 §5.5).
+
+Sentences whose subject is followed by material carrying intervening nouns before the verb
+that must agree with the subject: prepositional phrases (`near the cats`), subject relative
+clauses (`that saw the cats`) and object relative clauses (`that the cats saw`), stacked up to
+four intervening nouns. Relative-clause verbs are in the past tense, which carries no number,
+so the only number cues are the nouns. An attractor is an intervening noun whose number
+differs from the subject's. The verb is an auxiliary (is/are, has/have, does/do, each with a
+fitting continuation) or a lexical present-tense verb (sleeps/sleep, ...).
+
+Two suites on the same items, reported separately:
+- `agreement-attractors` (minimal-pair): the sentence with the correct verb against the same
+  sentence with the wrong form; the correct one must be strictly more probable (ties wrong).
+- `agreement-attractors-number` (classification): the prefix up to the verb, labelled
+  `singular` or `plural`, as in Linzen et al.'s number-prediction task.
+
+Splits: `train` (20,000 sentences of the natural distribution: the subject is plural with
+probability .3, the number of intervening nouns is 0-4 with probabilities .6/.25/.1/.04/.01
+and each is an attractor with probability .2, so 89% of sentences have no attractor; usable
+as language-model training text), `dev`
+(1,000, same distribution) and six tests of 500: `attractors-0` (1-4 intervening nouns, none
+an attractor), `attractors-1` … `attractors-4` (exactly k intervening nouns, all attractors:
+the homogeneous condition) and `mixed` (2-4 intervening nouns, some but not all attractors).
+`meta`: n_attractors, n_intervening, distance (words between subject noun and verb),
+construction (e.g. `pp+src`), subject_number, verb_kind. Test sentences never occur in train.
+
+Primary metric `accuracy` (higher is better; Linzen et al.'s and Tran's measure, reported per
+attractor count), broken down by verb_kind, construction and subject_number within each split.
+
+Test roles: `attractors-0` is in-distribution (no attractor is what 89% of the training
+sentences show, and 29% have intervening nouns without one); `attractors-1` to `attractors-4`
+and `mixed` are generalisation splits (in training, sentences whose intervening nouns are all
+attractors are 4.8% with one, 0.4% with two, 4 sentences with three and none with four, and
+mixed ones 5.5%: these conditions are the long tail Linzen et al. test beyond). All six are
+ranked: their sentences are distinct from each other (one set of tested sentences is kept
+across the splits), and `mixed` holds only partial-attractor items, which no bin contains.
+
+How it was checked (tests/suites/agreement/test_attractors.py): every item's attractor count, distance and
+construction are recomputed from its words; test sentences are unique across the six test
+splits and absent from train; the oracle (which reads the subject's number off the sentence,
+as the grammar defines agreement) scores 1.0; an n-gram model's accuracy falls as attractors
+rise, the effect this suite exists to measure. Deviation: the items come from a grammar, not
+from Linzen et al.'s Wikipedia corpus (that is `agreement-linzen-number`), so the conditions
+are controlled and balanced and the numbers are not comparable with the papers'.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
+from structbench.suite import SourceFiles, Suite
+from structbench.suites.common import GENERATED_LICENCE, NUMBER_LABELS
+
+NOUNS = {
+    "dog": "dogs", "cat": "cats", "author": "authors", "pilot": "pilots", "farmer": "farmers",
+    "senator": "senators", "teacher": "teachers", "doctor": "doctors", "painter": "painters", "guard": "guards",
+}  # fmt: skip
+PLURAL_NOUNS = set(NOUNS.values())
+PREPOSITIONS = ("near", "behind", "with", "beside")
+PAST_VERBS = ("saw", "liked", "met", "helped", "praised")
+VERBS = {  # singular, plural, continuations
+    "aux-be": ("is", "are", ("here", "tired", "happy", "late")),
+    "aux-have": ("has", "have", ("left", "arrived", "smiled")),
+    "aux-do": ("does", "do", ("not care", "not agree", "smile")),
+    "lexical": ("sleeps", "sleep", ("", "now", "often")),
+}
+LABELS = NUMBER_LABELS
+INTERVENING_WEIGHTS = (0.6, 0.25, 0.1, 0.04, 0.01)
+PLURAL_RATE = 0.3
+ATTRACTOR_RATE = 0.2
+SIZES = {"train": 20_000, "dev": 1_000, "test": 500}
+TEST_SPLITS = ("attractors-0", "attractors-1", "attractors-2", "attractors-3", "attractors-4", "mixed")
+TEST_ROLES: dict[str, TestRole] = {
+    name: "in-distribution" if name == "attractors-0" else "generalisation" for name in TEST_SPLITS
+}
+TEST_DESCRIPTIONS = {
+    "attractors-0": "1-4 intervening nouns, none an attractor",
+    **{f"attractors-{k}": f"exactly {k} intervening nouns, all attractors" for k in range(1, 5)},
+    "mixed": "2-4 intervening nouns, some but not all attractors",
+}
+GENERATOR_SEED = 20160601
+CITATION = (
+    "Linzen, Dupoux & Goldberg 2016, Assessing the ability of LSTMs to learn syntax-sensitive dependencies; "
+    "Tran 2018, Predicting and discovering linguistic structure with neural networks (thesis, §5.5)"
+)
+
+
+class Item:
+    """One generated sentence: prefix up to the verb, both verb forms, continuation and meta."""
+
+    def __init__(self, rng: random.Random, subject_plural: bool, intervening: Sequence[bool]) -> None:
+        stem = rng.choice(list(NOUNS))
+        self.prefix = ["the", NOUNS[stem] if subject_plural else stem]
+        kinds = []
+        for attractor_plural in intervening:
+            noun = rng.choice(list(NOUNS))
+            noun = NOUNS[noun] if attractor_plural else noun
+            kind = rng.choice(("pp", "src", "orc"))
+            kinds.append(kind)
+            if kind == "pp":
+                self.prefix += [rng.choice(PREPOSITIONS), "the", noun]
+            elif kind == "src":
+                self.prefix += ["that", rng.choice(PAST_VERBS), "the", noun]
+            else:
+                self.prefix += ["that", "the", noun, rng.choice(PAST_VERBS)]
+        self.verb_kind = rng.choice(list(VERBS))
+        singular, plural, continuations = VERBS[self.verb_kind]
+        self.correct, self.wrong = (plural, singular) if subject_plural else (singular, plural)
+        self.rest = [*rng.choice(continuations).split(), "."]
+        self.subject_plural = subject_plural
+        self.meta: dict[str, str | int | float | bool] = {
+            "n_attractors": sum(p != subject_plural for p in intervening),
+            "n_intervening": len(intervening),
+            "distance": len(self.prefix) - 2,
+            "construction": "+".join(kinds) or "none",
+            "subject_number": LABELS[subject_plural],
+            "verb_kind": self.verb_kind,
+        }
+
+    def sentence(self, correct: bool = True) -> list[str]:
+        return [*self.prefix, self.correct if correct else self.wrong, *self.rest]
+
+
+def natural(rng: random.Random) -> Item:
+    n = rng.choices(range(5), weights=INTERVENING_WEIGHTS)[0]
+    subject_plural = rng.random() < PLURAL_RATE
+    return Item(rng, subject_plural, [subject_plural != (rng.random() < ATTRACTOR_RATE) for _ in range(n)])
+
+
+def controlled(rng: random.Random, split: str) -> Item:
+    subject_plural = rng.random() < 0.5
+    if split == "mixed":
+        n = rng.randint(2, 4)
+        while True:
+            attract = [rng.random() < 0.5 for _ in range(n)]
+            if 0 < sum(attract) < n:
+                break
+    elif split == "attractors-0":
+        attract = [False] * rng.randint(1, 4)
+    else:
+        attract = [True] * int(split[-1])
+    return Item(rng, subject_plural, [subject_plural != a for a in attract])
+
+
+def items(draw: int) -> dict[str, list[Item]]:
+    """Every split's items. Test sentences are unique and never occur in dev or train; dev and
+    train follow the natural distribution, repeats included (its short sentences are few)."""
+    rng = random.Random(GENERATOR_SEED + draw)
+    tested: set[tuple[str, ...]] = set()
+    out: dict[str, list[Item]] = {}
+    for split in TEST_SPLITS:
+        chosen: list[Item] = []
+        while len(chosen) < SIZES["test"]:
+            item = controlled(rng, split)
+            key = tuple(item.sentence())
+            if key not in tested:
+                tested.add(key)
+                chosen.append(item)
+        out[split] = chosen
+    for split in ("dev", "train"):
+        natural_items: list[Item] = []
+        while len(natural_items) < SIZES[split]:
+            item = natural(rng)
+            if tuple(item.sentence()) not in tested:
+                natural_items.append(item)
+        out[split] = natural_items
+    return out
+
+
+class AttractorSuite(Suite):
+    """Shared generation; subclasses encode items for their protocol."""
+
+    breakdown_keys: ClassVar[tuple[str, ...]] = ("verb_kind", "construction", "subject_number")
+    licence = GENERATED_LICENCE
+
+    def encode(self, item: Item, example_id: str, train: bool) -> Example:
+        raise NotImplementedError
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        return {
+            split: [self.encode(item, f"{split}-{i:05d}", split == "train") for i, item in enumerate(chosen)]
+            for split, chosen in items(draw).items()
+        }
+
+
+SPLITS: list[SplitSpec] = [
+    train_split(SIZES["train"], "LM training text, natural distribution"),
+    dev_split(SIZES["dev"], "natural distribution (model selection)"),
+    *(scored_split(name, SIZES["test"], TEST_ROLES[name], TEST_DESCRIPTIONS[name]) for name in TEST_SPLITS),
+]
+
+ATTRACTORS = SuiteSpec(
+    id="agreement-attractors",
+    version="1.0.0",
+    family="agreement",
+    protocol="minimal-pair",
+    description="Subject-verb agreement across 0-4 intervening nouns: the sentence with the correct verb "
+    "must be more probable than the one with the wrong form.",
+    citation=CITATION,
+    primary_metric="accuracy",
+    higher_is_better=True,
+    task="default",
+    splits=SPLITS,
+)
+"""The minimal-pair member; the number-prediction member is its variant on the same items and splits."""
+
+
+class AgreementAttractors(AttractorSuite):
+    """Minimal pairs: correct verb form against the wrong one."""
+
+    spec = ATTRACTORS
+
+    def encode(self, item: Item, example_id: str, train: bool) -> Example:
+        if train:
+            return Example(id=example_id, input=item.sentence(), meta=item.meta)
+        return Example(
+            id=example_id,
+            input=item.prefix,
+            candidates=[item.sentence(True), item.sentence(False)],
+            answer=0,
+            meta=item.meta,
+        )
+
+    def oracle(self, splits: Mapping[str, Split]) -> AgreementOracle:
+        return AgreementOracle()
+
+
+SINGULAR_FORMS = {forms[0] for forms in VERBS.values()}
+PLURAL_FORMS = {forms[1] for forms in VERBS.values()}
+
+
+class AgreementOracle:
+    """Gives a sentence log-probability 0 when its main verb agrees with its subject, else -1."""
+
+    name = "agreement-oracle"
+    protocols = ("minimal-pair",)
+
+    def logprob(self, sequences: list[list[str]]) -> list[float]:
+        out = []
+        for tokens in sequences:
+            verb = next((t for t in tokens if t in SINGULAR_FORMS | PLURAL_FORMS), "")
+            agrees = (verb in PLURAL_FORMS) == (len(tokens) > 1 and tokens[1] in PLURAL_NOUNS)
+            out.append(0.0 if agrees else -1.0)
+        return out
+
+
+class NumberOracle:
+    """Reads the subject's number off the prefix (the first noun), as the grammar defines it."""
+
+    name = "number-oracle"
+    protocols = ("classification",)
+
+    def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
+        return [LABELS[tokens[1] in PLURAL_NOUNS] for tokens in inputs]
+
+
+class AgreementAttractorsNumber(AttractorSuite):
+    """Number prediction: the verb's number from the prefix before it."""
+
+    spec = ATTRACTORS.variant(
+        id="agreement-attractors-number",
+        protocol="classification",
+        description="Predict the number of the upcoming verb from the prefix before it, across 0-4 intervening "
+        "nouns (Linzen et al.'s number-prediction task).",
+        labels=LABELS,
+    )
+
+    def encode(self, item: Item, example_id: str, train: bool) -> Example:
+        return Example(id=example_id, input=item.prefix, label=LABELS[item.subject_plural], meta=item.meta)
+
+    def oracle(self, splits: Mapping[str, Split]) -> NumberOracle:
+        return NumberOracle()

@@ -1,0 +1,471 @@
+"""Question formation (McCoy, Frank & Linzen 2018; 2020): does a model front the main auxiliary?
+
+Reproduces the English question-formation task of McCoy et al. in both of its languages:
+a declarative sentence followed by a task token, `decl` (copy it) or `quest` (turn it into
+a yes/no question by moving the main-clause auxiliary to the front). Training data is
+ambiguous between the hierarchical rule (move the main auxiliary) and the linear one (move
+the first auxiliary): question-task sentences whose subject carries a relative clause are
+left out of training, and the `gen` split consists of exactly those.
+
+- `question-formation`: the agreement language (auxiliaries do/does/don't/doesn't; grammar
+  `question.gr` of github.com/tommccoy1/rnn-hierarchical-biases at f34a87c). dev, test and
+  gen are the published files; train is sampled from the grammar: 120,000 sentences, none
+  equal to a published one, each given the `decl` or `quest` task with equal probability,
+  question-task sentences with a relative clause on the subject dropped (which gives the
+  published files' 60/40 decl/quest ratio). McCoy's published sentences do not follow the
+  rule weights of `question.gr` (in question.test, 45% of declaratives have a bare subject,
+  24% a PP and 31% an RC, against a third each under the weights; bare intransitive
+  sentences are nearly absent because short sentences ran out under deduplication), so train
+  draws each sentence's structure (subject modifier x object kind, 20 cells) with the shares
+  measured on the published dev and test files and fills it from the grammar: train then has
+  the distribution of the published test set, as the task requires.
+- `question-formation-noagr`: the no-agreement language of the paper's supplement
+  (auxiliaries can/will/could/would; grammar `question_noagr.gr`, a transcription of the
+  supplement's Figure 5, so it has no download address). Every split is sampled with the
+  grammar's own weights and the published split sizes: gen (10,000) first, then one pool of
+  131,000 items shuffled into train 120,000, dev 1,000 and test 10,000, so that the three
+  share one distribution even where deduplication uses up the short sentences. From version
+  2.0.0, gen keeps only the questions McCoy's evaluation scores (`scored_by_mccoy`: exactly
+  two auxiliaries, different words), as every item of the published agreement gen file is;
+  1.0.0 (still loadable) kept every RC-subject question, 24.7% of them with the same main and
+  first auxiliary and 16.6% with three auxiliaries, where a linear rule scores.
+
+No sentence repeats within or across the splits we generate (the published agreement test
+file holds one declarative twice, `your walruses do applaud the yaks`, once with each task;
+it is loaded as published).
+
+How it was checked (tests/suites/test_question_formation.py): the question transformation used by
+the oracle reproduces all 21,000 published dev/test/gen pairs; McCoy's scoring condition
+keeps all 10,000 published gen items, and on noagr@2.0.0 gen the linear rule scores 0 and the
+hierarchical one 1.0 on first-word accuracy; every generated sentence parses
+under our reading of the grammar; train never overlaps the published sets; gen holds only
+question-task sentences with a relative clause on the subject and train none.
+
+Scorers: first-word accuracy (`first_word_accuracy`, primary: McCoy et al.'s headline, the
+share of gen questions that front the main auxiliary; ranked on gen only, because on test the
+linear and the hierarchical rule front the same auxiliary), full-sentence accuracy
+(`sequence_accuracy`; 2.6% on gen for McCoy's GRU with location attention, whose first word
+is right 85.9% of the time), and, over question-task items, where the first output word comes from: the main auxiliary
+(`first_word_main_aux`), the first auxiliary of the sentence when that is another one (the
+linear rule on gen; `first_word_first_aux`), any other auxiliary (`first_word_other_aux`)
+or not an auxiliary (`first_word_not_aux`); the four shares sum to 1 (a split without
+question-task items has none of them). Breakdowns of first-word accuracy by task and by what
+modifies the subject (`subject`: none, pp, orc = object relative clause, src_trans /
+src_intrans = subject relative clause with a transitive / intransitive verb), the
+relative-clause types of McCoy's results files.
+
+Test roles: `test` is in-distribution (the training distribution: no question on a subject
+with a relative clause); `gen` is the generalisation split (only such questions, which
+training never asks). The two share no sentence.
+
+Deviations: McCoy's published train files have 100,000 lines; the 120,000 here follow the
+supplement of McCoy, Frank & Linzen 2020 ("120,000 sentences were generated from this
+grammar as the training set"). Train sentences are sampled by us, so they are not McCoy's
+training sentences.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import random
+from collections import defaultdict, deque
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from structbench.data.sources import SourceFile
+from structbench.scoring import PerExample
+from structbench.specs import Example, Split, SuiteSpec, dev_split, scored_split, train_split
+from structbench.suite import SourceFiles, Suite
+from structbench.suites.common import GENERATED_LICENCE, PUBLISHED_FIX, RuleTransducer, malformed
+
+MCCOY_COMMIT = "f34a87c4fe804cb288d0527daa9c251def0ae24e"
+MCCOY_URL = f"https://raw.githubusercontent.com/tommccoy1/rnn-hierarchical-biases/{MCCOY_COMMIT}"
+CITATION = (
+    "McCoy, Frank & Linzen 2018, Revisiting the poverty of the stimulus: hierarchical generalization without a "
+    "hierarchical bias in recurrent neural networks; McCoy, Frank & Linzen 2020, Does syntax need to grow on trees?"
+)
+
+AUXILIARIES = frozenset({"do", "does", "don't", "doesn't", "can", "will", "could", "would"})
+PREPOSITIONS = frozenset({"above", "around", "behind", "below", "by", "near", "upon", "with"})
+RELATIVISERS = frozenset({"that", "who"})
+INTRANSITIVE = frozenset({"change", "eat", "giggle", "move", "read", "sleep", "smile", "swim", "wait"})
+TRANSITIVE = frozenset(
+    {"accept", "admire", "amuse", "applaud", "comfort", "confuse", "entertain", "high_five", "remember"}
+)
+RELATIVE_CLAUSES = frozenset({"orc", "src_trans", "src_intrans"})
+SIZES = {"train": 120_000, "dev": 1_000, "test": 10_000, "gen": 10_000}
+GENERATOR_SEED = 20180801
+MAX_TRIES = 1_000_000
+
+
+def _is_weight(text: str) -> bool:
+    """Whether `text` is a finite, non-negative rule weight."""
+    try:
+        return 0 <= float(text) < float("inf")
+    except ValueError:
+        return False
+
+
+def parse_grammar(text: str) -> dict[str, tuple[list[tuple[str, ...]], list[float]]]:
+    """`weight<TAB>LHS<TAB>RHS` lines -> LHS -> (right-hand sides, cumulative weights)."""
+    rules: dict[str, tuple[list[tuple[str, ...]], list[float]]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        columns = [c.strip() for c in line.split("\t") if c.strip()]
+        if len(columns) != 3 or not _is_weight(columns[0]):
+            expected = "`weight<TAB>left-hand side<TAB>right-hand side`"
+            raise malformed("the grammar", number, expected, repr(line[:80]), PUBLISHED_FIX)
+        weight, lhs, rhs = float(columns[0]), columns[1], tuple(columns[2].split())
+        sides, cumulative = rules.setdefault(lhs, ([], []))
+        sides.append(rhs)
+        cumulative.append((cumulative[-1] if cumulative else 0.0) + weight)
+    return rules
+
+
+def sample(rules: dict[str, tuple[list[tuple[str, ...]], list[float]]], rng: random.Random) -> list[str]:
+    """One sentence from ROOT, symbols expanded left to right with the rules' weights."""
+    out: list[str] = []
+    stack = ["ROOT"]
+    while stack:
+        symbol = stack.pop()
+        if symbol not in rules:
+            out.append(symbol)
+            continue
+        sides, cumulative = rules[symbol]
+        side = sides[bisect.bisect_right(cumulative, rng.random() * cumulative[-1])]
+        stack.extend(reversed(side))
+    return out
+
+
+def analyse(words: Sequence[str]) -> tuple[str, int]:
+    """(what modifies the subject, index of the main auxiliary) of a declarative sentence."""
+    if len(words) > 2 and words[2] in PREPOSITIONS:
+        subject, end = "pp", 5
+    elif len(words) > 2 and words[2] in RELATIVISERS:
+        if words[3] not in AUXILIARIES:
+            subject, end = "orc", 7
+        elif words[4] in INTRANSITIVE:
+            subject, end = "src_intrans", 5
+        else:
+            subject, end = "src_trans", 7
+    else:
+        subject, end = "none", 2
+    if end >= len(words) or words[end] not in AUXILIARIES:
+        raise ValueError(f"no main auxiliary where expected in {' '.join(words)!r}")
+    return subject, end
+
+
+def structure(words: Sequence[str]) -> tuple[str, str]:
+    """(subject modifier, object kind) of a declarative: object intrans, plain, pp or rc."""
+    subject, main = analyse(words)
+    rest = words[main + 1 :]
+    if len(rest) == 1:
+        return subject, "intrans"
+    if len(rest) == 3:
+        return subject, "plain"
+    return subject, "pp" if rest[3] in PREPOSITIONS else "rc"
+
+
+def structure_shares(examples: Sequence[Example]) -> dict[tuple[str, str], float]:
+    """Shares of sentence structures before question-task sentences with RC subjects were dropped.
+
+    Half of all RC-subject sentences were given the question task and dropped, so each
+    declarative RC-subject item stands for two sampled sentences.
+    """
+    counts: dict[tuple[str, str], float] = {}
+    for example in examples:
+        cell = structure(example.input[:-2])
+        counts[cell] = counts.get(cell, 0.0) + (2.0 if cell[0] in RELATIVE_CLAUSES else 1.0)
+    total = sum(counts.values())
+    return {cell: count / total for cell, count in sorted(counts.items())}
+
+
+def transform(tokens: Sequence[str]) -> list[str]:
+    """The target of an input `sentence . decl|quest`: the sentence, or its question."""
+    *words, _, task = tokens
+    if task == "decl":
+        return [*words, "."]
+    _, main = analyse(words)
+    return [words[main], *words[:main], *words[main + 1 :], "?"]
+
+
+def make_example(example_id: str, words: Sequence[str], task: str, target: Sequence[str] | None = None) -> Example:
+    subject, main = analyse(words)
+    tokens = [*words, ".", task]
+    return Example(
+        id=example_id,
+        input=tokens,
+        target=list(target) if target is not None else transform(tokens),
+        meta={
+            "task": task,
+            "subject": subject,
+            "main_aux": words[main],
+            "first_aux": next(w for w in words if w in AUXILIARIES),
+        },
+    )
+
+
+def parse_published(text: str, prefix: str) -> list[Example]:
+    """`source<TAB>target` lines of McCoy's data files."""
+    examples = []
+    for number, line in enumerate(text.splitlines()):
+        if not line.strip():
+            continue
+        columns = line.split("\t")
+        if len(columns) != 2 or len(columns[0].split()) < 2:
+            expected = "`words . task<TAB>target`"
+            raise malformed(prefix, number + 1, expected, repr(line[:80]), PUBLISHED_FIX)
+        source, target = columns
+        *words, _, task = source.split()
+        try:
+            examples.append(make_example(f"{prefix}-{number:05d}", words, task, target.split()))
+        except ValueError as error:  # a sentence the grammar cannot have made
+            raise malformed(
+                prefix, number + 1, "a sentence of the published grammar", str(error), PUBLISHED_FIX
+            ) from None
+    return examples
+
+
+class Sampler:
+    """Unique sentences from a grammar, tasks assigned as McCoy et al. did.
+
+    With `shares`, sentence structures (subject modifier x object kind) are drawn with those
+    shares and filled from the grammar: sentences are sampled from the grammar and queued by
+    structure until the drawn one is available.
+    """
+
+    def __init__(
+        self,
+        grammar: str,
+        seed: int,
+        exclude: set[tuple[str, ...]],
+        shares: dict[tuple[str, str], float] | None = None,
+    ) -> None:
+        self.rules = parse_grammar(grammar)
+        self.rng = random.Random(seed)
+        self.seen = set(exclude)
+        self.cells = list(shares or {})
+        self.cumulative = list(itertools.accumulate((shares or {}).values()))
+        self.queues: dict[tuple[str, str], deque[list[str]]] = defaultdict(deque)
+
+    def _unique(self) -> list[str]:
+        for _ in range(MAX_TRIES):
+            words = sample(self.rules, self.rng)[:-1]  # drop the grammar's final "."
+            key = tuple(words)
+            if key not in self.seen:
+                self.seen.add(key)
+                return words
+        raise RuntimeError(f"no new sentence in {MAX_TRIES} samples: the grammar's sentences are used up")
+
+    def fresh(self) -> list[str]:
+        if not self.cells:
+            return self._unique()
+        cell = self.cells[bisect.bisect_right(self.cumulative, self.rng.random() * self.cumulative[-1])]
+        for _ in range(MAX_TRIES):
+            if self.queues[cell]:
+                return self.queues[cell].popleft()
+            words = self._unique()
+            self.queues[structure(words)].append(words)
+        raise RuntimeError(f"no sentence of structure {cell} in {MAX_TRIES} samples")
+
+    def items(
+        self, size: int, *, generalisation: bool = False, scored: Callable[[Sequence[str]], bool] | None = None
+    ) -> list[tuple[list[str], str]]:
+        """`size` (sentence, task) pairs: the training distribution, or RC-subject questions
+        (only those `scored` accepts, where given)."""
+        items: list[tuple[list[str], str]] = []
+        while len(items) < size:
+            words = self.fresh()
+            subject, _ = analyse(words)
+            if generalisation:
+                if subject in RELATIVE_CLAUSES and (scored is None or scored(words)):
+                    items.append((words, "quest"))
+                continue
+            task = "quest" if self.rng.random() < 0.5 else "decl"
+            if task == "quest" and subject in RELATIVE_CLAUSES:
+                continue
+            items.append((words, task))
+        return items
+
+
+def scored_by_mccoy(words: Sequence[str]) -> bool:
+    """Whether McCoy et al.'s evaluation scores a gen sentence: `two_agreeing_auxes` in
+    sent_evals.py of rnn-hierarchical-biases (applied by test_question.py to every gen item)
+    keeps exactly two auxiliaries that are different words of one number (do/don't plural,
+    every other auxiliary singular), so that the linear and the hierarchical rule part."""
+    auxiliaries = [word for word in words if word in AUXILIARIES]
+    plural = [word in ("do", "don't") for word in auxiliaries]
+    return len(auxiliaries) == 2 and auxiliaries[0] != auxiliaries[1] and plural[0] == plural[1]
+
+
+def numbered(prefix: str, items: Sequence[tuple[list[str], str]]) -> list[Example]:
+    return [make_example(f"{prefix}-{i:06d}", words, task) for i, (words, task) in enumerate(items)]
+
+
+FIRST_WORD_KINDS = ("main_aux", "first_aux", "other_aux", "not_aux")
+
+
+def first_word_kind(example: Example, prediction: Sequence[str]) -> str:
+    """Where the first output word of a question-task item comes from (see FIRST_WORD_KINDS)."""
+    first = prediction[0] if prediction else ""
+    if first == example.meta["main_aux"]:
+        return "main_aux"
+    if first == example.meta["first_aux"]:
+        return "first_aux"
+    return "other_aux" if first in AUXILIARIES else "not_aux"
+
+
+def first_word_shares(examples: Sequence[Example], predictions: Sequence[Sequence[str]]) -> dict[str, PerExample]:
+    """`first_word_KIND` per example: 1 where a question-task item's first word is of that kind,
+    None for copy-task items; no metrics at all for a split without question-task items."""
+    kinds = [
+        first_word_kind(e, p) if e.meta.get("task") == "quest" else None
+        for e, p in zip(examples, predictions, strict=True)
+    ]
+    if all(kind is None for kind in kinds):
+        return {}
+    return {f"first_word_{kind}": [None if k is None else float(k == kind) for k in kinds] for kind in FIRST_WORD_KINDS}
+
+
+class QuestionFormationBase(Suite):
+    """Scoring and oracle shared by both languages."""
+
+    breakdown_keys: ClassVar[tuple[str, ...]] = ("task", "subject")
+
+    def extra_metrics(
+        self, split: str, examples: Sequence[Example], predictions: Sequence[Any]
+    ) -> Mapping[str, PerExample]:
+        first_word = [
+            float(bool(p) and p[0] == (e.target or [""])[0]) for e, p in zip(examples, predictions, strict=True)
+        ]
+        return {"first_word_accuracy": first_word, **first_word_shares(examples, predictions)}
+
+    def oracle(self, splits: Mapping[str, Split]) -> RuleTransducer:
+        return RuleTransducer("question-formation-oracle", transform)
+
+
+QUESTION_FORMATION = SuiteSpec(
+    id="question-formation",
+    version="1.0.0",
+    family="systematicity",
+    protocol="transduction",
+    description="Turn declaratives into yes/no questions (agreement language, do-support); "
+    "gen asks for questions on sentences whose subject carries a relative clause.",
+    citation=CITATION,
+    primary_metric="first_word_accuracy",
+    higher_is_better=True,
+    task="question-formation",
+    splits=[
+        train_split(SIZES["train"], "no questions on RC subjects"),
+        dev_split(SIZES["dev"], "train distribution (model selection)"),
+        scored_split("test", SIZES["test"], "in-distribution", "train distribution", ranked=False),
+        scored_split("gen", SIZES["gen"], "generalisation", "questions whose subject has an RC"),
+    ],
+)
+"""The agreement language; the no-agreement language (`question-formation-noagr`) is a variant of it."""
+
+
+AGREEMENT_FILES = {
+    "question_formation/question.gr": (
+        "cfgs/question.gr",
+        "e591d9687a02a554021fe4470f3ddd84ecca19bf509cc4aed770c27df671463b",
+    ),
+    "question_formation/question.dev": (
+        "data/question.dev",
+        "bfa06ca46316917089e97c3c3f653fa3d1e786c9a0fa51b52d491bb0f471fdcb",
+    ),
+    "question_formation/question.test": (
+        "data/question.test",
+        "498cd58830b732b6f5f40ad32f67a8f0d84dd73ad59c5035ec7c78bde75f280e",
+    ),
+    "question_formation/question.gen": (
+        "data/question.gen",
+        "037ae76f30c2df9779f02ff7245b6e798a79a264d456f9511839aafebc02e817",
+    ),
+}
+
+
+class QuestionFormation(QuestionFormationBase):
+    """Agreement language: published dev/test/gen, train sampled from the published grammar."""
+
+    spec = QUESTION_FORMATION
+    sources = tuple(
+        SourceFile(path=path, url=f"{MCCOY_URL}/{upstream}", sha256=sha)
+        for path, (upstream, sha) in AGREEMENT_FILES.items()
+    )
+    # github.com/tommccoy1/rnn-hierarchical-biases at f34a87c has no licence file and its README states
+    # no terms (it asks to cite the paper)
+    licence = (
+        "none stated by the authors (the rnn-hierarchical-biases repository has no licence); "
+        "train is generated by structbench from the published grammar"
+    )
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        published = {
+            name: parse_published(files.read_text(f"question_formation/question.{name}"), name)
+            for name in ("dev", "test", "gen")
+        }
+        taken = {tuple(e.input[:-2]) for examples in published.values() for e in examples}
+        shares = structure_shares(published["dev"] + published["test"])
+        sampler = Sampler(files.read_text("question_formation/question.gr"), GENERATOR_SEED + draw, taken, shares)
+        return {"train": numbered("train", sampler.items(SIZES["train"])), **published}
+
+
+class QuestionFormationNoAgreementV1(QuestionFormationBase):
+    """No-agreement language, version 1.0.0 (superseded): gen holds every RC-subject question
+    sampled, including ones McCoy's evaluation does not score (see version 2.0.0)."""
+
+    spec = QUESTION_FORMATION.variant(
+        id="question-formation-noagr",
+        description="Turn declaratives into yes/no questions (no-agreement language, can/will/could/would); "
+        "gen asks for questions on sentences whose subject carries a relative clause.",
+    )
+    sources = (
+        SourceFile(
+            path="question_formation/question_noagr.gr",
+            url="",
+            origin="Figure 5 of the supplementary material of McCoy, Frank & Linzen (2020), transcribed",
+            sha256="e05595a68738fa3c925f9e675afd6887b6ef69fe203d427fb0e570e6f1239910",
+        ),
+    )
+    licence = (
+        f"{GENERATED_LICENCE}, from a grammar transcribed from the supplementary material of "
+        "McCoy, Frank & Linzen (2020)"
+    )
+    gen_as_mccoy_scores: ClassVar[bool] = False
+    """Whether gen keeps only the RC-subject questions McCoy's evaluation scores (`scored_by_mccoy`)."""
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        sampler = Sampler(files.read_text("question_formation/question_noagr.gr"), GENERATOR_SEED + draw, set())
+        scored = scored_by_mccoy if self.gen_as_mccoy_scores else None
+        gen = sampler.items(SIZES["gen"], generalisation=True, scored=scored)
+        # one pool, shuffled, so that train, dev and test share one distribution even where
+        # deduplication uses up the short sentences
+        pool = sampler.items(SIZES["train"] + SIZES["dev"] + SIZES["test"])
+        sampler.rng.shuffle(pool)
+        cut_dev, cut_test = SIZES["train"], SIZES["train"] + SIZES["dev"]
+        return {
+            "train": numbered("train", pool[:cut_dev]),
+            "dev": numbered("dev", pool[cut_dev:cut_test]),
+            "test": numbered("test", pool[cut_test:]),
+            "gen": numbered("gen", gen),
+        }
+
+
+class QuestionFormationNoAgreement(QuestionFormationNoAgreementV1):
+    """No-agreement language: every split sampled from the supplement's grammar; gen holds only
+    the questions McCoy et al.'s evaluation scores (`scored_by_mccoy`)."""
+
+    spec = QuestionFormationNoAgreementV1.spec.variant(
+        version="2.0.0",
+        changelog=[
+            "2.0.0: gen keeps only sentences with exactly two auxiliaries that differ, the items McCoy's "
+            "test_question.py scores; in 1.0.0, 24.7% had the same main and first auxiliary and 16.6% three "
+            "auxiliaries, so the linear rule scored 0.247 on gen first-word accuracy instead of 0. Every split "
+            "changes, since the sampler draws gen first."
+        ],
+    )
+    gen_as_mccoy_scores = True
+    superseded = (QuestionFormationNoAgreementV1,)

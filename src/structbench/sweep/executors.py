@@ -1,0 +1,385 @@
+"""Where a sweep's runs are fitted and predicted: a local process pool, or Ray.
+
+Both take `WorkOrder`s and give back `WorkResult`s (`structbench.sweep.worker`), as JSON text;
+neither touches the store. Both end a run that outlives `--timeout` (its worker is killed, the
+run fails with "timed out after N s") and turn a worker that dies into a failed run ("worker
+died: killed by SIGKILL"), so that the sweep goes on.
+
+- `LocalExecutor`: at most N worker processes (`python -m structbench.sweep.worker`), each in a
+  process group of its own, each running one order at a time and living on for the next, so
+  that torch is imported once per worker rather than once per run. A worker's stderr (what its
+  models print) goes to a log file whose tail explains a death. A timed-out worker is killed with
+  its whole group and replaced by a fresh one. Workers die with the driver (see `sweep_worker`).
+  Each worker gets `OMP_NUM_THREADS` = CPUs / N unless the environment sets it, as Ray does.
+- `RayExecutor`: one Ray task per run (`pip install 'structbench[ray]'`), on a local Ray started
+  with N CPUs or on the cluster at `--address`. A task asks for the CPUs and GPUs its model's
+  settings say (`resources_of`); `STRUCTBENCH_HOME` and `STRUCTBENCH_SOURCE_DIR` are passed to
+  the workers, so that checkpoints land in a shared home where it is shared and on the worker's
+  disk where it is not. Tasks are never retried by Ray: a crashed worker is a failed run. A run's
+  time-out counts from when its task starts on a worker, which says so on a Ray queue: starting
+  a worker (importing torch) is not the run's, and on a loaded machine it took more than a
+  short time-out. A task that has not started `STARTUP_SECONDS` after its submission is
+  counted from its submission, as a local worker that never starts is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import logging
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from structbench.data.sources import HOME_VARIABLE, SOURCE_DIR_VARIABLE, structbench_home
+from structbench.errors import UserError
+from structbench.specs import ModelSpec
+from structbench.sweep.worker import PARENT_VARIABLE, STARTED, WorkOrder, WorkResult, ended, run_order_text
+
+POSIX = os.name == "posix"
+TAIL_LINES = 20
+"""Lines of a dead worker's stderr kept in its run's error."""
+STARTUP_SECONDS = 120.0
+"""How long a worker may take to start (import structbench) before its order's time-out begins anyway."""
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one run asks of the machine that runs it."""
+
+    cpus: float = 1.0
+    gpus: float = 0.0
+
+
+def resources_of(spec: ModelSpec, *, gpus_available: bool) -> Resources:
+    """A run's CPUs and GPUs from its model's settings: `threads` CPUs (default 1); one GPU for
+    `device=cuda` (or `cuda:N`), and for `device=auto` where the cluster has GPUs (auto takes one)."""
+    device = spec.params.get("device")
+    threads = spec.params.get("threads")
+    cpus = float(threads) if isinstance(threads, int) and not isinstance(threads, bool) and threads > 0 else 1.0
+    wants_gpu = isinstance(device, str) and (device.startswith("cuda") or (device == "auto" and gpus_available))
+    return Resources(cpus=cpus, gpus=1.0 if wants_gpu else 0.0)
+
+
+class Executor(Protocol):
+    """Runs work orders somewhere and reports their results."""
+
+    name: str
+    capacity: int
+    """How many runs may be in flight at once; the driver submits no more."""
+
+    def submit(self, order: WorkOrder, resources: Resources) -> None:
+        """Start `order` (the driver has claimed its run)."""
+
+    def collect(self, wait: float) -> list[WorkResult]:
+        """The results that have arrived, waiting up to `wait` seconds for the first; also ends the
+        runs past their time-out, whose (failed) results it returns."""
+
+    def stop(self) -> None:
+        """End every run in flight and let go of the workers (idempotent)."""
+
+
+def timed_out(order: WorkOrder, timeout: float) -> WorkResult:
+    return ended(
+        order.key, "failed", f"timed out after {timeout:g} s (sweep --timeout {timeout:g}); its worker was killed"
+    )
+
+
+def worker_environment() -> dict[str, str]:
+    """What every worker must see as the driver does: the home (suites, checkpoints) and the source folder."""
+    variables = {HOME_VARIABLE: str(structbench_home().resolve())}
+    if source := os.environ.get(SOURCE_DIR_VARIABLE):
+        variables[SOURCE_DIR_VARIABLE] = source
+    return variables
+
+
+@dataclass
+class _Worker:
+    """One local worker process and the order it is running."""
+
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    log: IO[bytes]
+    order: WorkOrder | None = None
+    started: float = 0.0
+    """When the order was sent, then when the worker said it started on it (its start-up excluded)."""
+    running: bool = False
+    """The worker has said it started on its order."""
+    log_offset: int = 0
+    timed_out: bool = False
+
+
+class LocalExecutor:
+    """A pool of at most `workers` local worker processes (see the module docstring)."""
+
+    name = "local"
+
+    def __init__(self, workers: int, *, timeout: float | None = None) -> None:
+        if workers < 1:
+            raise UserError(f"--workers {workers} must be at least 1.")
+        self.capacity = workers
+        self.timeout = timeout
+        self._folder = tempfile.TemporaryDirectory(prefix="structbench-sweep-")
+        self._workers: list[_Worker] = []
+        self._messages: queue.Queue[tuple[_Worker, str | None]] = queue.Queue()
+        self._started = 0
+        self._environment = {**os.environ, **worker_environment(), PARENT_VARIABLE: str(os.getpid())}
+        self._environment.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
+
+    def _start(self) -> _Worker:
+        self._started += 1
+        log_path = Path(self._folder.name) / f"worker-{self._started}.log"
+        log = log_path.open("w+b")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "structbench.sweep.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            env=self._environment,
+            process_group=0 if POSIX else None,  # its own group: killed with its children, spared the driver's Ctrl-C
+        )
+        worker = _Worker(process, log_path, log)
+        threading.Thread(target=self._read, args=(worker,), name=f"sweep-worker-{process.pid}", daemon=True).start()
+        self._workers.append(worker)
+        return worker
+
+    def _read(self, worker: _Worker) -> None:
+        """Pass every line the worker answers to the driver, then None at its end."""
+        assert worker.process.stdout is not None
+        for line in worker.process.stdout:
+            self._messages.put((worker, line.decode("utf-8", "replace")))
+        self._messages.put((worker, None))
+
+    def submit(self, order: WorkOrder, resources: Resources) -> None:
+        worker = next((w for w in self._workers if w.order is None and w.process.poll() is None), None)
+        if worker is None:
+            worker = self._start()
+        worker.order, worker.started, worker.running, worker.timed_out = order, time.monotonic(), False, False
+        worker.log_offset = worker.log_path.stat().st_size
+        assert worker.process.stdin is not None
+        try:
+            worker.process.stdin.write(order.model_dump_json().encode() + b"\n")
+            worker.process.stdin.flush()
+        except OSError:
+            pass  # the worker died just now: its end arrives through the reader, and fails this order
+
+    def collect(self, wait: float) -> list[WorkResult]:
+        results: list[WorkResult] = []
+        try:
+            message = self._messages.get(timeout=wait)
+            while True:
+                results += self._handle(*message)
+                message = self._messages.get_nowait()
+        except queue.Empty:
+            pass
+        self._end_overdue()
+        return results
+
+    def _handle(self, worker: _Worker, line: str | None) -> list[WorkResult]:
+        order = worker.order
+        if line is not None:
+            try:
+                message = json.loads(line)
+                if isinstance(message, dict) and set(message) == {STARTED}:
+                    if order is not None and message[STARTED] == order.key:
+                        worker.started, worker.running = time.monotonic(), True
+                    return []
+                result = WorkResult.model_validate(message)
+            except ValueError:
+                self._kill(worker)  # only structbench writes there: a worker that garbles it is broken
+                return []
+            if order is not None and result.key == order.key:
+                worker.order = None
+                return [result]
+            return []
+        code = worker.process.wait()
+        self._workers.remove(worker)
+        worker.log.close()
+        if order is None:
+            return []
+        if worker.timed_out and self.timeout is not None:
+            return [timed_out(order, self.timeout)]
+        return [ended(order.key, "failed", f"worker died: {_fate(code)}{self._tail(worker)}")]
+
+    def _tail(self, worker: _Worker) -> str:
+        """The last lines the worker wrote to stderr while running its last order."""
+        try:
+            with worker.log_path.open("rb") as log:
+                log.seek(worker.log_offset)
+                text = log.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        lines = [line for line in text.splitlines() if line.strip()][-TAIL_LINES:]
+        return "; its last output:\n" + "\n".join(lines) if lines else ""
+
+    def _end_overdue(self) -> None:
+        """Kill the workers whose run is past the time-out (counted from the run's start, not the
+        worker's: a fresh worker's start-up is not the run's; one that never starts gets `STARTUP_SECONDS` more)."""
+        if self.timeout is None:
+            return
+        now = time.monotonic()
+        for worker in self._workers:
+            allowed = self.timeout + (0.0 if worker.running else STARTUP_SECONDS)
+            if worker.order is not None and not worker.timed_out and now - worker.started > allowed:
+                worker.timed_out = True
+                self._kill(worker)
+
+    def _kill(self, worker: _Worker) -> None:
+        """Kill the worker and every process of its group (a model's own children too)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if POSIX:
+                os.killpg(worker.process.pid, signal.SIGKILL)
+            else:
+                worker.process.kill()
+
+    def stop(self) -> None:
+        for worker in list(self._workers):
+            if worker.order is not None:
+                self._kill(worker)
+            assert worker.process.stdin is not None
+            with contextlib.suppress(OSError):
+                worker.process.stdin.close()  # an idle worker ends at the end of its orders
+        for worker in list(self._workers):
+            try:
+                worker.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._kill(worker)
+                worker.process.wait()
+            worker.log.close()
+        self._workers.clear()
+        self._folder.cleanup()
+
+
+def _fate(code: int) -> str:
+    """How a worker process ended, from its exit status."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    if code == 0:
+        return "it exited without answering"
+    return f"it exited with status {code}"
+
+
+def _import_ray() -> Any:
+    """The `ray` module, or one sentence on how to install it."""
+    try:
+        return importlib.import_module("ray")
+    except ImportError:
+        raise UserError("the ray executor needs Ray; install it with `pip install 'structbench[ray]'`.") from None
+
+
+class RayExecutor:
+    """One Ray task per run, on a local Ray or a cluster (see the module docstring)."""
+
+    name = "ray"
+
+    def __init__(self, workers: int | None, *, timeout: float | None = None, address: str | None = None) -> None:
+        if workers is not None and workers < 1:
+            raise UserError(f"--workers {workers} must be at least 1.")
+        self._ray = ray = _import_ray()
+        self.timeout = timeout
+        # Ray's driver prints its workers' error messages ("(raylet) A worker died ...") on stdout: they
+        # go to stderr while the sweep runs, so that stdout holds only what structbench prints (--json)
+        self._stdout = sys.stdout
+        sys.stdout = sys.stderr
+        runtime_env = {"env_vars": worker_environment()}
+        options: dict[str, Any] = {"runtime_env": runtime_env, "log_to_driver": False, "logging_level": logging.WARNING}
+        try:
+            if address:
+                ray.init(address=address, **options)
+            else:
+                ray.init(num_cpus=workers or os.cpu_count() or 1, include_dashboard=False, **options)
+        except (ConnectionError, ValueError, RuntimeError) as error:
+            sys.stdout = self._stdout
+            where = f"the Ray cluster at {address}" if address else "a local Ray"
+            raise UserError(f"cannot start or reach {where} ({error}); check --address, or leave it out.") from None
+        except BaseException:
+            sys.stdout = self._stdout
+            raise
+        available = ray.cluster_resources()
+        self.gpus_available = float(available.get("GPU", 0)) > 0
+        self.capacity = workers or max(1, int(available.get("CPU", 1)))
+        # never retried (a crash is a failed run); a CPU task's worker process lives on for the next
+        # run (torch imported once), a GPU task's ends with its run, which gives its GPU memory back
+        self._cpu_task = ray.remote(max_retries=0)(run_order_text)
+        self._gpu_task = ray.remote(max_retries=0, max_calls=1)(run_order_text)
+        self._running: dict[Any, tuple[WorkOrder, float]] = {}
+        """Each task's run and when it was submitted."""
+        self._started_queue: Any = None
+        """Where the tasks put their order's key as they start (only with a time-out)."""
+        self._started: dict[int, float] = {}
+        """Order key -> when its task started, as far as the queue has told."""
+        if timeout is not None:
+            queues = importlib.import_module("ray.util.queue")
+            self._started_queue = queues.Queue(actor_options={"num_cpus": 0})
+
+    def submit(self, order: WorkOrder, resources: Resources) -> None:
+        task = self._gpu_task if resources.gpus else self._cpu_task
+        options = {"num_cpus": resources.cpus, "num_gpus": resources.gpus}
+        reference = task.options(**options).remote(order.model_dump_json(), self._started_queue)
+        self._running[reference] = (order, time.monotonic())
+
+    def collect(self, wait: float) -> list[WorkResult]:
+        ray = self._ray
+        results: list[WorkResult] = []
+        references = list(self._running)
+        if references:
+            ready, _ = ray.wait(references, num_returns=1, timeout=wait)
+            if ready:
+                ready, _ = ray.wait(references, num_returns=len(references), timeout=0)
+            for reference in ready:
+                order, _ = self._running.pop(reference)
+                self._started.pop(order.key, None)
+                results.append(self._result(reference, order))
+        else:
+            time.sleep(wait)
+        if self.timeout is not None:
+            now = time.monotonic()
+            waiting = self._started_queue.qsize()
+            if waiting:
+                self._started.update((key, now) for key in self._started_queue.get_nowait_batch(waiting))
+            for reference, (order, submitted) in list(self._running.items()):
+                started = self._started.get(order.key)
+                expired = (
+                    now - submitted > self.timeout + STARTUP_SECONDS
+                    if started is None
+                    else now - started > self.timeout
+                )
+                if expired:
+                    ray.cancel(reference, force=True)
+                    del self._running[reference]
+                    self._started.pop(order.key, None)
+                    results.append(timed_out(order, self.timeout))
+        return results
+
+    def _result(self, reference: Any, order: WorkOrder) -> WorkResult:
+        """The task's answer, or how its worker failed."""
+        exceptions = self._ray.exceptions
+        try:
+            text: str = self._ray.get(reference)
+        except exceptions.RayTaskError as error:  # the task raised: a harness error on the worker
+            return ended(order.key, "failed", f"the worker failed: {error}")
+        except exceptions.RayError as error:  # the worker process or its node died (OOM, SIGKILL, lost node)
+            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            return ended(order.key, "failed", f"worker died: {type(error).__name__}: {first}")
+        return WorkResult.model_validate_json(text)
+
+    def stop(self) -> None:
+        for reference in list(self._running):
+            with contextlib.suppress(Exception):
+                self._ray.cancel(reference, force=True)
+        self._running.clear()
+        with contextlib.suppress(Exception):
+            self._ray.shutdown()
+        sys.stdout = self._stdout

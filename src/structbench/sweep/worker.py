@@ -1,0 +1,313 @@
+"""The worker side of `structbench sweep`: fit and predict one run, away from the store.
+
+A sweep's driver claims each run in the store and sends a worker a `WorkOrder`; the worker
+builds the suite's data where it is (or checks it), builds the model, fits and asks it exactly as
+`structbench run` does (`structbench.runs.runner.attempt`), and answers a `WorkResult`: scores,
+predictions, timings, compute, statistics and its environment, or how the run ended without
+them. Only the driver writes the store. Both are JSON text, so that the local executor (a process
+speaking JSON lines over pipes) and the Ray executor (a task taking and returning a string) share
+one encoding, and nothing is ever unpickled.
+
+Before it runs anything a worker checks that it would make the run the driver claimed: the same
+structbench version and git revision, the same suite data (hash) and the same model key
+(settings, resolved recipe, code fingerprint). A worker whose files differ (another checkout on
+a cluster node) refuses the run in one sentence instead of storing its numbers under the
+driver's key.
+
+`python -m structbench.sweep.worker` is the local executor's worker: it reads one order per line
+on stdin and writes, on the stdout it started with, `{"started": KEY}` when it begins an order and
+then its result, one line each; what the model prints goes to stderr. It dies with the driver (Linux: `PR_SET_PDEATHSIG`; elsewhere a thread that
+watches its parent), so that a driver killed with SIGKILL leaves no worker training on.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from structbench import __version__, registry
+from structbench.data import freeze
+from structbench.errors import UserError
+from structbench.runs.runner import (
+    Asked,
+    Ended,
+    Evaluated,
+    Outcome,
+    attempt,
+    checked_facts,
+    environment_json,
+    git_commit,
+    model_hash,
+)
+from structbench.scoring import Score, SplitScores
+from structbench.specs import Frozen, ModelSpec
+
+PARENT_VARIABLE = "STRUCTBENCH_SWEEP_PARENT"
+"""The driver's pid, set for a local worker: it exits at once when its parent is already another."""
+STARTED = "started"
+"""A local worker's line `{"started": KEY}`: it has read order KEY and starts on it (after its own start-up)."""
+
+
+class WorkOrder(Frozen):
+    """One run as the driver hands it to a worker."""
+
+    key: int
+    """The driver's number for the run, echoed in the result."""
+    suite: str
+    """The suite as the grid names it (`ID`, `ID@VERSION` or `module:Class`)."""
+    suite_hash: str
+    """The hash of the suite data the run was claimed for; the worker's must be the same."""
+    model: ModelSpec
+    """The model's name and every `--set` value (also those that do not key the run, e.g. `device`)."""
+    name: str | None = None
+    """The grid's label for the model (`run --name`)."""
+    limit: int | None = None
+    """`run --limit`: only the first N examples of each test split."""
+    model_hash: str
+    """The run key's model hash the driver claimed; the worker's must be the same."""
+    seed: int
+    source_dir: str | None = None
+    """Where the suite's published source files are (`--source-dir`), if the driver was told."""
+    harness_version: str
+    git_commit: str | None = None
+    import_path: list[str] = Field(default_factory=list)
+    """Folders the driver imports from (its working directory first): a `module:Class` model is found
+    there by the worker too, where they exist."""
+
+
+class ScoreRow(Frozen):
+    """One `structbench.scoring.Score` as JSON: NaN (undefined) travels as null."""
+
+    metric: str
+    value: float | None
+    n: int
+    breakdown: str = ""
+    level: str = ""
+    proportion: bool = False
+
+
+class SplitOutcome(Frozen):
+    """One test split of a finished run: its scores, per-example verdicts, example ids and predictions."""
+
+    name: str
+    scores: list[ScoreRow]
+    correct: list[bool | None]
+    ids: list[str]
+    predictions: list[Any]
+    """The model's answers, as the store keeps them (JSON values)."""
+
+
+class WorkResult(Frozen):
+    """What a worker answers for one order."""
+
+    key: int
+    status: Literal["done", "failed", "n/a", "refused"]
+    """`refused`: the run was not made (a configuration problem, or a worker unlike the driver);
+    the driver gives its claim back and the store keeps no trace of it."""
+    error: str | None = None
+    """`failed`: the traceback tail or the worker's fate; `n/a`: the reason; `refused`: the sentence."""
+    message: str | None = None
+    """One line for the terminal."""
+    splits: list[SplitOutcome] = Field(default_factory=list)
+    fit_seconds: float = 0.0
+    predict_seconds: float = 0.0
+    compute: dict[str, int | str] | None = None
+    statistics: dict[str, float] | None = None
+    label: str | None = None
+    """What the built model calls itself (a command model's hello name)."""
+    environment: str | None = None
+    """The worker's environment JSON (python, platform, packages), stored with the run."""
+
+
+def ended(key: int, status: Literal["failed", "refused"], error: str, message: str | None = None) -> WorkResult:
+    """A result for a run that produced nothing: `failed` (e.g. the worker died or timed out) or `refused`."""
+    return WorkResult(key=key, status=status, error=error, message=message or error.strip().splitlines()[-1])
+
+
+def _refused(order: WorkOrder, sentence: str) -> WorkResult:
+    return ended(order.key, "refused", sentence)
+
+
+def execute(order: WorkOrder) -> WorkResult:
+    """Fit and predict the ordered run (see the module docstring); never raises but on an interrupt."""
+    for folder in order.import_path:
+        if folder not in sys.path and os.path.isdir(folder):
+            sys.path.append(folder)
+    if order.harness_version != __version__:
+        return _refused(
+            order,
+            f"the worker runs structbench {__version__}, the driver {order.harness_version}; "
+            "install the same structbench on every worker.",
+        )
+    commit = git_commit()
+    if order.git_commit and commit and commit != order.git_commit:
+        return _refused(
+            order,
+            f"the worker's structbench is at git revision {commit[:12]}, the driver's at {order.git_commit[:12]}; "
+            "check out the same revision on every worker.",
+        )
+    try:
+        suite = registry.suite(order.suite)
+        asked = Asked.of(order.model, name=order.name, limit=order.limit)
+        facts = checked_facts(suite, asked)
+        if model_hash(asked.keyed, facts) != order.model_hash:
+            return _refused(
+                order,
+                f"{order.model.label} resolves to another configuration on the worker than on the driver (its "
+                "recipe, code or files differ there); give every worker the same files.",
+            )
+        source_dir = None if order.source_dir is None else Path(order.source_dir).expanduser()
+        manifest = freeze.ensure_built(suite, source_dir)
+        if manifest.suite_hash != order.suite_hash:
+            return _refused(
+                order,
+                f"the worker's {suite.spec.key} data has hash {manifest.suite_hash[:12]}, the driver's "
+                f"{order.suite_hash[:12]}; build the same data on every worker.",
+            )
+        outcome = attempt(suite, manifest, asked, order.seed, log=_to_stderr, progress=False)
+    except UserError as error:
+        return _refused(order, str(error))
+    except Exception as error:  # the harness failed on this worker (not the model): the run fails, with why
+        return ended(order.key, "failed", f"the worker failed before the model ran: {type(error).__name__}: {error}")
+    return result_of(order.key, outcome)
+
+
+def _to_stderr(message: str) -> None:
+    """A worker's log line: to its stderr (the local executor keeps it for a failure's tail)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def result_of(key: int, outcome: Outcome) -> WorkResult:
+    """A runner outcome as the JSON a worker sends back."""
+    environment = environment_json()
+    if isinstance(outcome, Ended):
+        return WorkResult(
+            key=key, status=outcome.status, error=outcome.error, message=outcome.message, environment=environment
+        )
+    splits = []
+    for name, (scores, ids, predictions) in outcome.results.items():
+        rows = [
+            ScoreRow(
+                metric=score.metric,
+                value=None if math.isnan(score.value) else float(score.value),
+                n=int(score.n),
+                breakdown=score.breakdown,
+                level=score.level,
+                proportion=bool(score.proportion),
+            )
+            for score in scores.scores
+        ]
+        correct = [None if ok is None else bool(ok) for ok in scores.correct]
+        answers = json.loads(json.dumps(list(predictions)))  # exactly the JSON values the store will keep
+        splits.append(SplitOutcome(name=name, scores=rows, correct=correct, ids=list(ids), predictions=answers))
+    return WorkResult(
+        key=key,
+        status="done",
+        splits=splits,
+        fit_seconds=outcome.fit_seconds,
+        predict_seconds=outcome.predict_seconds,
+        compute=outcome.compute,
+        statistics=outcome.statistics,
+        label=outcome.label,
+        environment=environment,
+    )
+
+
+def outcome_of(result: WorkResult) -> Outcome:
+    """A worker's result as the runner's outcome that `Runner.record` stores (not for `refused`)."""
+    if result.status == "refused":
+        raise ValueError("a refused run has no outcome to store")
+    if result.status != "done":
+        status: Literal["failed", "n/a"] = "n/a" if result.status == "n/a" else "failed"
+        error = result.error or result.message or "no reason given"
+        return Ended(status, error, result.message or error)
+    results = {
+        split.name: (
+            SplitScores(
+                scores=[
+                    Score(
+                        metric=row.metric,
+                        value=math.nan if row.value is None else row.value,
+                        n=row.n,
+                        breakdown=row.breakdown,
+                        level=row.level,
+                        proportion=row.proportion,
+                    )
+                    for row in split.scores
+                ],
+                correct=list(split.correct),
+            ),
+            split.ids,
+            split.predictions,
+        )
+        for split in result.splits
+    }
+    return Evaluated(
+        results,
+        result.fit_seconds,
+        result.predict_seconds,
+        result.compute,
+        result.label,
+        result.statistics,
+    )
+
+
+def run_order_text(order: str, started: Any = None) -> str:
+    """One order in, one result out, both JSON text: the Ray executor's task. With a time-out the
+    driver passes `started`, a `ray.util.queue.Queue` that gets the order's key as the run begins, so
+    that the time-out counts from there and not from the worker's start-up."""
+    work = WorkOrder.model_validate_json(order)
+    if started is not None:
+        started.put(work.key)
+    return execute(work).model_dump_json()
+
+
+def _die_with_parent() -> None:
+    """End this worker when the process that started it ends, even by SIGKILL (see the module docstring)."""
+    parent = int(os.environ.get(PARENT_VARIABLE, "0") or 0)
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: the kernel kills us when the parent exits
+        except (OSError, AttributeError):
+            pass
+    if parent and os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if parent and os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def main() -> int:
+    """The local executor's worker: orders on stdin, results on the original stdout, one JSON line each."""
+    _die_with_parent()
+    protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # whatever the model prints lands in the worker's log
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        order = WorkOrder.model_validate_json(line)
+        protocol.write(json.dumps({STARTED: order.key}) + "\n")  # the run's time-out counts from here
+        protocol.flush()
+        protocol.write(execute(order).model_dump_json() + "\n")
+        protocol.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+"""Neural word-level LMs (`lstm-lm`, `fan-lm`; Tran 2018 ch. 5): scoring, sentence level, training, the harness."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from structbench import registry
+from structbench.analysis.rescore import rescore
+from structbench.baselines.neural.lm import (
+    FanLanguageModel,
+    LstmLanguageModel,
+    NeuralLanguageModel,
+    build_vocabulary,
+    lm_sentences,
+)
+from structbench.baselines.neural.lm_nets import FanLm, FanLmArchitecture, LstmLm, LstmLmArchitecture
+from structbench.baselines.neural.settings import BUDGETS
+from structbench.baselines.neural.vocab import EOS, SOS, UNK
+from structbench.data import freeze
+from structbench.errors import NotApplicable, UserError
+from structbench.runs.runner import Runner, model_facts
+from structbench.specs import ModelSpec, Split
+from structbench.store import run_statistics
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+ATTRACTORS = "agreement-attractors"
+TINY: dict[str, dict[str, Any]] = {
+    "lstm-lm": {"layers": 2, "embedding": 16, "hidden": 16, "epochs": 2, "batch_size": 32},
+    "fan-lm": {"layers": 2, "d_model": 16, "heads": 2, "feedforward": 32, "epochs": 2, "batch_size": 32},
+}
+MODELS: dict[str, type[NeuralLanguageModel]] = {"lstm-lm": LstmLanguageModel, "fan-lm": FanLanguageModel}
+SUBSET = 1500
+"""Training sentences the unit tests fit on (a prefix of the suite's 20,000), to keep them at a second or two."""
+
+
+def split(name: str, suite_id: str = ATTRACTORS, limit: int | None = None) -> Split:
+    suite = registry.suite(suite_id)
+    loaded = freeze.load_split(suite, freeze.ensure_built(suite), 0, name)
+    return loaded if limit is None else loaded.model_copy(update={"examples": loaded.examples[:limit]})
+
+
+def fitted(name: str, seed: int = 0, **changes: Any) -> NeuralLanguageModel:
+    model = MODELS[name](**{**TINY[name], **changes})
+    model.log = lambda message: None
+    model.fit(split("train", limit=SUBSET), split("dev", limit=300), seed=seed)
+    return model
+
+
+def direct_logprob(model: NeuralLanguageModel, words: list[str]) -> float:
+    """The sentence's log-probability computed position by position from the network alone."""
+    assert model.net is not None
+    ids = [SOS, *model.vocabulary.encode(words), EOS]
+    model.net.eval()
+    total = 0.0
+    with torch.no_grad():
+        for t in range(1, len(ids)):
+            logits = model.net(torch.tensor([ids[:t]]))[0, -1]
+            total += float(torch.log_softmax(logits.double(), dim=-1)[ids[t]])
+    return total
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_logprob_is_the_sum_of_the_word_and_end_probabilities(name: str) -> None:
+    model = fitted(name)
+    sentences = [
+        ["the", "dog", "is", "here", "."],
+        ["the", "cats", "near", "the", "dog", "that", "saw", "the", "authors", "are", "tired", "."],
+        [],
+        ["the", "zebra", "sleeps", "."],  # zebra is no training word: it counts as <unk>
+    ]
+    scores = model.logprob(sentences)
+    for words, score in zip(sentences, scores, strict=True):
+        assert score == pytest.approx(direct_logprob(model, words), abs=1e-4)
+        assert score < 0
+    assert "zebra" not in model.vocabulary.ids
+    assert model.logprob([["the", "<unk>", "sleeps", "."]])[0] == pytest.approx(scores[3], abs=1e-5)
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_sentences_are_scored_independently_of_their_batch(name: str) -> None:
+    """Sentence level: no state passes between sequences, and padding changes nothing."""
+    model = fitted(name)
+    target = ["the", "dogs", "behind", "the", "cat", "are", "happy", "."]
+    others = [["the", "cat", "that", "the", "pilots", "saw", "has", "left", "."] * 3, ["the", "dog"], ["."]]
+    alone = model.logprob([target])[0]
+    for batch in ([*others, target], [target, *others], [others[0], target, others[1]]):
+        assert model.logprob(batch)[batch.index(target)] == pytest.approx(alone, abs=1e-5)
+    assert model.logprob([target, target]) == pytest.approx([alone, alone], abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    "net",
+    [
+        LstmLm(LstmLmArchitecture(layers=2, embedding=8, hidden=8), 12),
+        FanLm(FanLmArchitecture(layers=2, d_model=8, heads=2, feedforward=16), 12),
+    ],
+    ids=["lstm", "fan"],
+)
+def test_networks_are_causal(net: torch.nn.Module) -> None:
+    """Position t predicts token t+1 from tokens 0..t only: changing a later token leaves earlier logits alone."""
+    net.eval()
+    ids = torch.tensor([[1, 4, 5, 6, 7, 8]])
+    changed = ids.clone()
+    changed[0, 4] = 9
+    with torch.no_grad():
+        before, after = net(ids), net(changed)
+    assert before.shape == (1, 6, 12)
+    assert torch.allclose(before[0, :4], after[0, :4], atol=1e-6)
+    assert not torch.allclose(before[0, 4:], after[0, 4:], atol=1e-4)
+
+
+def test_tied_embeddings_share_one_matrix() -> None:
+    lstm = LstmLm(LstmLmArchitecture(layers=1, embedding=8, hidden=8), 12)
+    fan = FanLm(FanLmArchitecture(layers=1, d_model=8, heads=2, feedforward=16), 12)
+    assert lstm.output.weight is lstm.embedding.weight and fan.output.weight is fan.embedding.weight
+    untied = LstmLm(LstmLmArchitecture(layers=1, embedding=8, hidden=8, tie_embeddings=False), 12)
+    assert untied.output.weight is not untied.embedding.weight
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_training_lowers_dev_perplexity_and_reports_the_kept_epoch(name: str) -> None:
+    model = fitted(name, epochs=3, lr=0.01)
+    evaluations = model.history["evaluations"]
+    assert [e["epoch"] for e in evaluations] == [1, 2, 3]
+    dev = lm_sentences(split("dev", limit=300))
+    kept = min(evaluations, key=lambda e: e["dev_perplexity"])
+    assert model.history["selected_epoch"] == kept["epoch"]
+    assert model.statistics() == {"dev_perplexity": pytest.approx(kept["dev_perplexity"])}
+    assert model.perplexity(dev) == pytest.approx(kept["dev_perplexity"], rel=1e-5)  # the kept weights are loaded
+    untrained = MODELS[name](**TINY[name])
+    untrained.vocabulary = model.vocabulary
+    assert model.net is not None
+    untrained.net = type(model.net)(untrained.settings_class.model_validate(TINY[name]), len(model.vocabulary))
+    before = untrained.perplexity(dev)
+    assert before > 0.8 * len(model.vocabulary)  # small initial weights: close to uniform over the vocabulary
+    assert kept["dev_perplexity"] < 0.5 * before
+    assert evaluations[-1]["dev_perplexity"] < evaluations[0]["dev_perplexity"]
+
+
+def test_dev_sentences_are_the_correct_candidates() -> None:
+    dev = split("dev", limit=5)
+    sentences = lm_sentences(dev)
+    assert all(s == e.candidates[e.answer or 0] for s, e in zip(sentences, dev.examples, strict=True) if e.candidates)
+    assert lm_sentences(split("train", limit=3)) == [e.input for e in split("train", limit=3).examples]
+
+
+def test_vocabulary_keeps_the_most_frequent_training_words() -> None:
+    sentences = [["a", "b", "b", "c"], ["c", "c", "d"]]
+    assert build_vocabulary(sentences).tokens[4:] == ["a", "b", "c", "d"]
+    assert build_vocabulary(sentences, max_vocabulary=2).tokens[4:] == ["b", "c"]
+    assert build_vocabulary(sentences, min_count=2).tokens[4:] == ["b", "c"]
+    assert build_vocabulary(sentences, max_vocabulary=2).encode(["a", "c"]) == [UNK, 5]
+
+
+def test_same_seed_same_numbers_and_checkpoint_reuse(fresh_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sentences = [e.candidates[1] for e in split("attractors-3", limit=20).examples if e.candidates]
+    first = fitted("lstm-lm", seed=5)
+    files = sorted((fresh_home / "checkpoints").rglob("seed5.pt"))
+    assert len(files) == 1
+    files[0].rename(files[0].with_suffix(".old"))  # retrain from scratch: a CPU run repeats exactly
+    again = fitted("lstm-lm", seed=5)
+    assert again.logprob(sentences) == first.logprob(sentences)
+    assert again.statistics() == first.statistics()
+    other = fitted("lstm-lm", seed=6)
+    assert other.logprob(sentences) != first.logprob(sentences)
+
+    def no_training(*args: object, **kwargs: object) -> None:
+        raise AssertionError("trained again instead of reloading the checkpoint")
+
+    monkeypatch.setattr(NeuralLanguageModel, "_train", no_training)
+    reloaded = MODELS["lstm-lm"](**TINY["lstm-lm"])
+    messages: list[str] = []
+    reloaded.log = messages.append
+    reloaded.fit(split("train", limit=SUBSET), split("dev", limit=300), seed=5)
+    assert messages and "reloaded the trained weights" in messages[0]
+    assert reloaded.logprob(sentences) == first.logprob(sentences)
+    assert reloaded.statistics() == first.statistics()
+    changed = MODELS["lstm-lm"](**{**TINY["lstm-lm"], "lr": 0.01})  # another setting is another checkpoint
+    changed.log = lambda message: None
+    with pytest.raises(AssertionError, match="trained again"):
+        changed.fit(split("train", limit=SUBSET), split("dev", limit=300), seed=5)
+
+
+def test_an_empty_train_split_leaves_the_model_untrained_and_not_applicable() -> None:
+    model = LstmLanguageModel(**TINY["lstm-lm"])
+    model.log = lambda message: None
+    model.fit(split("train", "agreement-gulordava"), None, seed=0)
+    assert model.net is None and model.statistics() == {}
+    with pytest.raises(NotApplicable, match="agreement-gulordava has none: train it elsewhere"):
+        model.logprob([["the", "dog", "sleeps"]])
+    with pytest.raises(NotApplicable, match="not trained"):
+        FanLanguageModel().logprob([["a"]])  # never fitted at all
+
+
+def test_train_on_another_suite() -> None:
+    model = LstmLanguageModel(**{**TINY["lstm-lm"], "epochs": 1, "batch_size": 256}, train_on=ATTRACTORS)
+    model.log = lambda message: None
+    model.fit(split("train", "agreement-gulordava"), None, seed=0)
+    assert model.net is not None and "dev_perplexity" in model.statistics()
+    assert len(model.vocabulary) < 100  # the grammar's words, not Gulordava's
+    assert all(math.isfinite(v) for v in model.logprob([["the", "dog", "sleeps", "."]]))
+
+
+def test_settings_are_checked_and_key_the_run() -> None:
+    with pytest.raises(UserError, match="no setting 'hiden'"):
+        LstmLanguageModel(hiden=3)
+    with pytest.raises(UserError, match="unknown budget"):
+        FanLanguageModel(budget="huge")
+    with pytest.raises(UserError, match="embedding == hidden"):
+        LstmLanguageModel.configuration(ATTRACTORS, embedding=64)
+    with pytest.raises(UserError, match="multiple of heads"):
+        FanLanguageModel.configuration(ATTRACTORS, heads=3)
+    for name, model in MODELS.items():
+        facts = model_facts(ModelSpec(name=name), ATTRACTORS)["configuration"]
+        assert facts["budget"] == "cpu-small" and facts["lr"] == 0.001 and "threads" not in facts
+        paper = model.configuration(ATTRACTORS, budget="paper")
+        assert (paper["layers"], paper["dropout"], paper["tie_embeddings"], paper["max_vocabulary"]) == (
+            4,
+            0.2,
+            True,
+            10_000,
+        )
+        assert paper != facts
+        for budget in BUDGETS:
+            model.configuration("sentence-completion", budget=budget)
+    assert FanLanguageModel.configuration(ATTRACTORS, budget="paper")["heads"] == 2
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_through_the_runner(runner: Runner, name: str) -> None:
+    params = {**TINY[name], "epochs": 1, "batch_size": 256, "threads": 1}
+    record = runner.evaluate(ATTRACTORS, ModelSpec(name=name, params=params), [0])
+    assert record.status == {"0": "done"}
+    suite = registry.suite(ATTRACTORS)
+    assert set(record.scores) == {s.name for s in suite.spec.splits_with_role("test")}
+    runs = runner.store.runs().set_index("id")
+    run_id = int(runs.index.max())
+    stored = runner.store.stored_predictions(run_id)
+    for split, (ids, predictions, _) in stored.items():
+        assert len(ids) == 500
+        assert all(len(p) == 2 and all(isinstance(v, float) and v < 0 for v in p) for p in predictions)
+        # the cell is the share of pairs whose grammatical sentence (first) is strictly more probable
+        preferred = sum(good > bad for good, bad in predictions) / len(predictions)
+        assert record.scores[split]["accuracy"].mean == pytest.approx(preferred)
+    assert rescore(runner.store, run_id, suite)  # the stored log-probabilities score again
+    statistics = run_statistics(str(runs.loc[run_id, "environment"]))
+    assert 1.0 < statistics["dev_perplexity"] < 100.0
+    gulordava = runner.evaluate("agreement-gulordava", ModelSpec(name=name, params=params), [0])
+    assert gulordava.status == {"0": "n/a"}
+    assert "agreement-gulordava has none: train it elsewhere" in gulordava.errors["0"]

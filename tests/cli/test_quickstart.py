@@ -1,0 +1,66 @@
+"""`structbench quickstart`: the README's main job, end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from structbench import registry
+from structbench.cli import main
+from structbench.data import sources
+from structbench.errors import UserError
+
+
+def test_quickstart_evaluates_every_suite_and_renders_the_leaderboard(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report"
+    assert main(["quickstart", "--store", str(tmp_path / "r.sqlite"), "--out", str(out), "--seeds", "0"]) == 0
+    captured = capsys.readouterr()
+    assert f"leaderboard written to {out / 'index.html'}" in captured.out
+    for suite in registry.suite_names():
+        assert f"suite {registry.suite(suite).spec.key} " in captured.err
+    html = (out / "index.html").read_text()
+    for model in ("oracle", "copy", "random", "majority"):
+        assert f'<th scope="row" data-value="{model}">{model}' in html or f'<th scope="row">{model}<span' in html
+    assert len(list((out / "suites").glob("*.html"))) == len(registry.suite_names()) - 3  # less the user-data suites
+
+
+def test_quickstart_skips_a_suite_whose_files_cannot_be_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("STRUCTBENCH_SOURCE_DIR", str(tmp_path / "empty"))
+
+    def offline(source: sources.SourceFile, destination: Path) -> Path:
+        raise UserError(f"{source.path} is not available offline")
+
+    monkeypatch.setattr(sources, "_download", offline)
+    store, out = str(tmp_path / "r.sqlite"), str(tmp_path / "o")
+    assert (
+        main(["quickstart", "lookup-tables", "lookup-tables-mt", "--store", store, "--out", out, "--seeds", "0"]) == 0
+    )
+    err = capsys.readouterr().err
+    assert "suite lookup-tables-mt@1.0.0 skipped: lookup_tables/sample1/train.tsv is not available offline" in err
+    html = (tmp_path / "o" / "index.html").read_text()
+    assert '<th scope="row">oracle<span class="tag apart">ceiling</span>' in html
+    # the skipped suite is listed with the reason
+    assert (
+        "<li><code>lookup-tables-mt@1.0.0</code>: not built here: 45 published files are not on this machine "
+        "(lookup_tables/sample1/train.tsv, …)"
+    ) in html
+
+
+def test_quickstart_neural_adds_the_neural_baselines_at_their_small_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report"
+    store = str(tmp_path / "r.sqlite")
+    assert main(["quickstart", "miniscan", "--neural", "--store", store, "--out", str(out), "--seeds", "0"]) == 0
+    err = capsys.readouterr().err
+    for model in ("lstm-thrush", "lla-lstm"):
+        assert f"  {model}" in err
+        assert f'<th scope="row" data-value="{model}">{model}' in (out / "suites" / "miniscan@1.0.0.html").read_text()
+    main(["quickstart", "miniscan", "--store", store, "--out", str(out), "--seeds", "0"])
+    assert "lla-lstm" not in capsys.readouterr().err  # without --neural only the fast baselines run

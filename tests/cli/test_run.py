@@ -1,0 +1,219 @@
+"""`structbench run` as scripts use it: the JSON record, the store answering repeats, clear errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scipy import stats as stats_module
+
+from structbench import __version__, registry
+from structbench.cli import main
+from structbench.store import Store
+from tests import helpers
+
+RECORD_KEYS = {
+    "suite",
+    "version",
+    "suite_hash",
+    "model",
+    "seeds",
+    "status",
+    "errors",
+    "scores",
+    "breakdowns",
+    "partial",
+}
+STATS_KEYS = {"mean", "std", "min", "max", "ci_low", "ci_high", "interval", "n_seeds", "per_seed"}
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0) -> dict:  # type: ignore[type-arg]
+    assert main(["run", *args, "--json", "--no-progress"]) == code
+    return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("suite_id", ["lookup-tables", "lookup-tables-mt"])
+@pytest.mark.parametrize(("model", "expected"), [("oracle", 1.0), ("copy", 0.0)])
+def test_oracle_solves_and_copy_fails_every_test_split(
+    capsys: pytest.CaptureFixture[str], store_path: Path, suite_id: str, model: str, expected: float
+) -> None:
+    record = run_json(capsys, "--suite", suite_id, "--model", model, "--seeds", "0,1,2", "--store", str(store_path))
+    assert set(record) == RECORD_KEYS
+    assert (record["suite"], record["version"], record["model"]) == (suite_id, "1.0.0", model)
+    assert record["seeds"] == [0, 1, 2]
+    assert record["status"] == {"0": "done", "1": "done", "2": "done"} and record["errors"] == {}
+    tests = [s.name for s in registry.suite(suite_id).spec.splits_with_role("test")]
+    assert sorted(record["scores"]) == sorted(tests)
+    for split in tests:
+        stats = record["scores"][split]["sequence_accuracy"]
+        assert set(stats) == STATS_KEYS
+        assert stats["mean"] == expected and stats["per_seed"] == [expected] * 3
+        assert stats["n_seeds"] == 3 and stats["std"] == 0.0
+        assert stats["min"] == stats["max"] == expected
+        # seeds that agree: the interval is over the split's test items, never of zero width
+        size = registry.suite(suite_id).spec.split(split).size
+        assert stats["interval"] == f"Wilson over {size} items"
+        hits = round(expected * (size or 0))
+        wilson = stats_module.binomtest(hits, size or 0).proportion_ci(method="wilson")
+        assert (stats["ci_low"], stats["ci_high"]) == pytest.approx((wilson.low, wilson.high), abs=1e-12)
+
+
+def test_a_repeated_run_is_answered_from_the_store(capsys: pytest.CaptureFixture[str], store_path: Path) -> None:
+    args = ["--suite", "lookup-tables", "--model", "tests.support.helpers:CountingCopy", "--seeds", "0,1,2"]
+    store = ["--store", str(store_path)]
+    helpers.CONSTRUCTED.clear()
+    first = run_json(capsys, *args, *store)
+    assert len(helpers.CONSTRUCTED) == 3
+    with Store(store_path) as opened:
+        runs_before = opened.runs()
+    assert list(runs_before["status"]) == ["done"] * 3
+
+    assert main(["run", *args, *store, "--json", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert len(helpers.CONSTRUCTED) == 3, "the model was built again instead of reading the store"
+    assert "3 of 3 seeds answered from the store" in captured.err
+    assert json.loads(captured.out) == first
+    with Store(store_path) as opened:
+        runs_after = opened.runs()
+    assert runs_after[["id", "seed", "started_at", "finished_at"]].equals(
+        runs_before[["id", "seed", "started_at", "finished_at"]]
+    )
+
+    # one new seed runs, the two stored ones are read back
+    mixed = run_json(capsys, *args[:-1], "1,2,3", *store)
+    assert len(helpers.CONSTRUCTED) == 4 and mixed["status"] == {"1": "done", "2": "done", "3": "done"}
+    # a different setting is a different model: it runs
+    run_json(capsys, *args, *store, "--set", "tag=other")
+    assert helpers.CONSTRUCTED[-3:] == ["other"] * 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--model", "oracel"], "did you mean oracle"),
+        (["--model", "oracle", "--set", "depth=3"], "has no setting 'depth'"),
+        (["--model", "oracle", "--seeds", "abc"], "not a comma-separated list of integers"),
+        (["--model", "oracle", "--seeds", "1,1"], "each once"),
+        (["--model", "oracle", "--seeds", ","], "at least one seed"),
+        (["--model", "oracle", "--set", "novalue"], "is not key=value"),
+        (["--model", "tests.support.helpers:Nope"], "has no 'Nope'"),
+        (["--model", "no_such_module_xyz:Model"], "cannot import module 'no_such_module_xyz'"),
+        (["--model", "oracle", "--suite", "lookup-tabels"], "did you mean lookup-tables"),
+        (["--model", "oracle", "--suite", "lookup-tables@9.9.9"], "lookup-tables@9.9.9 is not installed"),
+    ],
+)
+def test_user_errors_are_one_sentence_and_exit_2(
+    capsys: pytest.CaptureFixture[str], store_path: Path, args: list[str], message: str
+) -> None:
+    suite = [] if "--suite" in args else ["--suite", "lookup-tables"]  # a grid: a bad entry stops it before any run
+    code = main(["run", *suite, "--suite", "miniscan", "--store", str(store_path), *args])
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert code == 2
+    assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith("structbench: error: ")
+    assert captured.out == ""
+    if store_path.exists():  # nothing was recorded for a run that never started
+        with Store(store_path) as opened:
+            assert opened.runs().empty
+
+
+def test_an_unknown_setting_is_refused_before_any_seed_runs(
+    capsys: pytest.CaptureFixture[str], store_path: Path
+) -> None:
+    helpers.CONSTRUCTED.clear()
+    code = main(["run", "--suite", "lookup-tables", "--model", "tests.support.helpers:CountingCopy", "--set", "tga=x",
+                 "--store", str(store_path)])  # fmt: skip
+    assert code == 2
+    assert "has no setting 'tga'; its settings are: tag" in capsys.readouterr().err
+    assert helpers.CONSTRUCTED == []
+
+
+def test_a_failed_seed_exits_1_and_still_prints_the_record(
+    capsys: pytest.CaptureFixture[str], store_path: Path
+) -> None:
+    record = run_json(
+        capsys, "--suite", "lookup-tables", "--model", "tests.support.helpers:CrashOnSeed", "--set", "crash_seed=1",
+        "--seeds", "0,1", "--store", str(store_path), code=1,
+    )  # fmt: skip
+    assert record["status"] == {"0": "done", "1": "failed"}
+    assert record["errors"] == {"1": "RuntimeError: exploding gradient at seed 1"}
+    assert record["scores"]["heldout_tables"]["sequence_accuracy"]["n_seeds"] == 1
+
+
+def test_ctrl_c_exits_130_and_the_next_run_resumes(
+    capsys: pytest.CaptureFixture[str], store_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ["run", "--suite", "lookup-tables", "--model", "tests.support.helpers:InterruptOnSeed", "--set", "interrupt_seed=1",
+            "--seeds", "0,1,2", "--store", str(store_path), "--no-progress"]  # fmt: skip
+    assert main(args) == 130
+    assert "interrupted; finished runs are stored" in capsys.readouterr().err
+    with Store(store_path) as opened:
+        assert dict(zip(opened.runs()["seed"], opened.runs()["status"], strict=True)) == {0: "done", 1: "running"}
+    monkeypatch.setattr(helpers.InterruptOnSeed, "transduce", lambda self, inputs: [list(t) for t in inputs])
+    assert main([*args, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "1 of 3 seeds answered from the store" in captured.err
+    assert json.loads(captured.out)["status"] == {"0": "done", "1": "done", "2": "done"}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--suite", "lookup-tables", "--model", ":Oracle"],
+        ["--suite", "lookup-tables", "--model", ".trivial:Oracle"],
+        ["--suite", ":LookupTables", "--model", "oracle"],
+    ],
+)
+def test_a_malformed_class_path_is_a_user_error(
+    capsys: pytest.CaptureFixture[str], store_path: Path, args: list[str]
+) -> None:
+    assert main(["run", *args, "--store", str(store_path)]) == 2
+    assert "structbench: error:" in capsys.readouterr().err
+
+
+def test_a_seed_too_large_for_the_store_is_a_user_error(capsys: pytest.CaptureFixture[str], store_path: Path) -> None:
+    code = main(["run", "--suite", "lookup-tables", "--model", "copy", "--seeds", str(2**64), "--store",
+                 str(store_path)])  # fmt: skip
+    assert code == 2
+    assert "--seeds" in capsys.readouterr().err
+
+
+def test_console_script_prints_the_record_and_exits_2_on_errors(store_path: Path) -> None:
+    beside_python = Path(sys.executable).with_name("structbench")
+    script = str(beside_python) if beside_python.exists() else shutil.which("structbench")
+    assert script, "the `structbench` console script is not installed"
+    base = [script, "run", "--suite", "lookup-tables", "--store", str(store_path)]
+    out = subprocess.run([*base, "--model", "oracle", "--json"], capture_output=True, text=True, check=True)
+    record = json.loads(out.stdout)
+    assert record["scores"]["heldout_tables"]["sequence_accuracy"]["mean"] == 1.0
+    failed = subprocess.run([*base, "--model", "oracel"], capture_output=True, text=True, check=False)
+    assert failed.returncode == 2
+    assert "did you mean oracle" in failed.stderr and "Traceback" not in failed.stderr
+
+
+def test_suite_and_model_lists_run_the_grid(capsys: pytest.CaptureFixture[str], store_path: Path) -> None:
+    """`--suite a,b --model x --model y` runs every model on every suite; --json prints a list of records."""
+    argv = ["run", "--suite", "lookup-tables,miniscan", "--model", "copy", "--model", "oracle", "--json"]
+    assert main([*argv, "--store", str(store_path)]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert [(r["suite"], r["model"]) for r in records] == [
+        ("lookup-tables", "copy"), ("lookup-tables", "oracle"), ("miniscan", "copy"), ("miniscan", "oracle"),
+    ]  # fmt: skip
+    assert all(r["status"] == {"0": "done"} for r in records)
+    assert main(["run", "--suite", "miniscan", "--model", "copy", "--json", "--store", str(store_path)]) == 0
+    assert json.loads(capsys.readouterr().out)["model"] == "copy"  # one run: one record, as before
+
+
+def test_version_and_run_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_code:
+        main(["--version"])
+    assert exit_code.value.code == 0 and capsys.readouterr().out.strip() == f"structbench {__version__}"
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    usage = " ".join(capsys.readouterr().out.split())
+    assert "every model runs on every suite" in usage and "a list of records for several runs" in usage

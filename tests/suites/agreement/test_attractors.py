@@ -1,0 +1,115 @@
+"""Agreement attractors: items as claimed, oracle, and the n-gram attraction effect; KN sanity."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from structbench import registry
+from structbench.baselines.classical.ngram import EOS, UNK, KneserNey
+from structbench.data import freeze
+from structbench.protocols import ask
+from structbench.runs.runner import Runner
+from structbench.specs import Example, ModelSpec, Split
+from structbench.suites.agreement.attractors import PLURAL_NOUNS, PREPOSITIONS, TEST_SPLITS
+from tests.conftest import REPO
+
+MINIMAL_PAIR, NUMBER = (
+    "structbench.suites.agreement.attractors:AgreementAttractors",
+    "structbench.suites.agreement.attractors:AgreementAttractorsNumber",
+)
+
+
+def loaded(path: str) -> dict[str, Split]:
+    suite = registry.suite(path)
+    manifest = freeze.ensure_built(suite)
+    assert manifest.suite_hash in (REPO / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+    return {s.name: freeze.load_split(suite, manifest, 0, s.name) for s in suite.spec.splits}
+
+
+def test_items_carry_the_attractors_they_claim() -> None:
+    splits = loaded(MINIMAL_PAIR)
+    for name in TEST_SPLITS:
+        for example in splits[name].examples:
+            prefix = example.input
+            subject_plural = prefix[1] in PLURAL_NOUNS
+            nouns = [w for i, w in enumerate(prefix[2:], 2) if prefix[i - 1] == "the"]
+            attractors = sum((n in PLURAL_NOUNS) != subject_plural for n in nouns)
+            assert attractors == example.meta["n_attractors"] and len(nouns) == example.meta["n_intervening"]
+            if name != "mixed" and name != "attractors-0":
+                assert attractors == len(nouns) == int(name[-1])
+            good, bad = example.candidates or [[], []]
+            assert good[: len(prefix)] == bad[: len(prefix)] == prefix and good != bad
+    train = {tuple(e.input) for e in splits["train"].examples}
+    assert not any(tuple((e.candidates or [[]])[0]) in train for n in TEST_SPLITS for e in splits[n].examples)
+    # every test split holds its own sentences: `mixed` duplicates no bin, so all six are ranked
+    tested = [tuple((e.candidates or [[]])[0]) for n in TEST_SPLITS for e in splits[n].examples]
+    assert len(set(tested)) == len(tested) == 6 * 500
+    share = sum(e.meta["n_attractors"] == 0 for e in splits["train"].examples) / len(splits["train"])
+    assert share > 0.85
+    assert any(w in PREPOSITIONS for e in splits["mixed"].examples for w in e.input)
+
+
+@pytest.mark.parametrize("path", [MINIMAL_PAIR, NUMBER])
+def test_spec_declares_roles_and_ranks_every_test_split(path: str) -> None:
+    spec = registry.suite(path).spec
+    assert (spec.primary_metric, spec.higher_is_better, spec.task) == ("accuracy", True, "default")
+    roles = {s.name: s.test_role for s in spec.splits_with_role("test")}
+    assert roles == {name: "in-distribution" if name == "attractors-0" else "generalisation" for name in TEST_SPLITS}
+    assert [s.name for s in spec.ranked_splits] == list(TEST_SPLITS)
+    assert spec.splits == registry.suite(MINIMAL_PAIR).spec.splits
+
+
+def test_number_suite_labels_the_subject() -> None:
+    splits = loaded(NUMBER)
+    for example in splits["attractors-3"].examples:
+        assert example.label == ("plural" if example.input[1] in PLURAL_NOUNS else "singular")
+    suite = registry.suite(NUMBER)
+    oracle = suite.oracle(splits)
+    for name in TEST_SPLITS:
+        split = splits[name]
+        metrics = suite.score(split, ask(oracle, suite.spec, split.examples)).metrics
+        assert metrics["accuracy"] == (1.0, 500), name
+
+
+def test_oracle_solves_every_split_and_breakdowns_cover_it() -> None:
+    splits = loaded(MINIMAL_PAIR)
+    suite = registry.suite(MINIMAL_PAIR)
+    oracle = suite.oracle(splits)
+    for name in TEST_SPLITS:
+        split = splits[name]
+        metrics = suite.score(split, ask(oracle, suite.spec, split.examples)).metrics
+        assert metrics["accuracy"] == (1.0, 500), name
+        for key in suite.breakdown_keys:
+            cells = [value for metric, value in metrics.items() if metric.startswith(f"accuracy[{key}=")]
+            assert cells and all(v == 1.0 for v, _ in cells) and sum(n for _, n in cells) == 500
+
+
+def test_kneser_ney_is_a_distribution() -> None:
+    sentences = [["the", "dog", "runs"], ["the", "dogs", "run"], ["a", "dog", "runs"], ["the", "cat", "runs"]] * 3
+    model = KneserNey(order=3)
+    model.fit(Split(suite="t@0", name="train", role="train", draw=0,
+                    examples=[Example(id=str(i), input=s) for i, s in enumerate(sentences)]), None, seed=0)  # fmt: skip
+    for history in [("<s>", "<s>"), ("<s>", "the"), ("the", "dog"), ("dog", "zebra")]:
+        total = sum(model._probability(history, w) for w in [*model.vocabulary, UNK])
+        assert math.isclose(total, 1.0, rel_tol=1e-9), history
+    assert EOS in model.vocabulary
+    good, bad = model.logprob([["the", "dog", "runs"], ["the", "dog", "run"]])
+    assert good > bad
+
+
+def test_ngram_accuracy_falls_as_attractors_rise(runner: Runner) -> None:
+    record = runner.evaluate(MINIMAL_PAIR, ModelSpec(name="ngram"), [0])
+    by_bin = [record.scores[f"attractors-{k}"]["accuracy"].mean for k in range(5)]
+    # a 4-gram sees only the nearest noun: right without attractors, misled by any attractor
+    assert by_bin[0] > 0.8
+    assert max(by_bin[1:]) < 0.3
+    oracle = runner.evaluate(MINIMAL_PAIR, ModelSpec(name="oracle"), [0])
+    assert all(scores["accuracy"].mean == 1.0 for scores in oracle.scores.values())
+
+
+@pytest.mark.parametrize("model", ["unigram"])
+def test_unigram_floor_runs(runner: Runner, model: str) -> None:
+    record = runner.evaluate(MINIMAL_PAIR, ModelSpec(name=model), [0])
+    assert record.status == {"0": "done"}

@@ -1,0 +1,141 @@
+"""Tiny, randomly initialised Hugging Face models over a suite's own words, for tests and manual runs.
+
+A word-level tokenizer (tokenizers' `WordLevel` model after `WhitespaceSplit`, wrapped in
+`PreTrainedTokenizerFast`) whose vocabulary is every token of the named suites' splits plus the
+words of the adapters' default prompts, so that nothing a suite asks for is unknown. Models are a
+2-layer, 32-dimension GPT-2 and a T5 of the same size, saved with `save_pretrained` (safetensors).
+Nothing is downloaded.
+
+    python tests/support/hf_models.py OUT_DIR [--suite agreement-attractors --suite miniscan]
+
+writes OUT_DIR/gpt2 and OUT_DIR/t5, for `--model hf --set pretrained=OUT_DIR/gpt2` and
+`--model hf-seq2seq --set pretrained=OUT_DIR/t5`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+DEFAULT_SUITES = ("agreement-attractors", "miniscan")
+SPECIALS = ("<pad>", "</s>", "<unk>", "<s>")
+"""Ids 0-3, in T5's order for the first three (pad 0 is also T5's decoder start)."""
+PROMPT_WORDS = ("Input:", "Output:", "Answer:")
+"""The words of the adapters' default prompt templates (whitespace-split)."""
+
+
+def suite_words(suite_ids: Iterable[str]) -> list[str]:
+    """Every input, target, candidate and label token of every split and draw of the suites, sorted."""
+    from structbench import registry
+    from structbench.data import freeze
+
+    words: set[str] = set()
+    for suite_id in suite_ids:
+        suite = registry.suite(suite_id)
+        manifest = freeze.ensure_built(suite)
+        for draw in range(suite.spec.n_draws):
+            for split in suite.spec.splits:
+                for example in freeze.load_split(suite, manifest, draw, split.name).examples:
+                    words.update(example.input)
+                    words.update(example.target or [])
+                    words.update(token for candidate in example.candidates or [] for token in candidate)
+                    if example.label is not None:
+                        words.add(example.label)
+        words.update(suite.spec.labels or [])
+    return sorted(words)
+
+
+def word_tokenizer(words: Iterable[str], *, bos: bool = True, append_eos: bool = False) -> Any:
+    """A word-level `PreTrainedTokenizerFast`: whitespace-split words, `<unk>` for the rest.
+
+    `bos=False` leaves the BOS token undefined (the adapter then starts sequences with EOS);
+    `append_eos` adds `</s>` after every encoded text, as T5's tokenizer does."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocabulary = {token: index for index, token in enumerate(SPECIALS)}
+    for word in sorted(set(words) | set(PROMPT_WORDS)):
+        vocabulary.setdefault(word, len(vocabulary))
+    backend = Tokenizer(models.WordLevel(vocabulary, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    if append_eos:
+        backend.post_processor = processors.TemplateProcessing(
+            single="$A </s>", special_tokens=[("</s>", vocabulary["</s>"])]
+        )
+    specials = {"eos_token": "</s>", "pad_token": "<pad>", "unk_token": "<unk>"}
+    if bos:
+        specials["bos_token"] = "<s>"
+    return PreTrainedTokenizerFast(tokenizer_object=backend, **specials)  # type: ignore[no-untyped-call]
+
+
+def tiny_gpt2(words: Iterable[str], out: Path, *, seed: int = 0, bos: bool = True) -> Path:
+    """A random 2-layer, 32-dimension GPT-2 with a word-level tokenizer over `words`, saved in `out`."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    tokenizer = word_tokenizer(words, bos=bos)
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_positions=512,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=tokenizer.bos_token_id if bos else tokenizer.eos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    model = GPT2LMHeadModel(config)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def tiny_t5(words: Iterable[str], out: Path, *, seed: int = 0) -> Path:
+    """A random T5 (2 encoder and 2 decoder layers, 32 dimensions) with a word-level tokenizer that
+    appends `</s>` like T5's own, saved in `out`."""
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    tokenizer = word_tokenizer(words, append_eos=True)
+    config = T5Config(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        d_kv=16,
+        d_ff=64,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=2,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    config.decoder_start_token_id = tokenizer.pad_token_id  # T5's convention: the decoder starts from pad
+    torch.manual_seed(seed)
+    model = T5ForConditionalGeneration(config)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write a tiny random GPT-2 and T5 over the suites' words.")
+    parser.add_argument("out", type=Path, help="folder to write gpt2/ and t5/ into")
+    parser.add_argument(
+        "--suite",
+        action="append",
+        dest="suites",
+        metavar="ID",
+        help=f"suite whose words make the vocabulary; repeatable (default: {', '.join(DEFAULT_SUITES)})",
+    )
+    args = parser.parse_args(argv)
+    words = suite_words(args.suites or DEFAULT_SUITES)
+    for path in (tiny_gpt2(words, args.out / "gpt2"), tiny_t5(words, args.out / "t5")):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

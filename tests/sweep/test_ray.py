@@ -1,0 +1,57 @@
+"""`structbench sweep --executor ray` on a local Ray with 2 workers: the same runs as `run`, a hung
+model ended at its time-out, a worker that dies mid-run failed with the reason. Skipped where Ray
+is not installed (`pip install 'structbench[ray]'`; the `dev` extra has it, so CI runs it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from structbench.runs.runner import Runner
+from structbench.specs import ModelSpec
+from structbench.store import Store
+from tests.sweep.test_sweep import REPO, stored_runs, write_grid
+
+pytest.importorskip("ray")
+
+GRID = """
+suites: [lookup-tables]
+models:
+  - random
+  - copy
+  - name: tests.support.sweep_models:Hostile
+    set: {behaviour: [hang, kill]}
+seeds: [0, 1]
+"""
+
+
+def test_a_ray_sweep_stores_what_serial_runs_store_and_survives_hangs_and_dying_workers(tmp_path: Path) -> None:
+    grid, store = write_grid(tmp_path, GRID), tmp_path / "ray.sqlite"
+    command = [sys.executable, "-m", "structbench.cli", "sweep", str(grid), "--store", str(store)]
+    options = ["--executor", "ray", "--workers", "2", "--timeout", "8", "--json", "--no-progress"]
+    environment = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [*command, *options], cwd=REPO, env=environment, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 1, done.stderr  # two runs failed: exit status 1
+    summary = json.loads(done.stdout)  # stdout holds the summary only, whatever Ray prints
+    assert (summary["executor"], summary["workers"], summary["done"], summary["failed"]) == ("ray", 2, 6, 2)
+    errors = {record["model"]: record["errors"] for record in summary["records"]}
+    assert errors['hostile[behaviour="hang"]'] == {
+        "0": "timed out after 8 s (sweep --timeout 8); its worker was killed"
+    }
+    assert errors['hostile[behaviour="kill"]']["0"].startswith("worker died: WorkerCrashedError")
+    with Store(tmp_path / "serial.sqlite") as serial_store:
+        runner = Runner(serial_store, progress=False)
+        runner.log = lambda message: None
+        for model in ("random", "copy"):
+            runner.evaluate("lookup-tables", ModelSpec(name=model), [0, 1])
+    swept, serial = stored_runs(store), stored_runs(tmp_path / "serial.sqlite")
+    assert len(serial) == 4
+    for key, stored in serial.items():
+        assert swept[key] == stored, key  # every score and every answer, to the digit
