@@ -1,6 +1,6 @@
 """The `structbench` command line: suites, models, build, run, sweep, report, quickstart.
 
-Scripts rely on these commands and on the JSON they print (DESIGN.md, "Command line").
+Scripts rely on these commands and on the JSON they print (docs/architecture.md, "Command line").
 Errors a user can cause end in one sentence on stderr and exit status 2; a data
 verification failure exits with status 1.
 """

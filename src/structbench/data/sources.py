@@ -2,7 +2,7 @@
 
 A suite names each external file by a path relative to a source folder laid out like the
 project's reference data (e.g. `lookup_tables/sample1/train.tsv`), a pinned URL and the
-file's SHA-256. Lookup order (DESIGN.md): an explicit `--source-dir`, the environment
+file's SHA-256. Lookup order: an explicit `--source-dir`, the environment
 variable `STRUCTBENCH_SOURCE_DIR`, the cache under `STRUCTBENCH_HOME`, and last a download
 from the pinned URL into the cache. Whatever is found must match the pinned hash.
 """
