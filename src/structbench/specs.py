@@ -8,7 +8,7 @@ v2 frozen models so that a spec cannot drift after it was hashed or stored.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -23,6 +23,10 @@ PROTOCOLS: tuple[Protocol, ...] = (
     "classification",
     "tag-induction",
 )
+Family = Literal["systematicity", "agreement", "lookup", "completion", "pos-induction", "memory"]
+"""The research questions of the built-in suites, declared in the leaderboard's order of families."""
+FAMILY_ORDER: tuple[Family, ...] = get_args(Family)
+"""`Family` in declaration order: the order in which the leaderboard shows families."""
 SplitRole = Literal["train", "dev", "test"]
 TestRole = Literal["in-distribution", "generalisation"]
 """What a test split measures: performance on the training distribution, or generalisation beyond it."""
@@ -143,13 +147,21 @@ class SuiteSpec(Frozen):
     version: str
     """Semantic version; any change to the data is a new version."""
     family: str
-    """Research question: systematicity, agreement, lookup, completion, pos-induction."""
+    """Research question. Every built-in suite declares one of `Family`, whose order (`FAMILY_ORDER`)
+    is the leaderboard's; the field stays an open string so that a plugin suite (or a stored spec) may
+    declare a family of its own, which `family_rank` orders after the known ones, by name."""
     protocol: Protocol
     """How models are asked; the runner matches it to a model's protocols."""
     description: str
     """One paragraph: what the suite tests."""
     citation: str
     """The paper(s) the suite reproduces."""
+    checked: str = ""
+    """How the suite was checked against its paper's published data or definition, naming the tests
+    that check it; empty when the suite declares nothing (so does a spec stored before this field)."""
+    deviations: str = ""
+    """Where the suite departs from its paper or published data, and why; empty when the suite declares
+    nothing (so does a spec stored before this field)."""
     changelog: list[str] = Field(default_factory=list)
     """One line per version since the first: what changed in the data and why."""
     splits: list[SplitSpec]
@@ -216,6 +228,11 @@ class SuiteSpec(Frozen):
         if len(set(series)) != len(series):
             raise ValueError(f"{self.id}: a suite has one point per series, but {series} repeat")
         return self
+
+
+def family_rank(family: str) -> tuple[int, str]:
+    """Sort key of a family on the leaderboard: `FAMILY_ORDER` first, any other family after, by name."""
+    return (FAMILY_ORDER.index(family) if family in FAMILY_ORDER else len(FAMILY_ORDER), family)
 
 
 class Split(Frozen):
