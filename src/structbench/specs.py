@@ -15,8 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 if TYPE_CHECKING:
     import pandas as pd
 
-Protocol = Literal["transduction", "minimal-pair", "forced-choice", "classification", "tag-induction"]
-PROTOCOLS: tuple[Protocol, ...] = (
+ProtocolName = Literal["transduction", "minimal-pair", "forced-choice", "classification", "tag-induction"]
+"""How a suite asks a model (`SuiteSpec.protocol`); each is served by one method of `structbench.protocols.Model`."""
+PROTOCOLS: tuple[ProtocolName, ...] = (
     "transduction",
     "minimal-pair",
     "forced-choice",
@@ -150,7 +151,7 @@ class SuiteSpec(Frozen):
     """Research question. Every built-in suite declares one of `Family`, whose order (`FAMILY_ORDER`)
     is the leaderboard's; the field stays an open string so that a plugin suite (or a stored spec) may
     declare a family of its own, which `family_rank` orders after the known ones, by name."""
-    protocol: Protocol
+    protocol: ProtocolName
     """How models are asked; the runner matches it to a model's protocols."""
     description: str
     """One paragraph: what the suite tests."""

@@ -17,7 +17,7 @@ from structbench import registry
 from structbench.data.sources import SourceFile
 from structbench.errors import UserError
 from structbench.reports.overlap import OverlapAudit, cached_audit
-from structbench.specs import Frozen, Protocol, SplitSpec, SuiteSpec
+from structbench.specs import Frozen, ProtocolName, SplitSpec, SuiteSpec
 from structbench.suite import Suite
 
 _CHECKED = re.compile(r"(?:\A|(?<=[.!?)]\s))How it was checked\b")
@@ -41,7 +41,7 @@ class SuiteCard(Frozen):
     """The paper(s) the suite reproduces."""
     family: str
     """Research question: systematicity, agreement, lookup, completion, pos-induction."""
-    protocol: Protocol
+    protocol: ProtocolName
     """How models are asked."""
     primary_metric: str
     """The metric the leaderboard ranks on."""
