@@ -1,12 +1,14 @@
 """Harness overhead: `oracle` through the runner vs the same solver called directly.
 
 Both sides evaluate the same seeds on the same frozen splits. Direct: build the suite's
-oracle solver from each draw's train split, transduce every test split's inputs, count exact
-matches. Harness: `Runner.evaluate` into a fresh SQLite store (so nothing is answered from
+oracle solver from each draw's splits (by name, as the runner hands them), transduce every test
+split's inputs, count exact matches. Harness: `Runner.evaluate` into a fresh SQLite store (so nothing is answered from
 the store), which also loads and hash-checks the JSON lines, computes every metric and
 breakdown, stores per-example predictions and aggregates over seeds with bootstrap CIs.
 
-    STRUCTBENCH_SOURCE_DIR=../shared/data python bench/overhead.py [--repeats 5]
+    STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/overhead.py [--repeats 5] [--smoke]
+
+`--smoke` (one repeat, seeds 0 and 1, lookup-tables only) runs the same code in a few seconds.
 
 The last column, harness time per example beyond the model's own, is the number that
 transfers: a model slower than 10x that per example is evaluated at under 1.10x its own cost.
@@ -27,50 +29,57 @@ from structbench.specs import ModelSpec, Split
 from structbench.store import Store
 
 SEEDS = (0, 1, 2, 3, 4)
+SUITES = ("lookup-tables", "lookup-tables-mt")
+SMOKE_SEEDS = (0, 1)
+SMOKE_SUITES = ("lookup-tables",)
 
 
-def load(suite_id: str) -> tuple[dict[int, Split], dict[int, list[Split]]]:
+def load(suite_id: str) -> dict[int, dict[str, Split]]:
+    """Every frozen split of every draw, by draw and then by name (as the runner hands the oracle)."""
     suite = registry.suite(suite_id)
     manifest = freeze.ensure_built(suite)
-    trains, tests = {}, {}
-    for draw in range(suite.spec.n_draws):
-        trains[draw] = freeze.load_split(suite, manifest, draw, "train")
-        tests[draw] = [freeze.load_split(suite, manifest, draw, s.name) for s in suite.spec.splits_with_role("test")]
-    return trains, tests
+    return {
+        draw: {s.name: freeze.load_split(suite, manifest, draw, s.name) for s in suite.spec.splits}
+        for draw in range(suite.spec.n_draws)
+    }
 
 
-def direct(suite_id: str, trains: dict[int, Split], tests: dict[int, list[Split]]) -> float:
+def direct(suite_id: str, splits: dict[int, dict[str, Split]], seeds: tuple[int, ...]) -> float:
     suite = registry.suite(suite_id)
+    tests = [s.name for s in suite.spec.splits_with_role("test")]
     started = time.perf_counter()
-    for seed in SEEDS:
+    for seed in seeds:
         draw = seed % suite.spec.n_draws
-        solver = suite.oracle(trains[draw])
-        for split in tests[draw]:
+        solver = suite.oracle(splits[draw])
+        for split in (splits[draw][name] for name in tests):
             outputs = solver.transduce([e.input for e in split.examples])  # type: ignore[attr-defined]
             correct = sum(o == e.target for o, e in zip(outputs, split.examples, strict=True))
             assert correct == len(split.examples)
     return time.perf_counter() - started
 
 
-def harness(suite_id: str) -> float:
+def harness(suite_id: str, seeds: tuple[int, ...]) -> float:
     with tempfile.TemporaryDirectory() as folder, Store(Path(folder) / "bench.sqlite") as store:
         runner = Runner(store, progress=False)
         started = time.perf_counter()
-        runner.evaluate(suite_id, ModelSpec(name="oracle"), SEEDS)
+        runner.evaluate(suite_id, ModelSpec(name="oracle"), seeds)
         return time.perf_counter() - started
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--smoke", action="store_true", help="one repeat, 2 seeds, one suite: a few seconds")
     args = parser.parse_args()
+    repeats, seeds, suites = (1, SMOKE_SEEDS, SMOKE_SUITES) if args.smoke else (args.repeats, SEEDS, SUITES)
     print(f"{'suite':<18} {'examples':>9} {'direct ms':>10} {'harness ms':>11} {'ratio':>7} {'overhead us/ex':>15}")
-    for suite_id in ("lookup-tables", "lookup-tables-mt"):
-        trains, tests = load(suite_id)
-        n = sum(len(s) for seed in SEEDS for s in tests[seed % len(tests)])
-        harness(suite_id)  # warm-up: imports, first build
-        direct_s = statistics.median(direct(suite_id, trains, tests) for _ in range(args.repeats))
-        harness_s = statistics.median(harness(suite_id) for _ in range(args.repeats))
+    for suite_id in suites:
+        splits = load(suite_id)
+        tests = [s.name for s in registry.suite(suite_id).spec.splits_with_role("test")]
+        n = sum(len(splits[seed % len(splits)][name]) for seed in seeds for name in tests)
+        harness(suite_id, seeds)  # warm-up: imports, first build
+        direct_s = statistics.median(direct(suite_id, splits, seeds) for _ in range(repeats))
+        harness_s = statistics.median(harness(suite_id, seeds) for _ in range(repeats))
         overhead = 1e6 * (harness_s - direct_s) / n
         print(
             f"{suite_id:<18} {n:>9} {1e3 * direct_s:>10.1f} {1e3 * harness_s:>11.1f} {harness_s / direct_s:>7.2f}"

@@ -16,7 +16,11 @@ from `finish_run`) written in the v1 layout (`structbench.store.migration.write_
 a fresh v1 store, side by side. Bytes per run are marginal: (file size after all seeds -
 file size after seed 0) / (seeds - 1), so that the empty schema does not count.
 
-    STRUCTBENCH_SOURCE_DIR=../shared/data python bench/report_scale.py [--runs 10000] [--seeds 11] [--repeats 1]
+    STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/report_scale.py [--runs 10000] [--seeds 11] [--repeats 1]
+        [--smoke]
+
+`--smoke` (30 runs on 6 suites from a pool of 2 results per split, 2 real seeds) runs the same
+code in seconds.
 """
 
 from __future__ import annotations
@@ -26,12 +30,13 @@ import hashlib
 import math
 import random
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from structbench_cli import structbench_command
 
 from structbench import __version__, registry
 from structbench.runs.runner import Runner
@@ -44,6 +49,7 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 SUITES, SEEDS = 30, 5
 POOL = 25
 """Distinct synthetic results per split name, drawn from at random for each run."""
+SMOKE_RUNS, SMOKE_SEEDS, SMOKE_POOL = 30, 2, 2
 VOCABULARY = [f"{bits:03b}" for bits in range(8)] + ["I_WALK", "I_RUN", "I_JUMP", "I_LOOK", "I_TURN_LEFT"]
 ENVIRONMENT = '{"cpus": 2, "numpy": "2.4.6", "platform": "Linux-x86_64", "python": "3.11.7", "torch": "2.13.0+cpu"}'
 
@@ -82,14 +88,14 @@ def synthetic_split(rng: random.Random, split: str, size: int) -> SplitResult:
     return SplitScores(scores=scores, correct=correct), ids, predictions
 
 
-def write_synthetic_store(path: Path, runs: int) -> tuple[int, float]:
-    """Write `runs` finished runs; return (runs written, seconds)."""
+def write_synthetic_store(path: Path, runs: int, pool_size: int = POOL) -> tuple[int, float]:
+    """Write `runs` finished runs, each split drawn from `pool_size` results; return (runs written, seconds)."""
     specs = synthetic_specs()
     models = math.ceil(runs / (SUITES * SEEDS))
     rng = random.Random(0)
     names = [split.name for split in registry.suite("lookup-tables").spec.splits_with_role("test")]
     # generating examples would take longer than storing them: each run draws its splits from a pool
-    pool = {name: [synthetic_split(rng, name, rng.randint(200, 500)) for _ in range(POOL)] for name in names}
+    pool = {name: [synthetic_split(rng, name, rng.randint(200, 500)) for _ in range(pool_size)] for name in names}
     started = time.perf_counter()
     written = 0
     with Store(path) as store:
@@ -121,7 +127,7 @@ def time_report(store: Path, out: Path, repeats: int) -> float:
     for _ in range(repeats):
         started = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "structbench.cli", "report", "--store", str(store), "--out", str(out)],
+            [*structbench_command(), "report", "--store", str(store), "--out", str(out)],
             check=True,
             stdout=subprocess.DEVNULL,
         )
@@ -130,27 +136,22 @@ def time_report(store: Path, out: Path, repeats: int) -> float:
 
 
 class Capturing(Store):
-    """A v2 store that also keeps what the runner hands `finish_run`, to write the same run in v1."""
+    """A v2 store that also keeps what the runner hands `finish_run`, to write the same run in v1.
+
+    It forwards every other argument untouched, so that it follows `Store`'s signatures as they grow."""
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)
         self.captured: list[tuple[dict[str, Any], Mapping[str, SplitResult]]] = []
         self._fields: dict[int, dict[str, Any]] = {}
 
-    def claim_run(self, fields: Mapping[str, Any], *, retry_failed: bool = True) -> Claim:
-        claim = super().claim_run(fields, retry_failed=retry_failed)
+    def claim_run(self, fields: Mapping[str, Any], **options: Any) -> Claim:
+        claim = super().claim_run(fields, **options)
         self._fields[claim.run_id] = dict(fields)
         return claim
 
-    def finish_run(
-        self,
-        claim: Claim,
-        results: Mapping[str, SplitResult],
-        fit_seconds: float,
-        predict_seconds: float,
-        compute: Mapping[str, int | str] | None = None,
-    ) -> None:
-        super().finish_run(claim, results, fit_seconds, predict_seconds, compute)
+    def finish_run(self, claim: Claim, results: Mapping[str, SplitResult], *args: Any, **options: Any) -> None:
+        super().finish_run(claim, results, *args, **options)
         self.captured.append((self._fields[claim.run_id], results))
 
 
@@ -182,11 +183,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10_000, help="runs in the synthetic store")
     parser.add_argument("--seeds", type=int, default=11, help="real lookup-tables runs per layout (at least 2)")
     parser.add_argument("--repeats", type=int, default=1, help="report timings (best is printed)")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, the same code: a few seconds")
     args = parser.parse_args()
+    if args.smoke:
+        args.runs, args.seeds, args.repeats = SMOKE_RUNS, SMOKE_SEEDS, 1
     with tempfile.TemporaryDirectory() as folder_name:
         folder = Path(folder_name)
         store = folder / "scale.sqlite"
-        written, write_s = write_synthetic_store(store, args.runs)
+        written, write_s = write_synthetic_store(store, args.runs, SMOKE_POOL if args.smoke else POOL)
         size = store.stat().st_size
         report_s = time_report(store, folder / "site", args.repeats)
         print(f"{'store runs':<24} {written:>10}")
