@@ -21,7 +21,7 @@ limit: 100                               # optional: `run --limit`, a partial sw
 Every model configuration runs on every suite (its own `suites` where it names them) over every
 seed (its own `seeds` where it names them); each is the same run `structbench run --suite S
 --model M --set ... --seeds ...` would make: a string setting is read as `--set key=value` reads it
-(`structbench.cli.parse_settings`: "1e-3" becomes the number 0.001), so that a sweep and `run`
+(`structbench.runs.arguments.parse_settings`: "1e-3" becomes the number 0.001), so that a sweep and `run`
 key a run alike. A grid that cannot be read is refused in one sentence naming the file, the
 place in it and the fix.
 """
@@ -36,8 +36,8 @@ from typing import Any
 import yaml
 from pydantic import Field, PositiveInt, ValidationError, field_validator, model_validator
 
-from structbench.cli import MAX_SEEDS, parse_seeds, parse_settings
 from structbench.errors import UserError
+from structbench.runs.arguments import MAX_SEEDS, parse_seeds, parse_settings
 from structbench.specs import Frozen, ModelSpec
 
 Scalar = str | int | float | bool | None
