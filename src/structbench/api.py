@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 from structbench import registry
 from structbench.data import freeze
 from structbench.errors import UserError
-from structbench.runs.runner import Asked, Runner, default_store_path
+from structbench.paths import default_store_path
+from structbench.runs.runner import Asked, Runner
 from structbench.specs import ModelSpec, ResultRecord, Split, SuiteSpec
 from structbench.store import Store
 from structbench.suite import Suite

@@ -31,8 +31,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from structbench.data.sources import sha256_bytes, structbench_home
+from structbench.data.sources import sha256_bytes
 from structbench.errors import DataIntegrityError, UserError
+from structbench.paths import built_suite_dir, built_suites_dir
 from structbench.specs import Example, Frozen, Split
 from structbench.suite import SourceFiles, Suite
 
@@ -69,12 +70,12 @@ def split_key(draw: int, name: str) -> str:
 
 
 def suite_dir(suite: Suite) -> Path:
-    return structbench_home() / "suites" / suite.spec.key
+    return built_suite_dir(suite.spec.key)
 
 
 def lock_path(suite: Suite) -> Path:
     """The lock file that serialises building and publishing one suite version (never deleted)."""
-    return structbench_home() / "suites" / f".{suite.spec.key}.lock"
+    return built_suites_dir() / f".{suite.spec.key}.lock"
 
 
 def suite_hash(splits: dict[str, SplitDigest]) -> str:

@@ -5,6 +5,9 @@ project's reference data (e.g. `lookup_tables/sample1/train.tsv`), a pinned URL 
 file's SHA-256. Lookup order: an explicit `--source-dir`, the environment
 variable `STRUCTBENCH_SOURCE_DIR`, the cache under `STRUCTBENCH_HOME`, and last a download
 from the pinned URL into the cache. Whatever is found must match the pinned hash.
+
+The home folder is `structbench.paths`'s; `structbench_home` is also importable from here, where
+it was defined before that module existed.
 """
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ import urllib.request
 from pathlib import Path
 
 from structbench.errors import SourceUnavailable, UserError
+from structbench.paths import sources_cache_dir
+from structbench.paths import structbench_home as structbench_home
 from structbench.specs import Frozen
 
 SOURCE_DIR_VARIABLE = "STRUCTBENCH_SOURCE_DIR"
-HOME_VARIABLE = "STRUCTBENCH_HOME"
 
 
 class SourceFile(Frozen):
@@ -33,12 +37,6 @@ class SourceFile(Frozen):
     """Where to get the file when there is no download address (e.g. a paper's supplement)."""
     sha256: str
     """SHA-256 of the file's bytes; empty for a file the user supplies (licensed data), not checked."""
-
-
-def structbench_home() -> Path:
-    """The data directory: `STRUCTBENCH_HOME`, default `~/.cache/structbench`."""
-    configured = os.environ.get(HOME_VARIABLE)
-    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "structbench"
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -72,7 +70,7 @@ def _local(source: SourceFile, source_dir: Path | None) -> tuple[Path, str] | No
         candidates.append((Path(source_dir), "--source-dir"))
     if env_dir := os.environ.get(SOURCE_DIR_VARIABLE):
         candidates.append((Path(env_dir), SOURCE_DIR_VARIABLE))
-    candidates.append((structbench_home() / "sources", "the cache"))
+    candidates.append((sources_cache_dir(), "the cache"))
     for folder, origin in candidates:
         if (folder / source.path).is_file():
             return folder / source.path, origin
@@ -90,7 +88,7 @@ def resolve(source: SourceFile, source_dir: Path | None = None) -> Path:
     if found is not None:
         path, origin = found
         return _check(path, source, origin)
-    return _download(source, structbench_home() / "sources" / source.path)
+    return _download(source, sources_cache_dir() / source.path)
 
 
 def _download(source: SourceFile, destination: Path) -> Path:

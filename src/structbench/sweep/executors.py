@@ -40,8 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from structbench.data.sources import HOME_VARIABLE, SOURCE_DIR_VARIABLE, structbench_home
+from structbench.data.sources import SOURCE_DIR_VARIABLE
 from structbench.errors import UserError
+from structbench.paths import HOME_VARIABLE, structbench_home
 from structbench.specs import ModelSpec
 from structbench.sweep.worker import PARENT_VARIABLE, STARTED, WorkOrder, WorkResult, ended, run_order_text
 

@@ -1,0 +1,247 @@
+"""`structbench compare`, `samples`, `check` and `claims`: questions asked of stored results."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from structbench import registry
+from structbench.cli.options import (
+    Commands,
+    add_json,
+    add_no_progress,
+    add_seeds,
+    add_source_dir,
+    add_store,
+    existing_store,
+    patterns,
+)
+from structbench.errors import UserError
+from structbench.runs.arguments import parse_seeds, parse_settings
+from structbench.runs.identity import Asked
+from structbench.runs.runner import Runner
+from structbench.specs import ModelSpec
+from structbench.store import Store
+from structbench.suite import Suite
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from structbench.analysis.compare import compare
+
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    if len(models) != 2:
+        raise UserError(f"--models {args.models!r} must name two models, e.g. --models ngram,unigram.")
+    suite = registry.suite(args.suite)
+    if args.statistic:
+        return compare_statistic_command(args, suite, models[0], models[1])
+    with Store(existing_store(args.store)) as store:
+        results = compare(store, suite, models[0], models[1], [args.split] if args.split else None)
+    if args.json:
+        print(json.dumps([{**vars(r), "verdict": r.verdict} for r in results], indent=2))
+        return 0
+    first = results[0]
+    print(
+        f"{first.suite}: {first.model_a} (A) - {first.model_b} (B) on {first.metric}, seeds "
+        f"{','.join(map(str, first.seeds))}; paired bootstrap over seeds and examples ({first.resamples} resamples)"
+    )
+    rows = [
+        [r.split, r.n_examples, f"{r.mean_a:.4f}", f"{r.mean_b:.4f}", f"{r.difference:+.4f}",
+         f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]", f"{r.p_value:.4f}", r.verdict]
+        for r in results
+    ]  # fmt: skip
+    headers = ["split", "examples", "A", "B", "A - B", "95% interval", "p", "verdict"]
+    print(tabulate(rows, headers=headers, disable_numparse=True))
+    return 0
+
+
+def compare_statistic_command(args: argparse.Namespace, suite: Suite, model_a: str, model_b: str) -> int:
+    """`compare --statistic NAME`: a two-sample test of a statistic of training between two models
+    (Welch's t-test; the logrank test when some seeds stopped before reaching it)."""
+    from structbench.analysis.statistics import compare_statistic
+
+    with Store(existing_store(args.store)) as store:
+        comparison = compare_statistic(store, suite, model_a, model_b, args.statistic)
+    if args.json:
+        print(json.dumps(comparison.as_json(), indent=2))
+        return 0
+    direction = {None: "", True: " (higher is better)", False: " (lower is better)"}[comparison.higher_is_better]
+    print(
+        f"{comparison.suite}: {comparison.model_a} (A) - {comparison.model_b} (B) on {comparison.statistic}{direction}"
+    )
+    for label, side in ((comparison.model_a, comparison.a), (comparison.model_b, comparison.b)):
+        listed = {seed: f"{value:g}" for seed, value in side.values.items()}
+        listed |= {seed: f">{bound:g}" for seed, bound in side.censored.items()}
+        missing = f"; seeds without it: {', '.join(map(str, side.without))}" if side.without else ""
+        print(f"  {label}: {', '.join(f'{seed}: {listed[seed]}' for seed in sorted(listed))}{missing}")
+    result = comparison.result
+    interval = "" if result.test == "logrank" else f" [{result.ci_low:+.6g}, {result.ci_high:+.6g}]"
+    means = "restricted means (censored seeds at their bound)" if result.test == "logrank" else "means"
+    print(
+        f"{means}: A {comparison.a.mean:.6g}, B {comparison.b.mean:.6g}, A - B {result.difference:+.6g}{interval}; "
+        f"{result.shown()}: {comparison.verdict}"
+    )
+    return 0
+
+
+def cmd_samples(args: argparse.Namespace) -> int:
+    from structbench.analysis.samples import samples
+
+    seeds = parse_seeds(args.seeds) if args.seeds else None
+    with Store(existing_store(args.store)) as store:
+        lines = samples(
+            store, registry.suite(args.suite), args.model, seeds=seeds, split=args.split, wrong_only=args.wrong
+        )
+        try:
+            for line in lines:
+                print(json.dumps(line, ensure_ascii=False))
+            sys.stdout.flush()
+        except BrokenPipeError:  # `| head`: the reader has what it wanted; no traceback at exit either
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from structbench.analysis import golden
+
+    if args.tolerance is not None and args.tolerance < 0:
+        raise UserError(f"--tolerance {args.tolerance} must be 0 or more, e.g. --tolerance 0.005.")
+    if args.write:
+        suites, names = patterns(args.suite), patterns(args.model)
+        if not suites or not names:
+            raise UserError("check --write needs the cells to record: --suite A[,B] --model X[,Y] [--seeds ...].")
+        if args.name is not None and len(names) > 1:
+            raise UserError(f"--name {args.name!r} names one model, but --model gives {len(names)}.")
+        params, seeds = parse_settings(args.set), parse_seeds(args.seeds)
+        specs = [ModelSpec(name=name, params=params) for name in names]
+        asked = [Asked.of(spec, name=args.name) for spec in specs]  # every name checked before anything runs
+        metrics = None if args.all_metrics else {registry.suite(suite).spec.primary_metric for suite in suites}
+        entries = []
+        with Store(args.store) as store:
+            runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
+            for suite in suites:
+                for spec, model in zip(specs, asked, strict=True):
+                    record = runner.evaluate(suite, model, seeds)
+                    if any(status != "done" for status in record.status.values()):
+                        raise UserError(
+                            f"{suite} x {record.model}: seeds {record.status} did not all finish; a golden file "
+                            "records finished runs only, so fix the model and write it again."
+                        )
+                    entries.append(golden.entry(record, spec, args.name, None if metrics is None else sorted(metrics)))
+        golden.write(args.golden, entries, args.tolerance or 0.0)
+        print(f"wrote {sum(len(e.cells) for e in entries)} cells of {len(entries)} runs to {args.golden}")
+        return 0
+    expected = golden.read(args.golden)
+    with Store(args.store) as store:
+        runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
+        verdicts = golden.check(runner, expected, args.tolerance)
+    tolerance = expected.tolerance if args.tolerance is None else args.tolerance
+
+    def shown(value: float | None) -> str:
+        return "undefined" if value is None else f"{value:.6f}"
+
+    rows = [
+        [v.suite, v.model, v.split, v.metric, shown(v.golden), shown(v.now), "MOVED" if v.moved else "ok", v.reason]
+        for v in verdicts
+    ]
+    print(
+        tabulate(
+            rows,
+            headers=["suite", "model", "split", "metric", "golden", "now", "verdict", "why"],
+            disable_numparse=True,
+        )
+    )
+    moved = [v for v in verdicts if v.moved]
+    for v in moved:
+        why = v.reason or f"moved from {shown(v.golden)} to {shown(v.now)} (tolerance {tolerance:g})"
+        print(f"structbench check: {v.suite} x {v.model}, {v.split} {v.metric}: {why}", file=sys.stderr)
+    print(f"{len(verdicts)} cells checked against {args.golden}: {len(moved)} moved.", file=sys.stderr)
+    return 1 if moved else 0
+
+
+def cmd_claims(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from structbench.analysis.claims import check_all, claim_cells
+    from structbench.reports.boards import aggregate
+
+    with Store(existing_store(args.store)) as store:
+        verdicts = check_all(claim_cells(aggregate(store), store.runs()))
+    if args.json:
+        print(json.dumps([{"id": v.claim.id, **v.model_dump(exclude={"claim"})} for v in verdicts], indent=2))
+        return 0
+    rows = [[v.claim.id, v.status, v.evidence] for v in verdicts]
+    print(tabulate(rows, headers=["claim", "status", "evidence (%)"], maxcolwidths=[None, None, 90]))
+    return 0
+
+
+def add_compare(commands: Commands) -> None:
+    """The `compare` command."""
+    compare = commands.add_parser("compare", help="paired comparison of two models on a suite: difference, interval, p")
+    compare.add_argument("--suite", required=True, metavar="ID[@VERSION]")
+    compare.add_argument("--models", required=True, metavar="A,B", help="two model labels, as the report shows them")
+    compare.add_argument("--split", help="one test split (default: each ranked split)")
+    compare.add_argument(
+        "--statistic",
+        metavar="NAME",
+        help="compare a statistic of training instead (e.g. trials_to_criterion): Welch's t-test over seeds, "
+        "or the logrank test when some seeds never reached it",
+    )
+    add_store(compare)
+    add_json(compare, "print the comparisons as JSON")
+    compare.set_defaults(handler=cmd_compare)
+
+
+def add_samples(commands: Commands) -> None:
+    """The `samples` command."""
+    sampled = commands.add_parser(
+        "samples", help="a model's stored predictions beside their examples, one JSON line each (for debugging)"
+    )
+    sampled.add_argument("--suite", required=True, metavar="ID[@VERSION]")
+    sampled.add_argument("--model", required=True, metavar="LABEL", help="the model label, as the report shows it")
+    add_seeds(sampled, None, "comma-separated seeds (default: every finished seed)")
+    sampled.add_argument("--split", help="one test split (default: every test split)")
+    sampled.add_argument("--wrong", action="store_true", help="only the examples the model got wrong")
+    add_store(sampled)
+    sampled.set_defaults(handler=cmd_samples)
+
+
+def add_check(commands: Commands) -> None:
+    """The `check` command."""
+    checker = commands.add_parser(
+        "check",
+        help="a model author's regression check: re-read or re-run the cells of a golden file; exit 1 when one moved",
+    )
+    checker.add_argument("golden", type=Path, metavar="GOLDEN.json", help="the golden file to check or --write")
+    checker.add_argument(
+        "--tolerance", type=float, help="largest absolute change of a mean that passes (default: the file's, else 0)"
+    )
+    checker.add_argument(
+        "--write", action="store_true", help="evaluate --suite x --model over --seeds and write their cells to the file"
+    )
+    checker.add_argument("--suite", action="append", metavar="ID[@VERSION]", help="with --write: suites (comma lists)")
+    checker.add_argument("--model", action="append", metavar="NAME", help="with --write: models, as `run` takes them")
+    add_seeds(checker, "0", "with --write: comma-separated seeds (default 0)")
+    checker.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="with --write: model setting")
+    checker.add_argument("--name", metavar="LABEL", help="with --write: the model's label")
+    checker.add_argument(
+        "--all-metrics", action="store_true", help="with --write: every metric, not only each suite's primary one"
+    )
+    add_store(checker)
+    add_source_dir(checker)
+    add_no_progress(checker)
+    checker.set_defaults(handler=cmd_check)
+
+
+def add_claims(commands: Commands) -> None:
+    """The `claims` command."""
+    claims = commands.add_parser("claims", help="the papers' findings checked on the store: reproduced or not")
+    add_store(claims)
+    add_json(claims, "print the verdicts as JSON")
+    claims.set_defaults(handler=cmd_claims)

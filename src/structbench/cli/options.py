@@ -1,0 +1,61 @@
+"""Options several commands share, each defined once: --store, --source-dir, --json, --seeds, --no-progress.
+
+Also the small readings of option values that more than one command makes: an existing store,
+and comma lists of patterns.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TypeAlias
+
+from structbench.errors import UserError
+from structbench.paths import default_store_path
+
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+"""What each command family adds its commands to (`add_subparsers`' answer)."""
+
+SOURCE_HELP = "folder laid out like the published reference data (overrides STRUCTBENCH_SOURCE_DIR)"
+
+
+def add_store(parser: argparse.ArgumentParser) -> None:
+    """`--store PATH`: the results database, by default the home's."""
+    parser.add_argument(
+        "--store", type=Path, default=default_store_path(), help=f"results database (default {default_store_path()})"
+    )
+
+
+def add_source_dir(parser: argparse.ArgumentParser) -> None:
+    """`--source-dir DIR`: where the published source files are, before STRUCTBENCH_SOURCE_DIR."""
+    parser.add_argument("--source-dir", type=Path, help=SOURCE_HELP)
+
+
+def add_json(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    """`--json`: print what the command answers as JSON instead of a table."""
+    parser.add_argument("--json", action="store_true", help=help)
+
+
+def add_seeds(parser: argparse.ArgumentParser, default: str | None, help: str | None = None) -> None:
+    """`--seeds LIST`: seeds as `structbench.runs.arguments.parse_seeds` reads them (`0,1,2`, `0-9`)."""
+    parser.add_argument("--seeds", default=default, help=help)
+
+
+def add_no_progress(parser: argparse.ArgumentParser) -> None:
+    """`--no-progress`: no progress bar."""
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def existing_store(path: Path) -> Path:
+    """`path`, which commands that only read results need to exist (opening it would create it)."""
+    if not Path(path).is_file():
+        raise UserError(f"no results store at {path}; run `structbench run` first or pass --store.")
+    return path
+
+
+def patterns(values: Sequence[str] | None) -> list[str] | None:
+    """Comma lists and repeated options as one list of patterns; None when none was given."""
+    if not values:
+        return None
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]

@@ -1,0 +1,85 @@
+"""`structbench report` and `quickstart`: the leaderboard site, and everything it takes in one command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from structbench import registry
+from structbench.cli.options import Commands, add_seeds, add_source_dir, add_store, existing_store, patterns
+from structbench.data import freeze
+from structbench.errors import UserError
+from structbench.runs.arguments import parse_seeds
+from structbench.runs.runner import Runner
+from structbench.specs import ModelSpec
+from structbench.store import Store
+
+QUICKSTART_MODELS = ("oracle", "copy", "random", "majority")
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from structbench.reports.render import write_report
+
+    with Store(existing_store(args.store)) as store:
+        index = write_report(
+            store, args.out, suites=patterns(args.suites), models=patterns(args.models), title=args.title
+        )
+    print(index)
+    return 0
+
+
+def cmd_quickstart(args: argparse.Namespace) -> int:
+    from structbench.baselines.neural.settings import quickstart_models
+    from structbench.reports.render import write_report
+
+    seeds = parse_seeds(args.seeds)
+    with Store(args.store) as store:
+        runner = Runner(store, source_dir=args.source_dir)
+        for name in args.suites or registry.suite_names():
+            suite = registry.suite(name)
+            try:
+                manifest = freeze.ensure_built(suite, args.source_dir)
+            except UserError as error:
+                print(f"suite {suite.spec.key} skipped: {error}", file=sys.stderr)
+                continue
+            print(f"suite {suite.spec.key} {manifest.suite_hash[:12]}", file=sys.stderr)
+            models = QUICKSTART_MODELS + (quickstart_models(name) if args.neural else ())
+            for model in models:
+                record = runner.evaluate(name, ModelSpec(name=model), seeds)
+                primary = suite.spec.primary_metric
+                means = [m[primary].mean for m in record.scores.values() if primary in m]
+                shown = f"mean {primary} over test splits {sum(means) / len(means):.3f}" if means else "n/a"
+                print(f"  {model:<18} {shown}", file=sys.stderr)
+        index = write_report(store, args.out)
+    print(f"leaderboard written to {index}")
+    return 0
+
+
+def add_report(commands: Commands) -> None:
+    """The `report` command."""
+    report = commands.add_parser("report", help="render the leaderboard site from the store")
+    add_store(report)
+    report.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder of the static site")
+    report.add_argument(
+        "--suites", nargs="+", metavar="ID", help="only these suite ids (comma lists and shell patterns: 'scan-*')"
+    )
+    report.add_argument(
+        "--models", nargs="+", metavar="LABEL", help="only these model labels (comma lists and shell patterns)"
+    )
+    report.add_argument("--title", default="structbench leaderboard", help="the site's title")
+    report.set_defaults(handler=cmd_report)
+
+
+def add_quickstart(commands: Commands) -> None:
+    """The `quickstart` command."""
+    quick = commands.add_parser("quickstart", help="build every suite, evaluate the fast baselines, render the report")
+    quick.add_argument("suites", nargs="*", metavar="SUITE", help="only these suites (default: all)")
+    add_store(quick)
+    quick.add_argument("--out", type=Path, default=Path("structbench-report"), metavar="DIR")
+    add_seeds(quick, "0,1,2,3,4")
+    add_source_dir(quick)
+    quick.add_argument(
+        "--neural", action="store_true", help="also train neural baselines (cpu-small) on lookup-tables-mt and miniscan"
+    )
+    quick.set_defaults(handler=cmd_quickstart)

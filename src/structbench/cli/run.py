@@ -1,0 +1,109 @@
+"""`structbench run`: evaluate models on suites over seeds, answering from the store what it holds."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from structbench import registry
+from structbench.cli.options import Commands, add_json, add_no_progress, add_seeds, add_source_dir, add_store, patterns
+from structbench.errors import UserError
+from structbench.runs.arguments import parse_seeds, parse_settings
+from structbench.runs.identity import Asked
+from structbench.runs.runner import Runner
+from structbench.runs.settings import check_settings
+from structbench.specs import ModelSpec
+from structbench.store import Store
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    suites, names = patterns(args.suite) or [], patterns(args.model) or []
+    params = parse_settings(args.set)
+    seeds = parse_seeds(args.seeds)
+    if args.name is not None and len(names) > 1:
+        raise UserError(
+            f"--name {args.name!r} names one model, but --model gives {len(names)}; run them one at a time."
+        )
+    for suite in suites:  # every name of the grid is checked before anything runs
+        registry.suite(suite)
+    asked = []
+    for name in names:
+        spec = ModelSpec(name=name, params=params)
+        check_settings(spec)
+        asked.append(Asked.of(spec, name=args.name, limit=args.limit))
+    records = []
+    with Store(args.store) as store:
+        runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
+        for suite in suites:
+            for model in asked:
+                record = runner.evaluate(suite, model, seeds, force=args.force)
+                records.append(record)
+                if not args.json:
+                    _print_record(record)
+                    print()
+    if args.json:  # one record as an object (what scripts read), a grid as a list of them
+        texts = [record.model_dump_json(indent=2) for record in records]
+        print(texts[0] if len(texts) == 1 else "[\n" + ",\n".join(texts) + "\n]")
+    return 0 if all(v != "failed" for record in records for v in record.status.values()) else 1
+
+
+def _print_record(record: Any) -> None:
+    from tabulate import tabulate
+
+    rows = []
+    for split, metrics in record.scores.items():
+        for metric, stats in metrics.items():
+            shown = "" if stats.ci_low is None else f"[{stats.ci_low:.4f}, {stats.ci_high:.4f}]"
+            rows.append([split, metric, f"{stats.mean:.4f}", shown, stats.interval, stats.n_seeds])
+    print(f"{record.suite}@{record.version} ({record.suite_hash[:12]}) x {record.model}")
+    headers = ["split", "metric", "mean", "95% interval", "method", "seeds"]
+    print(tabulate(rows, headers=headers, disable_numparse=True))
+    for seed, error in record.errors.items():
+        print(f"seed {seed} failed: {error}")
+
+
+def add_command(commands: Commands) -> None:
+    """The `run` command."""
+    run = commands.add_parser("run", help="evaluate a model on a suite over seeds")
+    run.add_argument(
+        "--suite",
+        required=True,
+        action="append",
+        metavar="ID[@VERSION]",
+        help="suite to evaluate on (`structbench suites` lists them); repeat it or give a comma list for several",
+    )
+    run.add_argument(
+        "--model",
+        required=True,
+        action="append",
+        metavar="NAME",
+        help="registered model (`structbench models`), module:Class, or command; repeat it or give a comma list: "
+        "every model runs on every suite",
+    )
+    add_seeds(run, "0", "comma-separated seeds (default 0)")
+    run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="model setting (a constructor keyword; values are read as JSON where they parse); repeatable",
+    )
+    run.add_argument(
+        "--name",
+        metavar="LABEL",
+        help="the label the leaderboard shows (default: the model's own name, e.g. a command's hello name)",
+    )
+    run.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        help="ask only the first N examples of each test split: a quick partial run, stored apart and never ranked",
+    )
+    run.add_argument(
+        "--force", action="store_true", help="run every seed again, replacing what the store holds for them"
+    )
+    add_store(run)
+    add_json(run, "print the result record as JSON (a list of records for several runs)")
+    add_source_dir(run)
+    add_no_progress(run)
+    run.set_defaults(handler=cmd_run)

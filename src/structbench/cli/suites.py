@@ -1,0 +1,145 @@
+"""`structbench suites`, `models` and `build`: what is registered, and building or verifying frozen suite data."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from structbench import registry
+from structbench.cli.options import Commands, add_json, add_source_dir
+from structbench.data import freeze
+from structbench.errors import SourceUnavailable
+
+
+def _suite_row(name: str) -> dict[str, Any]:
+    suite = registry.suite(name)
+    spec = suite.spec
+    manifest = freeze.expected_manifest(suite)
+    return {
+        "id": spec.id,
+        "version": spec.version,
+        "family": spec.family,
+        "protocol": spec.protocol,
+        "n_draws": spec.n_draws,
+        "primary_metric": spec.primary_metric,
+        "higher_is_better": spec.higher_is_better,
+        "task": spec.task,
+        "splits": {
+            s.name: {"role": s.role, "size": s.size, "test_role": s.test_role, "ranked": s.ranked} for s in spec.splits
+        },
+        "suite_hash": manifest.suite_hash if manifest else None,
+        "released": suite.released_manifest() is not None,
+        "built": freeze.is_built(suite),
+        "citation": spec.citation,
+    }
+
+
+def _split_cell(name: str, split: dict[str, Any]) -> str:
+    """`test=4182:gen`: a split's name, size per draw and, for test splits, its role."""
+    size = split["size"] if split["size"] is not None else "?"
+    role = {"generalisation": ":gen", "in-distribution": ":in", None: ""}[split["test_role"]]
+    return f"{name}={size}{role}{'' if split['ranked'] else '*'}"
+
+
+def cmd_suites(args: argparse.Namespace) -> int:
+    rows = [_suite_row(name) for name in registry.suite_names()]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    from tabulate import tabulate
+
+    table = [
+        [
+            f"{r['id']}@{r['version']}",
+            r["family"],
+            r["protocol"],
+            r["primary_metric"] + ("" if r["higher_is_better"] else " (lower better)"),
+            r["n_draws"],
+            (r["suite_hash"] or "-")[:12],
+            " ".join(_split_cell(name, s) for name, s in r["splits"].items()),
+        ]
+        for r in rows
+    ]
+    # the splits last: a suite with many splits (lookup-tables-mt-longer has 21) would otherwise pad every row
+    print(
+        tabulate(table, headers=["suite", "family", "protocol", "primary metric", "draws", "hash", "splits (per draw)"])
+    )
+    print("\nTest splits: gen = generalisation, in = in-distribution; * = shown but not ranked.")
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    rows = []
+    for name in registry.model_names():
+        factory = registry.model_factory(name)
+        doc = (factory.__doc__ or "").strip().splitlines()
+        rows.append(
+            {"name": name, "protocols": list(getattr(factory, "protocols", ())), "summary": doc[0] if doc else ""}
+        )
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    from tabulate import tabulate
+
+    print(
+        tabulate(
+            [[r["name"], ", ".join(r["protocols"]), r["summary"]] for r in rows], headers=["model", "protocols", ""]
+        )
+    )
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    names = args.suites or registry.suite_names()
+    failed = False
+    skipped = []
+    for name in names:
+        suite = registry.suite(name)
+        if args.verify:
+            if not (freeze.suite_dir(suite) / "manifest.json").is_file():
+                print(f"not built {suite.spec.key} (nothing to verify)")
+                continue
+            problems = freeze.verify(suite)
+            for problem in problems:
+                print(f"MISMATCH {problem}", file=sys.stderr)
+            failed |= bool(problems)
+            if not problems:
+                print(f"ok {suite.spec.key}")
+        else:
+            try:
+                manifest = freeze.build(suite, args.source_dir)
+            except SourceUnavailable as error:
+                if args.suites:  # asked for by name: its files are needed
+                    raise
+                print(f"skipped {suite.spec.key}: {error}", file=sys.stderr)
+                skipped.append(suite.spec.id)
+                continue
+            print(f"built {suite.spec.key} {manifest.suite_hash[:12]} -> {freeze.suite_dir(suite)}")
+    if skipped:
+        print(
+            f"built {len(names) - len(skipped)} of {len(names)} suites; skipped {len(skipped)}, whose source files "
+            f"could not be found or downloaded (reasons above): {', '.join(skipped)}.",
+            file=sys.stderr,
+        )
+    return 1 if failed else 0
+
+
+def add_commands(commands: Commands) -> None:
+    """The `suites`, `models` and `build` commands."""
+    suites = commands.add_parser("suites", help="list suites: id, version, family, protocol, split sizes, hash")
+    add_json(suites)
+    suites.set_defaults(handler=cmd_suites)
+
+    models = commands.add_parser("models", help="list registered models and their protocols")
+    add_json(models)
+    models.set_defaults(handler=cmd_models)
+
+    build = commands.add_parser("build", help="build or verify frozen suite data")
+    build.add_argument("suites", nargs="*", metavar="SUITE")
+    build.add_argument(
+        "--verify", action="store_true", help="recompute hashes of built data; non-zero exit on mismatch"
+    )
+    add_source_dir(build)
+    build.set_defaults(handler=cmd_build)

@@ -1,0 +1,76 @@
+"""`structbench sweep GRID.yaml`: a grid of runs on a process pool or Ray, stored by this process alone."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from structbench.cli.options import Commands, add_json, add_no_progress, add_source_dir, add_store
+from structbench.errors import UserError
+from structbench.store import Store
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """`sweep GRID.yaml`: the grid's runs on a process pool or Ray, stored by this process alone."""
+    from structbench.sweep import run_sweep, summary_line
+    from structbench.sweep.executors import Executor, LocalExecutor, RayExecutor
+
+    if args.timeout is not None and args.timeout <= 0:
+        raise UserError(f"--timeout {args.timeout:g} must be a positive number of seconds, e.g. --timeout 3600.")
+    if args.workers is not None and args.workers < 1:
+        raise UserError(f"--workers {args.workers} must be at least 1, e.g. --workers 4.")
+    if args.address and args.executor != "ray":
+        raise UserError(f"--address {args.address} names a Ray cluster; add --executor ray.")
+
+    def executor() -> Executor:
+        if args.executor == "ray":
+            return RayExecutor(args.workers, timeout=args.timeout, address=args.address)
+        return LocalExecutor(args.workers or os.cpu_count() or 1, timeout=args.timeout)
+
+    with Store(args.store) as store:
+        summary = run_sweep(
+            args.grid,
+            store,
+            executor,
+            source_dir=args.source_dir,
+            progress=not args.no_progress,
+            dry_run=args.dry_run,
+            records=args.json,
+        )
+    if args.json:
+        print(summary.model_dump_json(indent=2, by_alias=True))
+    if not args.dry_run:
+        print(summary_line(summary), file=sys.stderr)
+    return 2 if summary.refused else 1 if summary.failed else 0
+
+
+def add_command(commands: Commands) -> None:
+    """The `sweep` command."""
+    sweep = commands.add_parser(
+        "sweep", help="run a grid of suites x models x settings x seeds on a process pool or Ray; resumable"
+    )
+    sweep.add_argument("grid", type=Path, metavar="GRID.yaml", help="the grid: suites, models (--set grids), seeds")
+    sweep.add_argument(
+        "--executor", choices=("local", "ray"), default="local", help="local process pool (default) or Ray"
+    )
+    sweep.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="runs at once (default: the CPUs of this machine, or of the Ray cluster)",
+    )
+    sweep.add_argument("--address", metavar="ADDR", help="with --executor ray: the cluster (default: a local Ray)")
+    sweep.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="fail a run that takes longer, killing its worker (default: none)",
+    )
+    add_store(sweep)
+    add_source_dir(sweep)
+    add_json(sweep, "print a summary: counts, problems, one record per cell")
+    sweep.add_argument("--dry-run", action="store_true", help="print the runs it would make, longest first, and stop")
+    add_no_progress(sweep)
+    sweep.set_defaults(handler=cmd_sweep)
