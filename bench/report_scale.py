@@ -42,7 +42,7 @@ from structbench import __version__, registry
 from structbench.runs.runner import Runner
 from structbench.scoring import Score, SplitScores
 from structbench.specs import ModelSpec, SuiteSpec
-from structbench.store import Claim, SplitResult, Store
+from structbench.store import RunClaim, SplitResult, Store
 from structbench.store.migration import create_v1_store, write_v1_run
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -145,12 +145,12 @@ class Capturing(Store):
         self.captured: list[tuple[dict[str, Any], Mapping[str, SplitResult]]] = []
         self._fields: dict[int, dict[str, Any]] = {}
 
-    def claim_run(self, fields: Mapping[str, Any], **options: Any) -> Claim:
+    def claim_run(self, fields: Mapping[str, Any], **options: Any) -> RunClaim:
         claim = super().claim_run(fields, **options)
         self._fields[claim.run_id] = dict(fields)
         return claim
 
-    def finish_run(self, claim: Claim, results: Mapping[str, SplitResult], *args: Any, **options: Any) -> None:
+    def finish_run(self, claim: RunClaim, results: Mapping[str, SplitResult], *args: Any, **options: Any) -> None:
         super().finish_run(claim, results, *args, **options)
         self.captured.append((self._fields[claim.run_id], results))
 

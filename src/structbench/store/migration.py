@@ -21,7 +21,8 @@ from typing import Any
 
 from structbench.errors import UserError
 from structbench.specs import SuiteSpec
-from structbench.store import SCHEMA, SplitResult, config_hash, pack_predictions
+from structbench.store.codec import SplitResult, config_hash, pack_predictions
+from structbench.store.schema import SCHEMA
 
 V1_SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

@@ -1,0 +1,79 @@
+"""How values are encoded in the store's columns: predictions blocks, configuration hashes, environment JSON.
+
+A split's predictions are one zlib-compressed JSON block of columns (`[[ids], [predictions],
+[correct]]`), which takes about a tenth of the bytes of one row per example. A run's
+`environment` JSON carries the model's optional reports ("compute", "statistics"), read back
+here without ever raising, since a report reads old and damaged rows too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from structbench.protocols import checked_compute, checked_statistics
+from structbench.scoring import SplitScores
+
+JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""The compact encoder of predictions blocks and of a prediction shown as JSON text."""
+
+SplitResult = tuple[SplitScores, Sequence[str], Sequence[Any]]
+"""What the runner stores per split: scores, example ids and predictions, in split order."""
+
+
+def config_hash(configuration: Mapping[str, Any] | None) -> str | None:
+    """SHA-256 of the canonical JSON of a model's resolved configuration; None without one."""
+    if configuration is None:
+        return None
+    text = json.dumps(configuration, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _environment_entry(environment_json: str, key: str) -> object:
+    """`key` of a run's `environment` JSON; {} where it is absent or the text is not a JSON object
+    (never raises: a report reads every row, old and damaged ones too)."""
+    try:
+        environment = json.loads(environment_json)
+    except (TypeError, ValueError, RecursionError):
+        return {}
+    return environment.get(key, {}) if isinstance(environment, dict) else {}
+
+
+def run_compute(environment_json: str) -> dict[str, int | str]:
+    """The compute a run's model reported (`parameters`, `device`), read from its `environment` JSON;
+    {} for a run without one (stored before compute was recorded, or by a model that reports none)."""
+    return checked_compute(_environment_entry(environment_json, "compute"))[0]
+
+
+def run_statistics(environment_json: str) -> dict[str, float]:
+    """The statistics a run's model reported (e.g. `dev_perplexity`), read from its `environment`
+    JSON; {} for a run without them."""
+    return checked_statistics(_environment_entry(environment_json, "statistics"))[0]
+
+
+def with_entries(environment_json: str, entries: Mapping[str, Mapping[str, Any]]) -> str:
+    """`environment_json` with `entries` merged in (e.g. "compute", "statistics"); a text that is
+    not a JSON object is kept whole under "unparsed" rather than lost."""
+    try:
+        environment = json.loads(environment_json)
+    except (TypeError, ValueError, RecursionError):
+        environment = None
+    if not isinstance(environment, dict):
+        environment = {"unparsed": environment_json}
+    environment.update({key: dict(value) for key, value in entries.items()})
+    return json.dumps(environment, sort_keys=True)
+
+
+def pack_predictions(ids: Sequence[str], predictions: Sequence[Any], correct: Sequence[bool | None]) -> bytes:
+    """One split's predictions as a compressed block (columns, not rows: ids and verdicts compress well)."""
+    verdicts = [None if ok is None else int(ok) for ok in correct]
+    return zlib.compress(JSON.encode([list(ids), list(predictions), verdicts]).encode(), 6)
+
+
+def unpack_predictions(block: bytes) -> tuple[list[str], list[Any], list[bool | None]]:
+    """(example ids, predictions, per-example correct) of a block written by `pack_predictions`."""
+    ids, predictions, verdicts = json.loads(zlib.decompress(block))
+    return ids, predictions, [None if ok is None else bool(ok) for ok in verdicts]
