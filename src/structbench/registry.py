@@ -2,8 +2,11 @@
 
 Names come from the entry-point groups `structbench.suites` and `structbench.models` (the
 built-ins are registered there by structbench's own distribution, exactly like a
-plugin) or from a `module:Class` path. Two different targets under one name are refused;
-an unknown name is answered with the closest registered names.
+plugin) or from a `module:Class` path. A suite entry point names one `Suite` class; an entry
+point of `structbench.suite_families` names a `SuiteFamily`, whose members are registered under
+their suite ids as if each had an entry point of its own (so a family of eleven suites is declared
+once). Two different targets under one name are refused; an unknown name is answered with the
+closest registered names.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from structbench.errors import UserError
-from structbench.suite import Suite
+from structbench.suite import Suite, SuiteFamily
 
 SUITE_GROUP = "structbench.suites"
+FAMILY_GROUP = "structbench.suite_families"
 MODEL_GROUP = "structbench.models"
 
 
@@ -44,9 +48,41 @@ def _names(group: str) -> dict[str, EntryPoint]:
     return _index(group, _entry_points(group))
 
 
+def _family(name: str, point: EntryPoint) -> SuiteFamily:
+    family = _load(point, name, "suite family")
+    if not isinstance(family, SuiteFamily):
+        raise UserError(
+            f"the suite family {name!r} ({point.value}) is a {type(family).__name__}, not a structbench SuiteFamily; "
+            "register a single suite class in structbench.suites instead."
+        )
+    return family
+
+
+def _path(suite_class: type[Suite]) -> str:
+    return f"{suite_class.__module__}:{suite_class.__qualname__}"
+
+
+@cache
+def _suites() -> dict[str, EntryPoint | type[Suite]]:
+    """Suite id -> its own entry point (loaded when asked for), or the member class of a family."""
+    by_name: dict[str, EntryPoint | type[Suite]] = dict(_names(SUITE_GROUP))
+    for family_name, point in _names(FAMILY_GROUP).items():
+        for suite_id, suite_class in _family(family_name, point).members.items():
+            known = by_name.get(suite_id)
+            known_path = None if known is None else known.value if isinstance(known, EntryPoint) else _path(known)
+            if known_path is not None and known_path != _path(suite_class):
+                raise UserError(
+                    f"two plugins register {suite_id!r} in {SUITE_GROUP} ({known_path} and {_path(suite_class)}, "
+                    f"a member of the family {point.value}); uninstall one of them or rename its suite."
+                )
+            by_name[suite_id] = suite_class
+    return by_name
+
+
 def clear_cache() -> None:
     """Forget the entry points read so far (after installing a plugin in the same process)."""
     _names.cache_clear()
+    _suites.cache_clear()
     suite.cache_clear()
 
 
@@ -65,15 +101,13 @@ def _import_path(path: str, what: str) -> Any:
         raise UserError(f"module {module_name!r} has no {attribute!r}; check the {what} path {path!r}.") from None
 
 
-def _lookup(group: str, name: str, what: str) -> Any:
-    if ":" in name:
-        return _import_path(name, what)
-    registered = _names(group)
-    if name not in registered:
-        close = difflib.get_close_matches(name, list(registered), n=3, cutoff=0.5)
-        hint = f"did you mean {', '.join(close)}?" if close else f"known {what}s: {', '.join(sorted(registered))}."
-        raise UserError(f"unknown {what} {name!r}; {hint} (`structbench {what}s` lists them)")
-    point = registered[name]
+def _unknown(registered: list[str], name: str, what: str) -> UserError:
+    close = difflib.get_close_matches(name, registered, n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(close)}?" if close else f"known {what}s: {', '.join(sorted(registered))}."
+    return UserError(f"unknown {what} {name!r}; {hint} (`structbench {what}s` lists them)")
+
+
+def _load(point: EntryPoint, name: str, what: str) -> Any:
     try:
         return point.load()
     except Exception as error:  # a broken plugin must not end in a traceback
@@ -83,8 +117,28 @@ def _lookup(group: str, name: str, what: str) -> Any:
         ) from None
 
 
+def _lookup(group: str, name: str, what: str) -> Any:
+    if ":" in name:
+        return _import_path(name, what)
+    registered = _names(group)
+    if name not in registered:
+        raise _unknown(list(registered), name, what)
+    return _load(registered[name], name, what)
+
+
+def _suite_class(name: str) -> Any:
+    """What `name` (a suite id or a `module:Class` path) names; the caller checks it is a Suite class."""
+    if ":" in name:
+        return _import_path(name, "suite")
+    registered = _suites()
+    if name not in registered:
+        raise _unknown(list(registered), name, "suite")
+    target = registered[name]
+    return _load(target, name, "suite") if isinstance(target, EntryPoint) else target
+
+
 def suite_names() -> list[str]:
-    return sorted(_names(SUITE_GROUP))
+    return sorted(_suites())
 
 
 def model_names() -> list[str]:
@@ -101,7 +155,7 @@ def suite(reference: str) -> Suite:
     if reference in _LOADED_BY_PATH:
         return _LOADED_BY_PATH[reference]
     name, _, version = reference.partition("@")
-    factory = _lookup(SUITE_GROUP, name, "suite")
+    factory = _suite_class(name)
     if not (isinstance(factory, type) and issubclass(factory, Suite)):
         raise UserError(f"{name!r} is not a structbench Suite subclass; derive it from structbench.suite.Suite.")
     if version and version != factory.spec.version:

@@ -8,15 +8,19 @@ from the frozen splits the runner hands it. Aggregation (means, n, breakdowns) b
 harness, freezing and storage too: a suite module imports neither, nor another suite module
 (shared pieces live in `structbench.suites.common`). The harness freezes what `generate`
 returns and never calls it at evaluation time once the data is built.
+
+Suites that differ only by a parameter (SCAN's few-shot k, the logic suites' operator limit) form a
+`SuiteFamily`: its members are declared once from a parameter table with `member`, and one entry
+point in the `structbench.suite_families` group registers them all (see `structbench.registry`).
 """
 
 from __future__ import annotations
 
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from structbench.data.sources import SourceFile, resolve
 from structbench.errors import NotApplicable
@@ -100,3 +104,53 @@ class Suite(ABC):
             if not (candidate / "__init__.py").is_file():
                 return None
         return None
+
+
+S = TypeVar("S", bound=Suite)
+
+
+def member(base: type[S], name: str, doc: str, *, module: str | None = None, **attributes: object) -> type[S]:
+    """A member class of a family: `base` with class attributes `attributes` (its `spec`, `sources`,
+    parameters), named `name` in `module` (by default `base`'s), where `module:name` paths and pickle
+    find it through the module's `__getattr__` (see `SuiteFamily.module_getattr`)."""
+    where = module if module is not None else base.__module__
+    return type(name, (base,), {"__module__": where, "__qualname__": name, "__doc__": doc, **attributes})
+
+
+class SuiteFamily:
+    """Several suites declared once: what one entry point of `structbench.suite_families` registers.
+
+    Each member is a `Suite` subclass registered under its `spec.id`, exactly as if it had an entry
+    point of its own in `structbench.suites`; member ids must be distinct."""
+
+    def __init__(self, members: Iterable[type[Suite]]) -> None:
+        self._members: dict[str, type[Suite]] = {}
+        for suite_class in members:
+            if suite_class.spec.id in self._members:
+                raise ValueError(f"suite family: two members have the id {suite_class.spec.id!r}")
+            self._members[suite_class.spec.id] = suite_class
+
+    @property
+    def members(self) -> Mapping[str, type[Suite]]:
+        """Suite id -> member class, in declaration order."""
+        return dict(self._members)
+
+    def __iter__(self) -> Iterator[type[Suite]]:
+        return iter(self._members.values())
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    @staticmethod
+    def module_getattr(*families: SuiteFamily) -> Callable[[str], type[Suite]]:
+        """A module `__getattr__` serving the member classes of `families` by class name, so that a
+        member is still `module:ClassName` (the path a user may give, and the one pickle uses)."""
+        by_name = {suite_class.__name__: suite_class for family in families for suite_class in family}
+
+        def __getattr__(name: str) -> type[Suite]:
+            try:
+                return by_name[name]
+            except KeyError:
+                raise AttributeError(name) from None
+
+        return __getattr__

@@ -20,9 +20,7 @@ block`: `Size small 1+2 | Shape pyramid 1+2 | Location near 1+2 4 | Color blue 4
 block 4` (Fig. 4.5).
 
 Input: the scene as tokens, four per object (`small red pyramid 1`), objects in random order,
-then `:` and the sentence's words. Monner fed the sentence as unsegmented phonemes, each a
-vector of acoustic features (Table 4.1), and the scene as one vector per object; we use word
-tokens for both (deviation: the suite tests composition, not word segmentation).
+then `:` and the sentence's words.
 
 Four suites, one per systematicity condition (§4.2.3-4.2.4), each with five draws; the
 held-out object type is drawn per draw (from the 27 types, with the draw as seed) and stored
@@ -53,9 +51,8 @@ training distribution); the test splits of the categorical, descriptive and stro
 are generalisation splits (an object type absent from training scenes, or never fully
 described in training).
 
-How it was checked (tests/suites/test_grounded.py): the example of Fig. 4.5 gives the chapter's
-target; every generated item's target is recomputed by the oracle, which parses the sentence
-against the scene; each condition holds out what it claims; splits are disjoint.
+How the suites were checked, and where they deviate from the paper, are declared in their spec
+(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -69,8 +66,17 @@ import numpy as np
 
 from structbench.scoring import Counts, PerExample
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
-from structbench.suite import SourceFiles, Suite
+from structbench.suite import SourceFiles, Suite, SuiteFamily, member
 from structbench.suites.common import GENERATED_LICENCE, RuleTransducer
+
+CHECKED = """How it was checked (tests/suites/test_grounded.py): the example of Fig. 4.5 gives the chapter's
+target; every generated item's target is recomputed by the oracle, which parses the sentence
+against the scene; each condition holds out what it claims; splits are disjoint."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+DEVIATIONS = """Monner fed the sentence as unsegmented phonemes, each a
+vector of acoustic features (Table 4.1), and the scene as one vector per object; we use word
+tokens for both (deviation: the suite tests composition, not word segmentation)."""
+"""Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
 
 SIZES = ("small", "medium", "large")
 COLORS = ("red", "green", "blue")
@@ -350,6 +356,8 @@ GROUNDED = SuiteSpec(
     protocol="transduction",
     description="Ground sentences in scenes as predicates.",
     citation=CITATION,
+    checked=CHECKED,
+    deviations=DEVIATIONS,
     primary_metric="sequence_accuracy",
     higher_is_better=True,
     task="default",
@@ -368,40 +376,43 @@ def _splits(role: TestRole) -> list[SplitSpec]:
     return [*GROUNDED.splits[:2], scored_split("test", SPLIT_SIZES["test"], role)]
 
 
-class GroundedWeak(GroundedScenes):
-    condition = "weak"
-    spec = GROUNDED.variant(
-        id="grounded-weak",
-        description="Ground sentences in scenes as predicates; test pairs are new, objects and descriptions familiar.",
-        splits=_splits("in-distribution"),
+_CONDITIONS: tuple[tuple[str, TestRole, str], ...] = (
+    (
+        "weak",
+        "in-distribution",
+        "Ground sentences in scenes as predicates; test pairs are new, objects and descriptions familiar.",
+    ),
+    (
+        "categorical",
+        "generalisation",
+        "Ground sentences in scenes; one object type never appears in training and is tested by familiar partial "
+        "descriptions.",
+    ),
+    (
+        "descriptive",
+        "generalisation",
+        "Ground sentences in scenes; one object type is seen but never fully described in training, and is tested "
+        "with its full description.",
+    ),
+    (
+        "strong",
+        "generalisation",
+        "Ground sentences in scenes; one object type is neither seen nor described in training, and is tested with "
+        "its full description.",
+    ),
+)
+"""Condition, its test split's role, and its suite's description."""
+
+GROUNDED_FAMILY = SuiteFamily(
+    member(
+        GroundedScenes,
+        f"Grounded{condition.capitalize()}",
+        f"The grounded-scenes task, {condition} systematicity condition.",
+        condition=condition,
+        spec=GROUNDED.variant(id=f"grounded-{condition}", description=description, splits=_splits(role)),
     )
+    for condition, role, description in _CONDITIONS
+)
+"""One suite per condition of `CONDITIONS`."""
 
-
-class GroundedCategorical(GroundedScenes):
-    condition = "categorical"
-    spec = GROUNDED.variant(
-        id="grounded-categorical",
-        description="Ground sentences in scenes; one object type never appears in training and is tested by "
-        "familiar partial descriptions.",
-        splits=_splits("generalisation"),
-    )
-
-
-class GroundedDescriptive(GroundedScenes):
-    condition = "descriptive"
-    spec = GROUNDED.variant(
-        id="grounded-descriptive",
-        description="Ground sentences in scenes; one object type is seen but never fully described in training, "
-        "and is tested with its full description.",
-        splits=_splits("generalisation"),
-    )
-
-
-class GroundedStrong(GroundedScenes):
-    condition = "strong"
-    spec = GROUNDED.variant(
-        id="grounded-strong",
-        description="Ground sentences in scenes; one object type is neither seen nor described in training, and is "
-        "tested with its full description.",
-        splits=_splits("generalisation"),
-    )
+__getattr__ = SuiteFamily.module_getattr(GROUNDED_FAMILY)

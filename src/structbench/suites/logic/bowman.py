@@ -45,20 +45,8 @@ in-distribution where the suite trains on that bin (b <= K), generalisation othe
 in-distribution for `-le12` only. The oracle parses both formulas into 64-bit truth tables
 and computes the relation; always answering `#` (majority) scores 0.530 on `pooled`.
 
-How it was checked: the pinned SHA-256 are those of the commit's blobs (`git show
-360abf1:propositionallogic/FILE | sha256sum`, all 26 files). tests/suites/logic/test_bowman.py checks
-the reference copy against them; that our relation of the two truth tables gives every label
-of all 26 files (no disagreement among the 249,069; Bowman's relation function differs from
-ours only for tautologies and contradictions, which his generator discards) and that each
-pair's bin follows the rule above; that split sizes are the files' line counts and dev and
-train partition the training files; and that the oracle scores 1.0 on every test split.
-
-Deviations from Tran: the published files rather than a regeneration (Tran's are not
-published, so bin sizes and the 85/15 train/test ratio are Bowman's); dev comes from the
-training bins only, where Tran selects on valid items of every bin, the longer untrained
-ones included (which leaks the generalisation condition into model selection); "at most n"
-is read as bins 0..n inclusive, as the thesis says (Tran's code, `range(max_bin)`, trains
-on bins below its `-max_bin` argument).
+How the suites were checked, and where they deviate from the paper, are declared in their spec
+(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -70,7 +58,7 @@ import numpy as np
 
 from structbench.data.sources import SourceFile
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
-from structbench.suite import SourceFiles, Suite
+from structbench.suite import SourceFiles, Suite, SuiteFamily, member
 from structbench.suites.common import (
     ALL_WORLDS,
     LOGIC_RELATIONS,
@@ -80,6 +68,22 @@ from structbench.suites.common import (
     LogicSolver,
     malformed,
 )
+
+CHECKED = """How it was checked: the pinned SHA-256 are those of the commit's blobs (`git show
+360abf1:propositionallogic/FILE | sha256sum`, all 26 files). tests/suites/logic/test_bowman.py checks
+the reference copy against them; that our relation of the two truth tables gives every label
+of all 26 files (no disagreement among the 249,069; Bowman's relation function differs from
+ours only for tautologies and contradictions, which his generator discards) and that each
+pair's bin follows the rule above; that split sizes are the files' line counts and dev and
+train partition the training files; and that the oracle scores 1.0 on every test split."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+DEVIATIONS = """Deviations from Tran: the published files rather than a regeneration (Tran's are not
+published, so bin sizes and the 85/15 train/test ratio are Bowman's); dev comes from the
+training bins only, where Tran selects on valid items of every bin, the longer untrained
+ones included (which leaks the generalisation condition into model selection); "at most n"
+is read as bins 0..n inclusive, as the thesis says (Tran's code, `range(max_bin)`, trains
+on bins below its `-max_bin` argument)."""
+"""Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
 
 LABELS = LOGIC_RELATIONS
 SEPARATOR = LOGIC_SEPARATOR
@@ -259,6 +263,8 @@ LOGIC_BOWMAN = SuiteSpec(
     protocol="classification",
     description=_description(MAX_OPS),
     citation=CITATION,
+    checked=CHECKED,
+    deviations=DEVIATIONS,
     primary_metric="accuracy",
     higher_is_better=True,
     task="default",
@@ -268,21 +274,18 @@ LOGIC_BOWMAN = SuiteSpec(
 """What the four suites share; each declares its id, description and the bins it trains on."""
 
 
-class LogicBowmanLe3(LogicBowman):
-    max_train_ops = 3
-    spec = LOGIC_BOWMAN.variant(id="logic-bowman-le3", description=_description(3), splits=_splits(3))
+TRAIN_LIMITS = (3, 6, 9, 12)
+"""The operator limits of the family's members, one suite each (`logic-bowman-leN`)."""
+LOGIC_BOWMAN_FAMILY = SuiteFamily(
+    member(
+        LogicBowman,
+        f"LogicBowmanLe{limit}",
+        f"Bowman et al.'s published pairs, trained on at most {limit} operators.",
+        max_train_ops=limit,
+        spec=LOGIC_BOWMAN.variant(id=f"logic-bowman-le{limit}", description=_description(limit), splits=_splits(limit)),
+    )
+    for limit in TRAIN_LIMITS
+)
+"""`logic-bowman-le3` to `logic-bowman-le12`."""
 
-
-class LogicBowmanLe6(LogicBowman):
-    max_train_ops = 6
-    spec = LOGIC_BOWMAN.variant(id="logic-bowman-le6", description=_description(6), splits=_splits(6))
-
-
-class LogicBowmanLe9(LogicBowman):
-    max_train_ops = 9
-    spec = LOGIC_BOWMAN.variant(id="logic-bowman-le9", description=_description(9), splits=_splits(9))
-
-
-class LogicBowmanLe12(LogicBowman):
-    max_train_ops = 12
-    spec = LOGIC_BOWMAN.variant(id="logic-bowman-le12", description=_description(12), splits=_splits(12))
+__getattr__ = SuiteFamily.module_getattr(LOGIC_BOWMAN_FAMILY)

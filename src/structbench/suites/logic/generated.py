@@ -33,13 +33,38 @@ split 0.8/0.1/0.1 into train, dev and test (Tran: 60,000 samples, ratios 0.8/0.1
 55,236). Label shares over the pool (measured): `#` 49.7%, `>` 13.6%, `<` 13.4%, `|` 10.5%,
 `v` 10.4%, `=` 1.4%, `^` 1.0%, so always answering `#` scores about 0.5.
 
-How it was checked (tests/suites/logic/test_generated.py): relations agree with a brute-force set computation
+How the suites were checked, and where they deviate from the paper, are declared in their spec
+(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import ClassVar
+
+import numpy as np
+
+from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
+from structbench.suite import SourceFiles, Suite, SuiteFamily, member
+from structbench.suites.common import (
+    ALL_WORLDS,
+    GENERATED_LICENCE,
+    LOGIC_RELATIONS,
+    LOGIC_SEPARATOR,
+    LOGIC_VARIABLES,
+    VARIABLE_MASKS,
+    LogicSolver,
+    relation,
+)
+
+CHECKED = """How it was checked (tests/suites/logic/test_generated.py): relations agree with a brute-force set computation
 over the 64 assignments on random pairs; every relation label occurs; the splits are
 disjoint; the oracle (which parses the tokens back and compares truth tables) scores 1.0.
 The same relation function gives every label of Bowman et al.'s published pairs
-(tests/suites/logic/test_bowman.py, 249,069 pairs).
-
-Deviations: these suites are a generated variant with balanced bins. Bowman et al.'s
+(tests/suites/logic/test_bowman.py, 249,069 pairs)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+DEVIATIONS = """Deviations: these suites are a generated variant with balanced bins. Bowman et al.'s
 published data (github.com/sleepinyourhat/vector-entailment, `propositionallogic/`) exist
 and are served as published by `logic-bowman-le3` … `-le12`; measured against them:
 - Bracketing: ours puts the operator between its operands in one bracket, `( ( not a ) and b )`,
@@ -55,29 +80,8 @@ and are served as published by `logic-bowman-le3` … `-le12`; measured against 
 - Scoring: our `pooled` includes bin 0 (`ops-00`), whereas Tran scores (and averages) bins
   1-12 only, as `logic-bowman-*` does.
 The generated suites keep their version and data (1.0.0): a variant whose bins are equally
-precise and whose formulas have exactly their bin's operator count.
-"""
-
-from __future__ import annotations
-
-from collections.abc import Mapping, Sequence
-from functools import cache
-from typing import ClassVar
-
-import numpy as np
-
-from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
-from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import (
-    ALL_WORLDS,
-    GENERATED_LICENCE,
-    LOGIC_RELATIONS,
-    LOGIC_SEPARATOR,
-    LOGIC_VARIABLES,
-    VARIABLE_MASKS,
-    LogicSolver,
-    relation,
-)
+precise and whose formulas have exactly their bin's operator count."""
+"""Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
 
 LABELS = LOGIC_RELATIONS
 SEPARATOR = LOGIC_SEPARATOR
@@ -229,6 +233,8 @@ LOGIC = SuiteSpec(
     protocol="classification",
     description="Natural-logic relation between two propositional formulas.",
     citation=CITATION,
+    checked=CHECKED,
+    deviations=DEVIATIONS,
     primary_metric="accuracy",
     higher_is_better=True,
     task="default",
@@ -238,41 +244,23 @@ LOGIC = SuiteSpec(
 """What the four suites share; each declares its id, description and the bins it trains on."""
 
 
-class LogicLe3(LogicInference):
-    max_train_ops = 3
-    spec = LOGIC.variant(
-        id="logic-inference-le3",
-        description="Natural-logic relation between two propositional formulas; trained on at most 3 operators, "
-        "tested on 0 to 12.",
-        splits=_splits(3),
+TRAIN_LIMITS = (3, 6, 9, 12)
+"""The operator limits of the family's members, one suite each (`logic-inference-leN`)."""
+LOGIC_INFERENCE = SuiteFamily(
+    member(
+        LogicInference,
+        f"LogicLe{limit}",
+        f"Logical inference trained on at most {limit} operators.",
+        max_train_ops=limit,
+        spec=LOGIC.variant(
+            id=f"logic-inference-le{limit}",
+            description="Natural-logic relation between two propositional formulas; trained on at most "
+            f"{limit} operators, tested on 0 to 12.",
+            splits=_splits(limit),
+        ),
     )
+    for limit in TRAIN_LIMITS
+)
+"""`logic-inference-le3` to `logic-inference-le12`."""
 
-
-class LogicLe6(LogicInference):
-    max_train_ops = 6
-    spec = LOGIC.variant(
-        id="logic-inference-le6",
-        description="Natural-logic relation between two propositional formulas; trained on at most 6 operators, "
-        "tested on 0 to 12.",
-        splits=_splits(6),
-    )
-
-
-class LogicLe9(LogicInference):
-    max_train_ops = 9
-    spec = LOGIC.variant(
-        id="logic-inference-le9",
-        description="Natural-logic relation between two propositional formulas; trained on at most 9 operators, "
-        "tested on 0 to 12.",
-        splits=_splits(9),
-    )
-
-
-class LogicLe12(LogicInference):
-    max_train_ops = 12
-    spec = LOGIC.variant(
-        id="logic-inference-le12",
-        description="Natural-logic relation between two propositional formulas; trained on at most 12 operators, "
-        "tested on 0 to 12.",
-        splits=_splits(12),
-    )
+__getattr__ = SuiteFamily.module_getattr(LOGIC_INFERENCE)

@@ -32,25 +32,8 @@ train file and its 3-filler train file the `jump around right` template's: `scan
 Test roles: every test is a generalisation split (a template, or `jump around right`, that
 training never shows).
 
-How it was checked (tests/suites/scan/test_loula.py): the suites' sizes are the official files' line
-counts (template tests 1,173 / 4,476 / 4,476 / 4,476, filler trains 15,225 / 16,290 / 17,391 /
-18,528, few-shot trains 15,225 + k, train and dev together); each template split equals, on
-`tasks.txt`, "every command holding the template in test, every command holding its `turn`
-form (`turn around right`, `turn right`, `turn opposite right`) in neither, the rest in train"; the
-n-filler train set is the 0-filler one plus every command holding `X around right` for the first n
-fillers; each few-shot train file is the 0-filler train set, in order, followed by distinct commands
-of the 1-filler set that hold `look around right`; the oracle scores 1.0 on every suite.
-
-What deviates, and what upstream does that the experiments' wording does not say:
-- dev: 10% of the published train lines for model selection, as in every SCAN suite; for the few-shot
-  suites only from the 0-filler lines, so that train keeps all k added commands (a uniform 10% would
-  leave k = 1 with no `look around right` command in about one draw of ten) and every k of a draw
-  selects on the same dev split;
-- the `.` ending every input (Korrel's input format);
-- upstream, not us: the template splits leave out the 1,209 commands holding the template's `turn`
-  form, from train and test alike; and five few-shot files add fewer commands than k (k = 32, rep3:
-  31; k = 64: 61, 61, 63, 62, 60), so those suites' train sizes differ between draws. Both are
-  kept as published.
+How the suites were checked, and where they deviate from the paper, are declared in their spec
+(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -59,7 +42,7 @@ from collections.abc import Sequence
 
 from structbench.data.sources import SourceFile
 from structbench.specs import Example, SeriesPoint, SplitSpec, SuiteSpec, dev_split, scored_split, train_split
-from structbench.suite import SourceFiles
+from structbench.suite import SourceFiles, SuiteFamily, member
 from structbench.suites.scan.common import (
     CITATION,
     DEV_FRACTION,
@@ -67,6 +50,27 @@ from structbench.suites.scan.common import (
     parse_scan_file,
     scan_source,
 )
+
+CHECKED = """How it was checked (tests/suites/scan/test_loula.py): the suites' sizes are the official files' line
+counts (template tests 1,173 / 4,476 / 4,476 / 4,476, filler trains 15,225 / 16,290 / 17,391 /
+18,528, few-shot trains 15,225 + k, train and dev together); each template split equals, on
+`tasks.txt`, "every command holding the template in test, every command holding its `turn`
+form (`turn around right`, `turn right`, `turn opposite right`) in neither, the rest in train"; the
+n-filler train set is the 0-filler one plus every command holding `X around right` for the first n
+fillers; each few-shot train file is the 0-filler train set, in order, followed by distinct commands
+of the 1-filler set that hold `look around right`; the oracle scores 1.0 on every suite."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+DEVIATIONS = """What deviates, and what upstream does that the experiments' wording does not say:
+- dev: 10% of the published train lines for model selection, as in every SCAN suite; for the few-shot
+  suites only from the 0-filler lines, so that train keeps all k added commands (a uniform 10% would
+  leave k = 1 with no `look around right` command in about one draw of ten) and every k of a draw
+  selects on the same dev split;
+- the `.` ending every input (Korrel's input format);
+- upstream, not us: the template splits leave out the 1,209 commands holding the template's `turn`
+  form, from train and test alike; and five few-shot files add fewer commands than k (k = 32, rep3:
+  31; k = 64: 61, 61, 63, 62, 60), so those suites' train sizes differ between draws. Both are
+  kept as published."""
+"""Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
 
 LOULA = (
     "Loula, Baroni & Lake 2018, Rearranging the familiar: Testing compositional generalization in recurrent networks"
@@ -134,6 +138,8 @@ SCAN_LOULA = SuiteSpec(
     protocol="transduction",
     description="SCAN commands to action sequences.",
     citation=f"{LOULA}; {KORREL}; SCAN: {CITATION}",
+    checked=CHECKED,
+    deviations=DEVIATIONS,
     primary_metric="sequence_accuracy",
     task="scan",
     splits=[train_split(0), dev_split(0), scored_split("test", 0, "generalisation")],
@@ -181,32 +187,20 @@ def _template(name: str, title: str, train: int, test: int) -> SuiteSpec:
     )
 
 
-class ScanTemplateJumpAroundRight(PublishedSplitSuite):
-    """SCAN template split `jump around right` (same data as `scan-filler-3`)."""
-
-    spec = _template("jump_around_right", "`jump around right`", 18528, 1173)
-    sources = _template_sources("jump_around_right")
-
-
-class ScanTemplateRight(PublishedSplitSuite):
-    """SCAN template split `X right` for a primitive X."""
-
-    spec = _template("right", "`X right` (X a primitive)", 15225, 4476)
-    sources = _template_sources("right")
-
-
-class ScanTemplateOppositeRight(PublishedSplitSuite):
-    """SCAN template split `X opposite right` for a primitive X."""
-
-    spec = _template("opposite_right", "`X opposite right` (X a primitive)", 15225, 4476)
-    sources = _template_sources("opposite_right")
-
-
-class ScanTemplateAroundRight(PublishedSplitSuite):
-    """SCAN template split `X around right` for a primitive X."""
-
-    spec = _template("around_right", "`X around right` (X a primitive)", 15225, 4476)
-    sources = _template_sources("around_right")
+TEMPLATES = SuiteFamily(
+    member(PublishedSplitSuite, f"ScanTemplate{cls}", doc, spec=_template(name, title, train, test), sources=_template_sources(name))
+    for cls, name, title, train, test, doc in (
+        ("JumpAroundRight", "jump_around_right", "`jump around right`", 18528, 1173,
+         "SCAN template split `jump around right` (same data as `scan-filler-3`)."),
+        ("Right", "right", "`X right` (X a primitive)", 15225, 4476, "SCAN template split `X right` for a primitive X."),
+        ("OppositeRight", "opposite_right", "`X opposite right` (X a primitive)", 15225, 4476,
+         "SCAN template split `X opposite right` for a primitive X."),
+        ("AroundRight", "around_right", "`X around right` (X a primitive)", 15225, 4476,
+         "SCAN template split `X around right` for a primitive X."),
+    )
+)  # fmt: skip
+"""Experiment 4: `scan-template-*`, one suite per held-out template (class, template, title, train and
+test lines, docstring)."""
 
 
 def _filler(n: int, train: int) -> tuple[SuiteSpec, tuple[SourceFile, ...]]:
@@ -224,29 +218,18 @@ def _filler(n: int, train: int) -> tuple[SuiteSpec, tuple[SourceFile, ...]]:
     return spec, sources
 
 
-class ScanFiller0(PublishedSplitSuite):
-    """SCAN filler split, 0 fillers: no `X around right` in train (the few-shot series' k = 0)."""
-
-    spec, sources = _filler(0, 15225)
-
-
-class ScanFiller1(PublishedSplitSuite):
-    """SCAN filler split, 1 filler: `look around right` in train."""
-
-    spec, sources = _filler(1, 16290)
-
-
-class ScanFiller2(PublishedSplitSuite):
-    """SCAN filler split, 2 fillers: `look around right` and `walk around right` in train."""
-
-    spec, sources = _filler(2, 17391)
-
-
-class ScanFiller3(PublishedSplitSuite):
-    """SCAN filler split, 3 fillers: `look`, `walk` and `run around right` in train (same data as
-    `scan-template-jump-around-right`)."""
-
-    spec, sources = _filler(3, 18528)
+FILLERS = SuiteFamily(
+    member(PublishedSplitSuite, f"ScanFiller{n}", doc, spec=spec, sources=sources)
+    for n, train, doc in (
+        (0, 15225, "SCAN filler split, 0 fillers: no `X around right` in train (the few-shot series' k = 0)."),
+        (1, 16290, "SCAN filler split, 1 filler: `look around right` in train."),
+        (2, 17391, "SCAN filler split, 2 fillers: `look around right` and `walk around right` in train."),
+        (3, 18528, "SCAN filler split, 3 fillers: `look`, `walk` and `run around right` in train (same data as "
+         "`scan-template-jump-around-right`)."),
+    )
+    for spec, sources in [_filler(n, train)]
+)  # fmt: skip
+"""Experiment 5: `scan-filler-0` to `scan-filler-3` (fillers, lines of the published train file, docstring)."""
 
 
 class FewShotSuite(ScanSuite):
@@ -296,67 +279,20 @@ def _fewshot(k: int) -> tuple[SuiteSpec, tuple[SourceFile, ...]]:
     return spec, (*sources, JUMP_AROUND_RIGHT_TEST)
 
 
-class ScanFewShot1(FewShotSuite):
-    """SCAN few-shot split, k = 1."""
+FEWSHOT_K = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+"""The k of experiment 6, one suite each."""
+FEWSHOT_NOTE = {32: " (upstream's rep3 adds 31)", 64: " (upstream adds 60 to 63)"}
+FEWSHOT = SuiteFamily(
+    member(
+        FewShotSuite,
+        f"ScanFewShot{k}",
+        f"SCAN few-shot split, k = {k}{FEWSHOT_NOTE.get(k, '')}.",
+        spec=spec,
+        sources=sources,
+    )
+    for k in FEWSHOT_K
+    for spec, sources in [_fewshot(k)]
+)
+"""Experiment 6: `scan-fewshot-1` to `scan-fewshot-1024`."""
 
-    spec, sources = _fewshot(1)
-
-
-class ScanFewShot2(FewShotSuite):
-    """SCAN few-shot split, k = 2."""
-
-    spec, sources = _fewshot(2)
-
-
-class ScanFewShot4(FewShotSuite):
-    """SCAN few-shot split, k = 4."""
-
-    spec, sources = _fewshot(4)
-
-
-class ScanFewShot8(FewShotSuite):
-    """SCAN few-shot split, k = 8."""
-
-    spec, sources = _fewshot(8)
-
-
-class ScanFewShot16(FewShotSuite):
-    """SCAN few-shot split, k = 16."""
-
-    spec, sources = _fewshot(16)
-
-
-class ScanFewShot32(FewShotSuite):
-    """SCAN few-shot split, k = 32 (upstream's rep3 adds 31)."""
-
-    spec, sources = _fewshot(32)
-
-
-class ScanFewShot64(FewShotSuite):
-    """SCAN few-shot split, k = 64 (upstream adds 60 to 63)."""
-
-    spec, sources = _fewshot(64)
-
-
-class ScanFewShot128(FewShotSuite):
-    """SCAN few-shot split, k = 128."""
-
-    spec, sources = _fewshot(128)
-
-
-class ScanFewShot256(FewShotSuite):
-    """SCAN few-shot split, k = 256."""
-
-    spec, sources = _fewshot(256)
-
-
-class ScanFewShot512(FewShotSuite):
-    """SCAN few-shot split, k = 512."""
-
-    spec, sources = _fewshot(512)
-
-
-class ScanFewShot1024(FewShotSuite):
-    """SCAN few-shot split, k = 1024."""
-
-    spec, sources = _fewshot(1024)
+__getattr__ = SuiteFamily.module_getattr(TEMPLATES, FILLERS, FEWSHOT)
