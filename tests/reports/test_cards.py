@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import inspect
-import sys
+import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -11,19 +11,17 @@ import pytest
 
 from structbench import registry
 from structbench.data import freeze
-from structbench.reports.cards import how_it_was_checked, module_docstring, suite_card
+from structbench.reports.cards import NOT_DECLARED, module_docstring, suite_card
 from structbench.reports.overlap import OverlapAudit, SplitOverlap, audit, cache_path, cached_audit
 from structbench.specs import Example, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
 from tests.conftest import REPO, SHARED_DATA
 
-BUILT_IN_MODULES = {path.stem for path in (REPO / "suites").glob("*.py")} - {"__init__", "common"}
-
 
 def built_in_suites() -> list[Suite]:
     """Every suite this distribution registers (plugins installed elsewhere left out)."""
     suites = [registry.suite(name) for name in registry.suite_names()]
-    return [s for s in suites if type(s).__module__.rpartition(".")[2] in BUILT_IN_MODULES]
+    return [s for s in suites if type(s).__module__.startswith("structbench.suites.")]
 
 
 @pytest.fixture
@@ -232,54 +230,64 @@ def test_a_licence_changes_no_spec_and_the_card_shows_it() -> None:
 # --- how it was checked ------------------------------------------------------------------------
 
 
-def test_every_suite_module_that_says_how_it_was_checked_gets_it_on_the_card() -> None:
-    with_paragraph = set()
-    for name in registry.suite_names():  # every installed suite, plugins included
-        suite = registry.suite(name)
-        about = module_docstring(type(suite))
-        assert about == inspect.cleandoc(sys.modules[type(suite).__module__].__doc__ or "")
-        checked = how_it_was_checked(about)
-        if "How it was checked" in about:
-            with_paragraph.add(suite.spec.id)
-            assert "How it was checked" in checked, suite.spec.id
-            assert checked in about, suite.spec.id  # taken from the docstring, not made up
-        else:
-            assert checked == "", suite.spec.id
-    assert {suite.spec.id for suite in built_in_suites()} <= with_paragraph  # every built-in module has one
+def test_every_built_in_suite_declares_how_it_was_checked_and_the_card_shows_it() -> None:
+    suites = built_in_suites()
+    assert len(suites) == len(registry.suite_names())  # no plugin installed here: every suite is built in
+    for suite in suites:
+        for version in (type(suite), *type(suite).superseded):
+            assert "How it was checked" in version.spec.checked, version.spec.key
+        card = suite_card(suite.spec, "0" * 64)
+        assert card.how_checked == suite.spec.checked, suite.spec.id
+        assert card.deviations == (suite.spec.deviations or NOT_DECLARED), suite.spec.id
+    assert {s.spec.id for s in suites if not s.spec.deviations} == {"dsr", "miniscan"}  # their modules name none
 
 
-def test_how_it_was_checked_stops_where_the_checks_end() -> None:
-    bowman = how_it_was_checked(module_docstring(type(registry.suite("logic-bowman-le3"))))
-    assert bowman.startswith("How it was checked: the pinned SHA-256 are those of the commit's blobs")
-    assert bowman.endswith("and that the oracle scores 1.0 on every test split.")
-    assert "Deviations" not in bowman
-
-    gulordava = how_it_was_checked(module_docstring(type(registry.suite("agreement-gulordava"))))
-    assert gulordava.endswith("the oracle (the gold forms read from the frozen test split) scores 1.0.")
-    assert "Deviation" not in gulordava  # the deviation sentence of the same paragraph is left to `about`
-
-    scan = how_it_was_checked(module_docstring(type(registry.suite("scan-simple"))))
-    assert scan.startswith("The interpreter (grammar and semantics")  # the sentence that says what "it" is
-    assert scan.endswith("the simple split is an 80/20 partition of `tasks.txt`.")
-    assert "Scorers" not in scan
+def test_test_paths_in_declared_checks_and_suite_modules_exist() -> None:
+    named = set()
+    for suite in built_in_suites():
+        for text in (suite.spec.checked, suite.spec.deviations, module_docstring(type(suite))):
+            named |= set(re.findall(r"tests/[\w/]+\.py", text))
+    assert named and all(path.startswith("tests/suites/") for path in named), named
+    assert [path for path in sorted(named) if not (REPO / path).is_file()] == []
 
 
-def test_how_it_was_checked_keeps_a_list_that_continues_it() -> None:
-    docstring = """Title.
+def test_declared_checks_stop_where_the_checks_end() -> None:
+    bowman = registry.suite("logic-bowman-le3").spec
+    assert bowman.checked.startswith("How it was checked: the pinned SHA-256 are those of the commit's blobs")
+    assert bowman.checked.endswith("and that the oracle scores 1.0 on every test split.")
+    assert "Deviations" not in bowman.checked
+    assert bowman.deviations.startswith("Deviations from Tran: the published files rather than a regeneration")
 
-    Scorers: accuracy.
+    gulordava = registry.suite("agreement-gulordava").spec
+    assert gulordava.checked.endswith("the oracle (the gold forms read from the frozen test split) scores 1.0.")
+    assert "Deviation" not in gulordava.checked  # the deviation sentence is declared on its own
+    assert gulordava.deviations.startswith("Deviation: none in the data; we score the whole sequence")
 
-    How it was checked against the published data:
+    scan = registry.suite("scan-simple").spec
+    assert scan.checked.startswith("The interpreter (grammar and semantics")  # the sentence that says what "it" is
+    assert scan.checked.endswith("the simple split is an 80/20 partition of `tasks.txt`.")
+    assert "Scorers" not in scan.checked
 
-    - every item parses;
-    - the oracle scores 1.0.
 
-    Test roles: test is in-distribution.
-    """
-    assert how_it_was_checked(docstring) == (
-        "How it was checked against the published data:\n\n- every item parses;\n- the oracle scores 1.0."
-    )
-    assert how_it_was_checked("Title.\n\nNothing checked here.") == ""
+def test_declared_deviations_keep_their_lists() -> None:
+    loula = registry.suite("scan-fewshot-1").spec.deviations
+    assert loula.startswith("What deviates, and what upstream does that the experiments' wording does not say:\n- dev:")
+    assert loula.endswith("Both are\n  kept as published.")
+    generated = registry.suite("logic-inference-le3").spec.deviations
+    assert "\n- Bracketing:" in generated and generated.endswith("exactly their bin's operator count.")
+
+
+def test_a_spec_stored_before_the_declared_fields_loads_and_its_card_says_what_is_declared() -> None:
+    installed = registry.suite("miniscan").spec
+    old = json.loads(installed.model_dump_json())
+    del old["checked"], old["deviations"]
+    stored = SuiteSpec.model_validate_json(json.dumps(old))  # what Store.suite_specs reads from an older store
+    assert (stored.checked, stored.deviations) == ("", "")
+    card = suite_card(stored, "a" * 64)  # this structbench has miniscan@1.0.0: its declaration is shown
+    assert (card.how_checked, card.deviations) == (installed.checked, NOT_DECLARED)
+    unknown = suite_card(stored.variant(version="9.9.9"), "a" * 64)
+    assert not unknown.installed
+    assert (unknown.how_checked, unknown.deviations) == (NOT_DECLARED, NOT_DECLARED)
 
 
 # --- cards of versions this structbench does not have, and of data not built here -----------
@@ -290,7 +298,8 @@ def test_an_uninstalled_version_gets_a_card_from_its_stored_spec_alone() -> None
     card = suite_card(stored, "a" * 64)
     assert not card.installed
     assert "9.9.9" in card.installed_note
-    assert (card.licence, card.sources, card.how_checked, card.about) == ("", [], "", "")
+    assert (card.licence, card.sources, card.about) == ("", [], "")
+    assert (card.how_checked, card.deviations) == (stored.checked, NOT_DECLARED)  # as the stored spec declares
     assert (card.description, card.splits, card.changelog) == (stored.description, stored.splits, stored.changelog)
     assert card.audit is None
     assert card.audit_note.startswith("not audited") and "miniscan@9.9.9" in card.audit_note

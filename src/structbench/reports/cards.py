@@ -2,15 +2,16 @@
 
 One record per suite version and data hash, made from the stored spec (so a card exists for every
 suite the store has results of) and, where this structbench has that suite version, from its
-class and module: licence, published source files, the module docstring's account of how the
-suite was checked against the published data, and an overlap audit of its built data
-(`structbench.reports.overlap`). The renderer only formats a card; nothing here renders.
+class and module: licence, published source files, the module docstring, and an overlap audit of
+its built data (`structbench.reports.overlap`). How the suite was checked and where it deviates
+from its paper are the spec's declared fields (`SuiteSpec.checked`, `SuiteSpec.deviations`), so
+a card says "not declared" rather than guess them from prose. The renderer only formats a card;
+nothing here renders.
 """
 
 from __future__ import annotations
 
 import inspect
-import re
 import sys
 
 from structbench import registry
@@ -20,12 +21,8 @@ from structbench.reports.overlap import OverlapAudit, cached_audit
 from structbench.specs import Frozen, ProtocolName, SplitSpec, SuiteSpec
 from structbench.suite import Suite
 
-_CHECKED = re.compile(r"(?:\A|(?<=[.!?)]\s))How it was checked\b")
-"""The phrase that opens a suite module's account of its checks, at the start of a sentence."""
-_DEVIATION = re.compile(r"(?<=[.!?)])\s+Deviations?\b")
-"""A sentence on deviations, which some modules append to the checks' paragraph; it is not a check."""
-_CONTINUATION = re.compile(r"[ \t]|[-*•] |\d+[.)] ")
-"""How a paragraph that continues the previous one starts: indented, or a list item."""
+NOT_DECLARED = "not declared"
+"""What a card says for a check or deviation account the suite's spec does not declare."""
 
 
 class SuiteCard(Frozen):
@@ -55,9 +52,12 @@ class SuiteCard(Frozen):
     """The published files the suite is built from: path, pinned URL or where to get it, SHA-256
     (empty for a file the user supplies); empty for generated suites and when not installed."""
     how_checked: str
-    """How the suite was checked against the published data: the module docstring's paragraph that
-    says "How it was checked", with any list or indented block continuing it, and without a trailing
-    sentence on deviations (that belongs to `about`); empty when the docstring has none."""
+    """How the suite was checked against its paper's published data or definition: the spec's declared
+    `checked`; `NOT_DECLARED` when neither the stored spec nor this structbench's spec of that version
+    declares it."""
+    deviations: str
+    """Where the suite departs from its paper, and why: the spec's declared `deviations`; `NOT_DECLARED`
+    when neither the stored spec nor this structbench's spec of that version declares any."""
     about: str
     """The whole docstring of the suite's module (cleaned of indentation), for an expandable section."""
     splits: list[SplitSpec]
@@ -76,28 +76,10 @@ class SuiteCard(Frozen):
     """Empty with an audit; otherwise one sentence saying why there is none and how to get one."""
 
 
-def how_it_was_checked(docstring: str) -> str:
-    """The account of a suite's checks in its module docstring, or "" when it has none.
-
-    Suite modules state how they were checked in a paragraph that starts with, or (after a sentence
-    naming what is checked, as in `suites/scan.py`) contains a sentence that starts with, "How it was
-    checked". That whole paragraph is taken, with the paragraphs that continue it (a list or an
-    indented block, or anything after a paragraph ending in a colon), up to the next paragraph that
-    does not. A "Deviation(s)" sentence that some modules append to the same paragraph ends it.
-    """
-    paragraphs = [p.strip("\n") for p in re.split(r"\n[ \t]*\n", inspect.cleandoc(docstring))]
-    found = next(((i, match) for i, p in enumerate(paragraphs) if (match := _CHECKED.search(p))), None)
-    if found is None:
-        return ""
-    index, opening = found
-    taken = [paragraphs[index]]
-    for following in paragraphs[index + 1 :]:
-        if not (taken[-1].rstrip().endswith(":") or _CONTINUATION.match(following)):
-            break
-        taken.append(following)
-    text = "\n\n".join(taken)
-    deviation = _DEVIATION.search(text, opening.end())
-    return (text[: deviation.start()] if deviation else text).strip()
+def declared(stored: str, installed: str) -> str:
+    """A declared account: the stored spec's, else the installed spec's of the same version (a spec
+    stored before the field existed has it empty), else `NOT_DECLARED`."""
+    return stored or installed or NOT_DECLARED
 
 
 def module_docstring(suite_class: type[Suite]) -> str:
@@ -110,8 +92,9 @@ def suite_card(spec: SuiteSpec, suite_hash: str) -> SuiteCard:
     """The card of `spec` (as stored with results) whose data has `suite_hash`.
 
     The spec's own fields come from `spec`; licence, sources and the docstring from the installed
-    class of `spec.key` (via the registry), when this structbench has that version. The overlap
-    audit is the cached one, or is made from data already built here; no data is ever built.
+    class of `spec.key` (via the registry), when this structbench has that version, which also
+    supplies `checked` and `deviations` where the stored spec declares none. The overlap audit is the
+    cached one, or is made from data already built here; no data is ever built.
     """
     installed_note = ""
     suite_class: type[Suite] | None
@@ -121,6 +104,7 @@ def suite_card(spec: SuiteSpec, suite_hash: str) -> SuiteCard:
         suite_class = None
         installed_note = f"This card is built from the stored spec alone: {error}"
     about = module_docstring(suite_class) if suite_class is not None else ""
+    installed_spec = suite_class.spec if suite_class is not None else None
     audit, audit_note = cached_audit(spec, suite_hash)
     return SuiteCard(
         suite=spec.id,
@@ -134,7 +118,8 @@ def suite_card(spec: SuiteSpec, suite_hash: str) -> SuiteCard:
         n_draws=spec.n_draws,
         licence=suite_class.licence if suite_class is not None else "",
         sources=list(suite_class.sources) if suite_class is not None else [],
-        how_checked=how_it_was_checked(about),
+        how_checked=declared(spec.checked, installed_spec.checked if installed_spec is not None else ""),
+        deviations=declared(spec.deviations, installed_spec.deviations if installed_spec is not None else ""),
         about=about,
         splits=list(spec.splits),
         suite_hash=suite_hash,

@@ -34,9 +34,8 @@ What the text leaves open and we chose: the two targets are drawn independently,
 be the same symbol (as in the temporal-order task, whose 16 outputs are every ordered pair),
 and each distractor independently of the others (20 slots, 4 distractors).
 
-How it was checked (tests/suites/test_dsr.py): every input has 24 symbols, exactly two of them
-targets among the first 22 and the prompts last; the oracle (which reads the targets off the
-input) scores 1.0; the splits are disjoint; `trials_to_criterion` is declared lower-is-better.
+How the suite was checked is declared in its spec (`CHECKED` below: the spec's `checked`), which
+the suite card shows; it declares no deviation from the paper.
 """
 
 from __future__ import annotations
@@ -48,6 +47,13 @@ from typing import ClassVar
 from structbench.specs import Example, Split, StatisticSpec, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
 from structbench.suites.common import GENERATED_LICENCE, RuleTransducer
+
+CHECKED = """How it was checked (tests/suites/test_dsr.py): every input has 24 symbols, exactly two of them
+targets among the first 22 and the prompts last; the oracle (which reads the targets off the
+input) scores 1.0; the splits are disjoint; `trials_to_criterion` is declared lower-is-better."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+DEVIATIONS = ""
+"""None declared: the module's documentation names no departure from the paper."""
 
 TARGETS = ("t1", "t2", "t3", "t4")
 DISTRACTORS = ("d1", "d2", "d3", "d4")
@@ -98,6 +104,8 @@ class DistractedSequenceRecall(Suite):
         "headlined by how many training trials a model needs to get 95% of fresh trials right.",
         citation="Monner 2011, A Neurocomputational Model of Grounded Language Comprehension and Production at "
         "the Sentence Level (PhD dissertation, University of Maryland), §2.7.1 Distracted sequence recall",
+        checked=CHECKED,
+        deviations=DEVIATIONS,
         primary_metric="sequence_accuracy",
         task="dsr",
         splits=[

@@ -39,16 +39,8 @@ longer compositions (longer_*, longer_compositions_*). The published
 sample) with `longer_compositions_seen`, so it is not ranked: ranking both would count those
 items twice.
 
-How it was checked: the split sizes equal the thesis's stated and derived sizes (232 / 16 /
-40 / 64 / 192 / 32), which are also the sizes of every published sample; every target of
-all five published samples is reproduced by applying the tables read off the sample's own
-atomic training examples (tests/suites/test_lookup_tables.py), which is also what the `oracle`
-baseline does; the generated splits are disjoint, as the thesis requires.
-
-Deviations: the thesis does not say how its longer compositions were drawn; ours are
-described above and are reported per length. The published samples hold length-3 sets
-whose selection rule is not documented (4 inputs per composition); they are loaded as
-published. Targets carry no end-of-sequence token, as in the published files.
+How the suites were checked, and where they deviate from the paper, are declared in their spec
+(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -64,6 +56,18 @@ from structbench.scoring import PerExample
 from structbench.specs import Example, Split, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
 from structbench.suites.common import GENERATED_LICENCE, PUBLISHED_FIX, malformed
+
+CHECKED = """How it was checked: the split sizes equal the thesis's stated and derived sizes (232 / 16 /
+40 / 64 / 192 / 32), which are also the sizes of every published sample; every target of
+all five published samples is reproduced by applying the tables read off the sample's own
+atomic training examples (tests/suites/test_lookup_tables.py), which is also what the `oracle`
+baseline does; the generated splits are disjoint, as the thesis requires."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+DEVIATIONS = """Deviations: the thesis does not say how its longer compositions were drawn; ours are
+described above and are reported per length. The published samples hold length-3 sets
+whose selection rule is not documented (4 inputs per composition); they are loaded as
+published. Targets carry no end-of-sequence token, as in the published files."""
+"""Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
 
 BITS = tuple(f"{i:03b}" for i in range(8))
 TABLES = tuple(f"t{i}" for i in range(1, 9))
@@ -162,6 +166,8 @@ LOOKUP_TABLES = SuiteSpec(
         "held-out inputs, compositions and tables, and compositions of length 3 to 5."
     ),
     citation=CITATION,
+    checked=CHECKED,
+    deviations=DEVIATIONS,
     primary_metric="sequence_accuracy",
     higher_is_better=True,
     task="lookup",

@@ -18,8 +18,8 @@ overlap of output and target divided by the output's length (precision; 0 for an
 output) and by the target's length (recall), averaged over items; token accuracy as well.
 Thrush reports 0 exact, 90 precision and 62.5 recall for both LSTM and LLA-LSTM.
 
-How it was checked (tests/suites/test_miniscan.py): the interpreter, which is the oracle,
-reproduces all 24 published pairs.
+How the suite was checked is declared in its spec (`CHECKED` below: the spec's `checked`), which
+the suite card shows; it declares no deviation from the paper.
 """
 
 from __future__ import annotations
@@ -33,6 +33,12 @@ from structbench.scoring import PerExample
 from structbench.specs import Example, Split, SuiteSpec, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
 from structbench.suites.common import RuleTransducer
+
+CHECKED = """How it was checked (tests/suites/test_miniscan.py): the interpreter, which is the oracle,
+reproduces all 24 published pairs."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+DEVIATIONS = ""
+"""None declared: the module's documentation names no departure from the paper."""
 
 COLOURS = {"dax": "RED", "lug": "BLUE", "wif": "GREEN", "zup": "YELLOW"}
 ORIGIN = "the items of Lake, Linzen & Baroni 2019 (Human few-shot learning of compositional instructions), transcribed"
@@ -76,6 +82,8 @@ class MiniScan(Suite):
         "and apply them to a primitive seen only alone.",
         citation="Lake, Linzen & Baroni 2019, Human few-shot learning of compositional instructions; "
         "Thrush 2020, Compositional neural machine translation by removing the lexicon from syntax",
+        checked=CHECKED,
+        deviations=DEVIATIONS,
         primary_metric="sequence_accuracy",
         task="miniscan",
         splits=[

@@ -34,12 +34,8 @@ No sentence repeats within or across the splits we generate (the published agree
 file holds one declarative twice, `your walruses do applaud the yaks`, once with each task;
 it is loaded as published).
 
-How it was checked (tests/suites/test_question_formation.py): the question transformation used by
-the oracle reproduces all 21,000 published dev/test/gen pairs; McCoy's scoring condition
-keeps all 10,000 published gen items, and on noagr@2.0.0 gen the linear rule scores 0 and the
-hierarchical one 1.0 on first-word accuracy; every generated sentence parses
-under our reading of the grammar; train never overlaps the published sets; gen holds only
-question-task sentences with a relative clause on the subject and train none.
+How the suites were checked, and where they deviate from the paper, are declared in their spec
+(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
 
 Scorers: first-word accuracy (`first_word_accuracy`, primary: McCoy et al.'s headline, the
 share of gen questions that front the main auxiliary; ranked on gen only, because on test the
@@ -57,11 +53,6 @@ relative-clause types of McCoy's results files.
 Test roles: `test` is in-distribution (the training distribution: no question on a subject
 with a relative clause); `gen` is the generalisation split (only such questions, which
 training never asks). The two share no sentence.
-
-Deviations: McCoy's published train files have 100,000 lines; the 120,000 here follow the
-supplement of McCoy, Frank & Linzen 2020 ("120,000 sentences were generated from this
-grammar as the training set"). Train sentences are sampled by us, so they are not McCoy's
-training sentences.
 """
 
 from __future__ import annotations
@@ -78,6 +69,19 @@ from structbench.scoring import PerExample
 from structbench.specs import Example, Split, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
 from structbench.suites.common import GENERATED_LICENCE, PUBLISHED_FIX, RuleTransducer, malformed
+
+CHECKED = """How it was checked (tests/suites/test_question_formation.py): the question transformation used by
+the oracle reproduces all 21,000 published dev/test/gen pairs; McCoy's scoring condition
+keeps all 10,000 published gen items, and on noagr@2.0.0 gen the linear rule scores 0 and the
+hierarchical one 1.0 on first-word accuracy; every generated sentence parses
+under our reading of the grammar; train never overlaps the published sets; gen holds only
+question-task sentences with a relative clause on the subject and train none."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+DEVIATIONS = """Deviations: McCoy's published train files have 100,000 lines; the 120,000 here follow the
+supplement of McCoy, Frank & Linzen 2020 ("120,000 sentences were generated from this
+grammar as the training set"). Train sentences are sampled by us, so they are not McCoy's
+training sentences."""
+"""Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
 
 MCCOY_COMMIT = "f34a87c4fe804cb288d0527daa9c251def0ae24e"
 MCCOY_URL = f"https://raw.githubusercontent.com/tommccoy1/rnn-hierarchical-biases/{MCCOY_COMMIT}"
@@ -354,6 +358,8 @@ QUESTION_FORMATION = SuiteSpec(
     description="Turn declaratives into yes/no questions (agreement language, do-support); "
     "gen asks for questions on sentences whose subject carries a relative clause.",
     citation=CITATION,
+    checked=CHECKED,
+    deviations=DEVIATIONS,
     primary_metric="first_word_accuracy",
     higher_is_better=True,
     task="question-formation",

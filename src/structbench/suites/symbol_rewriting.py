@@ -33,13 +33,8 @@ Test roles: `standard` is in-distribution (5-10 distinct symbols, as in train); 
 `short` and `long` are generalisation splits (repeated symbols, or input lengths training
 never shows), in both suites. The four test sets hold no input in common.
 
-How it was checked (tests/suites/test_symbol_rewriting.py): over the six published files (23,000
-targets) the symbol inventory and index of every symbol are the ones above, and 22,347
-targets are valid rewritings; all 653 others rewrite `B` with index 1 (A's) instead of 2, in
-699 of the 4,213 published occurrences of `B`: a quirk of the published data, which the
-paper's definition of a correct output does not allow, so we do not either. The published
-test files' attention targets are the ones we generate. Deviation: the repeat generator is
-our reading of the published repeat set's shape.
+How the suites were checked, and where they deviate from the paper, are declared in their spec
+(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -55,6 +50,17 @@ from structbench.scoring import PerExample
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
 from structbench.suites.common import GENERATED_LICENCE, PUBLISHED_FIX, malformed
+
+CHECKED = """How it was checked (tests/suites/test_symbol_rewriting.py): over the six published files (23,000
+targets) the symbol inventory and index of every symbol are the ones above, and 22,347
+targets are valid rewritings; all 653 others rewrite `B` with index 1 (A's) instead of 2, in
+699 of the 4,213 published occurrences of `B`: a quirk of the published data, which the
+paper's definition of a correct output does not allow, so we do not either. The published
+test files' attention targets are the ones we generate."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+DEVIATIONS = """Deviation: the repeat generator is
+our reading of the published repeat set's shape."""
+"""Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
 
 SYMBOLS = tuple([c for c in "ABCDEFGHIJKLMNOPQRTUVWXYZ"] + [f"{c}S" for c in "ABCDEFGHIJKLMNO"])
 INDEX = {symbol: i + 1 for i, symbol in enumerate(SYMBOLS)}
@@ -157,6 +163,8 @@ SYMBOL_REWRITING = SuiteSpec(
     description="Rewrite each input symbol as an unordered triple of its three output symbols; tests on standard, "
     "repeated, shorter and longer inputs.",
     citation=CITATION,
+    checked=CHECKED,
+    deviations=DEVIATIONS,
     primary_metric="valid_accuracy",
     higher_is_better=True,
     task="symbol-rewriting",

@@ -35,13 +35,8 @@ mixed ones 5.5%: these conditions are the long tail Linzen et al. test beyond). 
 ranked: their sentences are distinct from each other (one set of tested sentences is kept
 across the splits), and `mixed` holds only partial-attractor items, which no bin contains.
 
-How it was checked (tests/suites/agreement/test_attractors.py): every item's attractor count, distance and
-construction are recomputed from its words; test sentences are unique across the six test
-splits and absent from train; the oracle (which reads the subject's number off the sentence,
-as the grammar defines agreement) scores 1.0; an n-gram model's accuracy falls as attractors
-rise, the effect this suite exists to measure. Deviation: the items come from a grammar, not
-from Linzen et al.'s Wikipedia corpus (that is `agreement-linzen-number`), so the conditions
-are controlled and balanced and the numbers are not comparable with the papers'.
+How the suites were checked, and where they deviate from the paper, are declared in their spec
+(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -53,6 +48,17 @@ from typing import ClassVar
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
 from structbench.suites.common import GENERATED_LICENCE, NUMBER_LABELS
+
+CHECKED = """How it was checked (tests/suites/agreement/test_attractors.py): every item's attractor count, distance and
+construction are recomputed from its words; test sentences are unique across the six test
+splits and absent from train; the oracle (which reads the subject's number off the sentence,
+as the grammar defines agreement) scores 1.0; an n-gram model's accuracy falls as attractors
+rise, the effect this suite exists to measure."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+DEVIATIONS = """Deviation: the items come from a grammar, not
+from Linzen et al.'s Wikipedia corpus (that is `agreement-linzen-number`), so the conditions
+are controlled and balanced and the numbers are not comparable with the papers'."""
+"""Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
 
 NOUNS = {
     "dog": "dogs", "cat": "cats", "author": "authors", "pilot": "pilots", "farmer": "farmers",
@@ -200,6 +206,8 @@ ATTRACTORS = SuiteSpec(
     description="Subject-verb agreement across 0-4 intervening nouns: the sentence with the correct verb "
     "must be more probable than the one with the wrong form.",
     citation=CITATION,
+    checked=CHECKED,
+    deviations=DEVIATIONS,
     primary_metric="accuracy",
     higher_is_better=True,
     task="default",

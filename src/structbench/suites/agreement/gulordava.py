@@ -21,11 +21,8 @@ agreement across intervening material, and its nonce sentences are outside any n
 training text by design, so it asks whether agreement was learned as syntax rather than as
 word co-occurrence.
 
-How it was checked (tests/suites/agreement/test_gulordava.py): 820 rows pair up into 410 items of one correct
-and one wrong form with the same prefix (41 original, 369 generated; 330 / 70 / 10 items with
-0 / 1 / 2 attractors); the oracle (the gold forms read from the frozen test split) scores 1.0.
-Deviation: none in the data; we score the whole sequence rather than the verb alone, which
-gives the same decision for any language model.
+How the suites were checked, and where they deviate from the paper, are declared in their spec
+(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -40,6 +37,14 @@ from structbench.errors import UserError
 from structbench.specs import Example, Split, SuiteSpec, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
 from structbench.suites.common import PUBLISHED_FIX, GoldPairScorer
+
+CHECKED = """How it was checked (tests/suites/agreement/test_gulordava.py): 820 rows pair up into 410 items of one correct
+and one wrong form with the same prefix (41 original, 369 generated; 330 / 70 / 10 items with
+0 / 1 / 2 attractors); the oracle (the gold forms read from the frozen test split) scores 1.0."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+DEVIATIONS = """Deviation: none in the data; we score the whole sequence rather than the verb alone, which
+gives the same decision for any language model."""
+"""Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
 
 COMMIT = "dbffbf0f2ef86c50bac204d7a2292862e1c6036f"
 SOURCE = SourceFile(
@@ -106,6 +111,8 @@ class AgreementGulordava(Suite):
         description="Long-distance subject-verb agreement in original and nonce ('colorless green') English "
         "sentences: the correct verb form must be more probable than the wrong one.",
         citation=CITATION,
+        checked=CHECKED,
+        deviations=DEVIATIONS,
         primary_metric="accuracy",
         higher_is_better=True,
         task="default",

@@ -38,14 +38,8 @@ was learned from the subject rather than from the nearest noun).
 Only `test` is ranked: the attractor splits are subsets of it, so ranking them as well would
 count their items twice; they are reported per condition.
 
-How it was checked (tests/suites/agreement/test_linzen.py): on a fixture written in the file's layout, labels
-follow verb_pos, prefixes stop before the verb, the split proportions and attractor bins hold,
-and each attractor split is exactly its subset of `test`; version 2.0.0 drops a 51-word row and
-keeps a 50-word one, both of which 1.0.0 keeps; malformed variants of the file are refused with
-their line. The oracle answers with the gold labels of the frozen `test` split (a prefix that
-occurs there with both numbers gets the label of its first occurrence). Deviation: Linzen's own
-number-prediction code reads the `sentence` column, in which rare words are replaced by their
-part of speech; we read `orig_sentence` (the 50-word limit counts `sentence`, as theirs does).
+How the suites were checked, and where they deviate from the paper, are declared in their spec
+(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -70,6 +64,18 @@ from structbench.suites.common import (
     read_user_file,
     user_supplied_licence,
 )
+
+CHECKED = """How it was checked (tests/suites/agreement/test_linzen.py): on a fixture written in the file's layout, labels
+follow verb_pos, prefixes stop before the verb, the split proportions and attractor bins hold,
+and each attractor split is exactly its subset of `test`; version 2.0.0 drops a 51-word row and
+keeps a 50-word one, both of which 1.0.0 keeps; malformed variants of the file are refused with
+their line. The oracle answers with the gold labels of the frozen `test` split (a prefix that
+occurs there with both numbers gets the label of its first occurrence)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+DEVIATIONS = """Deviation: Linzen's own
+number-prediction code reads the `sentence` column, in which rare words are replaced by their
+part of speech; we read `orig_sentence` (the 50-word limit counts `sentence`, as theirs does)."""
+"""Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
 
 SOURCE = SourceFile(
     path="linzen/agr_50_mostcommon_10K.tsv",
@@ -169,6 +175,8 @@ class AgreementLinzenNumberV1(Suite):
         "2016; user-supplied corpus), by number of attractors.",
         citation="Linzen, Dupoux & Goldberg 2016, Assessing the ability of LSTMs to learn syntax-sensitive "
         "dependencies; Tran 2018 (thesis, §5.5)",
+        checked=CHECKED,
+        deviations=DEVIATIONS,
         primary_metric="accuracy",
         higher_is_better=True,
         task="default",

@@ -28,13 +28,8 @@ the grammar that generates the training text (long-distance items take the half 
 distribution whose relative-clause noun has the other number), so it measures how well a
 language model learned that distribution, not extrapolation beyond it.
 
-How it was checked (tests/suites/completion/test_grammar.py): in every item exactly one candidate is
-grammatical under the grammar (the oracle, which is that grammaticality check, scores 1.0),
-and a 4-gram model solves the local constraints far better than the long-distance one.
-Deviation: the items come from a grammar with one constraint each, not from Holmes
-sentences with n-gram-chosen impostors, so the numbers are not comparable with the
-challenge's; the real challenge files are read by `msr-sentence-completion`
-(structbench.suites.completion.msr).
+How the suites were checked, and where they deviate from the paper, are declared in their spec
+(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -45,6 +40,16 @@ from collections.abc import Mapping, Sequence
 from structbench.specs import Example, Split, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
 from structbench.suites.common import GENERATED_LICENCE
+
+CHECKED = """How it was checked (tests/suites/completion/test_grammar.py): in every item exactly one candidate is
+grammatical under the grammar (the oracle, which is that grammaticality check, scores 1.0),
+and a 4-gram model solves the local constraints far better than the long-distance one."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+DEVIATIONS = """Deviation: the items come from a grammar with one constraint each, not from Holmes
+sentences with n-gram-chosen impostors, so the numbers are not comparable with the
+challenge's; the real challenge files are read by `msr-sentence-completion`
+(structbench.suites.completion.msr)."""
+"""Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
 
 SUBJECTS = {
     "dog": "dogs", "cat": "cats", "child": "children", "farmer": "farmers", "teacher": "teachers", "girl": "girls",
@@ -176,6 +181,8 @@ class SentenceCompletion(Suite):
         description="Pick the word that completes a sentence among five; distractors break number agreement, "
         "subcategorisation, selectional restrictions, or agreement across a relative clause.",
         citation=CITATION,
+        checked=CHECKED,
+        deviations=DEVIATIONS,
         primary_metric="accuracy",
         higher_is_better=True,
         task="default",

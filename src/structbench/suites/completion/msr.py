@@ -18,14 +18,8 @@ Test role: `test` is in-distribution: the questions are held-out sentences of th
 text the training corpus holds (19th-century fiction), and the challenge measures language
 modelling of that text, not extrapolation beyond it.
 
-How it was checked (tests/suites/completion/test_msr.py): on fixture files written in the
-challenge's layout, the right candidate of every item is the one named in the answers file,
-and the oracle (the right candidates read from the frozen test split) scores 1.0. Damaged
-files are refused in one sentence naming the file and line (a line not in the layout, a
-question without five candidates or without an answer, an answer to a question that is not
-asked, a file without questions, answers or training sentences), never with a traceback. Deviations: the tokenisation
-above is ours (the challenge fixes none), and so is the training corpus, which the user
-chooses.
+How the suites were checked, and where they deviate from the paper, are declared in their spec
+(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -39,6 +33,18 @@ from structbench.data.sources import SourceFile
 from structbench.specs import Example, Split, SuiteSpec, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
 from structbench.suites.common import GoldPairScorer, holds_nothing, malformed, read_user_file, user_supplied_licence
+
+CHECKED = """How it was checked (tests/suites/completion/test_msr.py): on fixture files written in the
+challenge's layout, the right candidate of every item is the one named in the answers file,
+and the oracle (the right candidates read from the frozen test split) scores 1.0. Damaged
+files are refused in one sentence naming the file and line (a line not in the layout, a
+question without five candidates or without an answer, an answer to a question that is not
+asked, a file without questions, answers or training sentences), never with a traceback."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+DEVIATIONS = """Deviations: the tokenisation
+above is ours (the challenge fixes none), and so is the training corpus, which the user
+chooses."""
+"""Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
 
 ORIGIN = "the MSR Sentence Completion Challenge (Zweig & Burges 2011); obtain the files yourself"
 QUESTIONS = SourceFile(
@@ -139,6 +145,8 @@ class MsrSentenceCompletion(Suite):
         description="The MSR Sentence Completion Challenge: pick the missing word of a Holmes sentence among five "
         "(user-supplied files).",
         citation="Zweig & Burges 2011, The Microsoft Research Sentence Completion Challenge; Tran 2018 (thesis, §4.6)",
+        checked=CHECKED,
+        deviations=DEVIATIONS,
         primary_metric="accuracy",
         higher_is_better=True,
         task="default",

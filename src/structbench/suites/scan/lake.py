@@ -17,13 +17,8 @@ states the rule and our choice between repeated words), so that `attentive-guida
 (tests/suites/scan/test_attention.py) check that every target points at the word it names. Experiments
 4-6 (Loula, Baroni & Lake 2018) are in `structbench.suites.scan.loula`.
 
-The interpreter (grammar and semantics of the paper's Tables 4.1-4.2) is the oracle of every
-SCAN suite. How it was checked (tests/suites/scan/test_lake.py): it reproduces all 20,910 pairs of the
-official `tasks.txt`; the length split equals the rule "every command with at most 22
-actions in train, the rest in test" applied to `tasks.txt`; the add-primitive splits equal
-"the primitive alone in train (repeated as published: `jump` 1,467 times, `turn left` 2,189
-times, once in `tasks.txt` itself), every other command containing it in test, the rest in
-train"; the simple split is an 80/20 partition of `tasks.txt`.
+How the suites were checked, and where they deviate from the paper, are declared in their spec
+(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
 
 Scorers: exact match (`sequence_accuracy`, primary; the paper's accuracy), token accuracy,
 and breakdowns by output length (`n_actions`), by command template (`template`: the command
@@ -35,9 +30,6 @@ words (`n_words`, `.` not counted) and by the modifiers the command holds (`arou
 Test roles: `scan-simple` tests in distribution (a random split of one command
 distribution); the length and add-primitive tests are generalisation splits (longer outputs, or
 a primitive in compositions never seen in training).
-
-Deviations: the dev split (train is 90% of the published train file); from 2.0.0 the `.` at the
-end of every input (Korrel's input format; the published files have none).
 """
 
 from __future__ import annotations
@@ -54,6 +46,18 @@ from structbench.suites.scan.common import (
     parse_scan_file,
     scan_source,
 )
+
+CHECKED = """The interpreter (grammar and semantics of the paper's Tables 4.1-4.2) is the oracle of every
+SCAN suite. How it was checked (tests/suites/scan/test_lake.py): it reproduces all 20,910 pairs of the
+official `tasks.txt`; the length split equals the rule "every command with at most 22
+actions in train, the rest in test" applied to `tasks.txt`; the add-primitive splits equal
+"the primitive alone in train (repeated as published: `jump` 1,467 times, `turn left` 2,189
+times, once in `tasks.txt` itself), every other command containing it in test, the rest in
+train"; the simple split is an 80/20 partition of `tasks.txt`."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+DEVIATIONS = """Deviations: the dev split (train is 90% of the published train file); from 2.0.0 the `.` at the
+end of every input (Korrel's input format; the published files have none)."""
+"""Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
 
 UPSTREAM_FOLDER = {"simple": "simple_split", "length": "length_split", "addprim": "add_prim_split"}
 SCAN_SHA256 = {
@@ -103,6 +107,8 @@ SCAN = SuiteSpec(
     protocol="transduction",
     description="SCAN commands to action sequences.",
     citation=CITATION,
+    checked=CHECKED,
+    deviations=DEVIATIONS,
     primary_metric="sequence_accuracy",
     task="scan",
     splits=[train_split(0), dev_split(0), scored_split("test", 0, "generalisation")],
