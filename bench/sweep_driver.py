@@ -28,7 +28,9 @@ from tabulate import tabulate
 
 from structbench import __version__, registry
 from structbench.data import freeze
-from structbench.runs.runner import Asked, Runner, checked_facts, model_hash, run_fields
+from structbench.runs.context import Keyed
+from structbench.runs.identity import Asked
+from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
 from structbench.sweep.worker import WorkOrder, WorkResult, execute, outcome_of
@@ -49,14 +51,13 @@ def drive(suite_id: str, runs: int, folder: Path) -> list[str]:
     suite = registry.suite(suite_id)
     manifest = freeze.ensure_built(suite)
     spec = ModelSpec(name="random")
-    asked = Asked.of(spec)
-    facts = checked_facts(suite, asked)
+    keyed = Keyed.of(suite, Asked.of(spec))
     order = WorkOrder(
         key=0,
         suite=suite_id,
         suite_hash=manifest.suite_hash,
         model=spec,
-        model_hash=model_hash(asked.keyed, facts),
+        model_hash=keyed.model_hash,
         seed=0,
         harness_version=__version__,
     )
@@ -70,10 +71,11 @@ def drive(suite_id: str, runs: int, folder: Path) -> list[str]:
         first_size, seconds = 0, 0.0
         for seed in range(runs):
             started = time.perf_counter()
-            claim = store.claim_run(run_fields(suite, manifest, asked, facts, seed))
+            context = keyed.seed(manifest, seed)
+            claim = store.claim_run(context.fields)
             result = WorkResult.model_validate_json(text)
             try:
-                runner.record(claim, asked, outcome_of(result), f"seed {seed}", environment=result.environment)
+                runner.record(claim, context, outcome_of(result), environment=result.environment)
             finally:
                 store.release(claim)
             seconds += time.perf_counter() - started

@@ -1,9 +1,11 @@
 """The adapter protocols a model can implement, and how the runner asks each of them.
 
+`Model` is the reference of every hook the harness looks for on a model, required and optional,
+and `hook` is how the engine reads one: so that what a model may define is listed in one place.
 A model declares the protocols it speaks in its `protocols` attribute and implements the
-matching method. Tokens are whitespace tokens of the suite's own vocabulary. Each
-`ask_*` function sends a whole split in batches and returns one JSON-serialisable
-prediction per example, which is what the store keeps and the scorers read.
+matching method. Tokens are whitespace tokens of the suite's own vocabulary. `ask` sends a
+whole split in batches and returns one JSON-serialisable prediction per example, which is
+what the store keeps and the scorers read.
 
 Optionally, a model reports the compute it used (`ComputeReporter`) and statistics of its
 training (`StatisticsReporter`): the runner asks it after fit and prediction and the store keeps
@@ -15,13 +17,136 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol, cast, runtime_checkable
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, ClassVar, Literal, Protocol, cast, runtime_checkable
 
 from structbench.errors import NotApplicable
-from structbench.specs import PROTOCOLS, Example, Split, SuiteSpec
+from structbench.specs import PROTOCOLS, Example, ProtocolName, Split, SuiteSpec
 
-METHOD_OF_PROTOCOL: dict[str, str] = {
+Hook = Literal[
+    "protocols",
+    "transduce",
+    "logprob",
+    "classify",
+    "induce",
+    "fit",
+    "use_oracle",
+    "compute",
+    "statistics",
+    "close",
+    "name",
+    "label",
+    "fingerprint",
+    "configuration",
+    "unkeyed_settings",
+    "comparable",
+    "ceiling",
+]
+"""The name of every member of `Model`: what `hook` may read."""
+
+
+class Model(Protocol):
+    """Every hook the harness looks for on a model: the reference for a model's author.
+
+    Required: `protocols`, and for each protocol declared there the method that serves it
+    (`METHOD_OF_PROTOCOL`): `transduce`, `logprob`, `classify` or `induce`. Everything else is
+    optional; the engine reads each through `hook`, and a model that lacks one gets the default
+    its docstring names. The class-level hooks (`name`, `label`, `fingerprint`, `configuration`,
+    `unkeyed_settings`, `comparable`, `ceiling`) are read from the model's class (its factory)
+    before any model is built; the others from the built model. A model's settings are its
+    constructor's keyword arguments (`structbench.runs.settings`).
+
+    Not a runtime check: a model implements the hooks it needs, never all of them; the typed
+    protocols below (`Transducer`, `Trainable`, `ComputeReporter`, ...) are what `isinstance`
+    checks use.
+    """
+
+    protocols: Collection[str]
+    """Required: the protocols the model speaks (`structbench.specs.PROTOCOLS`); a suite of any
+    other protocol is `n/a` for it."""
+
+    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
+        """Required for `transduction`: one output token sequence per input sequence, in order."""
+        ...
+
+    def logprob(self, sequences: list[list[str]]) -> list[float]:
+        """Required for `minimal-pair` and `forced-choice`: the summed natural-log token probability
+        of each sequence, in order."""
+        ...
+
+    def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
+        """Required for `classification`: one of `labels` per input, in order."""
+        ...
+
+    def induce(self, sentences: list[list[str]], n_clusters: int) -> list[list[int]]:
+        """Required for `tag-induction`: one cluster id (below `n_clusters`) per token of each
+        sentence, the whole corpus at once."""
+        ...
+
+    def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
+        """Optional: learn from the draw's train split (dev for model selection only), once per seed,
+        after the global generators are seeded with `seed`. Without it the model is asked untrained."""
+        ...
+
+    def use_oracle(self, solver: object) -> None:
+        """Optional: take the suite's oracle solver, built from the draw's frozen splits (the oracle
+        splits: every split of the draw, test included), before `fit`. A model with it answers from
+        test-time information and should declare `comparable = False`."""
+        ...
+
+    def compute(self) -> Mapping[str, int | str]:
+        """Optional: what the run cost (`COMPUTE_FIELDS`: `parameters`, `device`), asked once after
+        prediction; checked by `checked_compute` where the runner receives it."""
+        ...
+
+    def statistics(self) -> Mapping[str, float]:
+        """Optional: numbers the training produced (e.g. `dev_perplexity`), asked once after prediction;
+        checked by `checked_statistics` where the runner receives it."""
+        ...
+
+    def close(self) -> None:
+        """Optional: release what the model holds (a subprocess, a GPU) once its seed is done. The runner
+        never closes a model object a Python API caller passed in: that stays theirs."""
+        ...
+
+    name: ClassVar[str]
+    """Optional: the label a `module:Class` model (or a model object) is shown under, where its own
+    class defines it (an inherited one is not used); default the class name."""
+
+    label: ClassVar[str | Callable[..., str]]
+    """Optional: a classmethod `label(**settings)` that decides the shown label (a Hugging Face model:
+    its folder's name); or a string, a default without settings that the built model replaces with
+    an instance attribute `label` of its own (the command model's hello name)."""
+
+    fingerprint: ClassVar[Callable[..., str]]
+    """Optional classmethod `fingerprint(**settings)`: a digest of the files the model's numbers come
+    from (a command's script, a checkpoint), part of the run key; default, for a `module:Class`
+    model, its module's source (`structbench.runs.fingerprint`)."""
+
+    configuration: ClassVar[Callable[..., dict[str, Any]]]
+    """Optional classmethod `configuration(suite_id, **settings)`: the model's resolved settings on a
+    suite (a neural baseline's recipe), part of the run key, so that a changed recipe is a new model."""
+
+    unkeyed_settings: ClassVar[Collection[str]]
+    """Optional: settings that do not change the model's answers (device, threads, time-outs): left
+    out of the run key and of the shown label. Default none."""
+
+    comparable: ClassVar[bool]
+    """Optional: False for a model that sees test-time information (an oracle): stored as such, and
+    never ranked among comparable models. Default True."""
+
+    ceiling: ClassVar[bool]
+    """Optional: True for a model whose score is the suite's ceiling (the oracle), which the
+    leaderboard draws as such. Default False."""
+
+
+def hook(owner: object, name: Hook, default: Any = None) -> Any:
+    """`owner`'s hook `name` (see `Model`), or `default` where it has none. `owner` is a model, or
+    its class for the class-level hooks."""
+    return getattr(owner, name, default)
+
+
+METHOD_OF_PROTOCOL: dict[ProtocolName, Hook] = {
     "transduction": "transduce",
     "minimal-pair": "logprob",
     "forced-choice": "logprob",
@@ -155,18 +280,18 @@ SERVES: dict[str, type] = {
 """The typed protocol class whose method serves each protocol."""
 
 
-def speaks(model: object, protocol: str) -> bool:
+def speaks(model: object, protocol: ProtocolName) -> bool:
     """Whether `model` declares `protocol` and has the method that serves it."""
-    declared = getattr(model, "protocols", ())
+    declared = hook(model, "protocols", ())
     return protocol in declared and isinstance(model, SERVES[protocol])
 
 
-def undeclared(model: object, protocol: str) -> str | None:
+def undeclared(model: object, protocol: ProtocolName) -> str | None:
     """The fix, in one sentence, for a model (class or object) that has the method of `protocol` but
     no `protocols` attribute at all; None otherwise. Without it the run reads as "does not speak"
     and hides why. A model that declares some protocols and leaves this one out means it: `n/a`."""
     method = METHOD_OF_PROTOCOL[protocol]
-    if hasattr(model, "protocols") or not callable(getattr(model, method, None)):
+    if hasattr(model, "protocols") or not callable(hook(model, method)):
         return None
     name = model.__name__ if isinstance(model, type) else type(model).__name__
     return f"{name} has {method}() but no `protocols` attribute; add `protocols = ({protocol!r},)` to the class."
@@ -244,7 +369,7 @@ def ask(
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}")
     if not speaks(model, protocol):
-        raise NotApplicable(f"{getattr(model, 'name', model)} does not speak {protocol}")
+        raise NotApplicable(f"{hook(model, 'name', model)} does not speak {protocol}")
     method = METHOD_OF_PROTOCOL[protocol]
     if protocol == "tag-induction":
         # Induction clusters a whole corpus at once: batching would change the answer.

@@ -12,8 +12,8 @@ from structbench.data import freeze
 from structbench.reports.boards import aggregate, boards
 from structbench.runs.runner import Runner, model_facts, model_hash, model_record
 from structbench.specs import ModelSpec
-from tests import helpers
 from tests.store.test_store import claim_and_die
+from tests.support import helpers
 
 CONSTRUCTED: list[int] = []
 

@@ -14,7 +14,10 @@ from structbench import __version__, registry
 from structbench.cli import main
 from structbench.data import freeze
 from structbench.errors import UserError
-from structbench.runs.runner import Asked, Ended, Runner, attempt, checked_facts, model_hash
+from structbench.runs.attempt import Ended, attempt
+from structbench.runs.context import Keyed
+from structbench.runs.identity import Asked
+from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
 from structbench.sweep.grid import expand, load_grid
@@ -176,7 +179,7 @@ def order_for(suite_id: str, spec: ModelSpec, seed: int, **changes: object) -> W
         "suite": suite_id,
         "suite_hash": manifest.suite_hash,
         "model": spec,
-        "model_hash": model_hash(asked.keyed, checked_facts(suite, asked)),
+        "model_hash": Keyed.of(suite, asked).model_hash,
         "seed": seed,
         "harness_version": __version__,
     }
@@ -187,7 +190,7 @@ def test_a_workers_json_result_stores_exactly_what_the_runner_would() -> None:
     suite = registry.suite("lookup-tables")
     manifest = freeze.ensure_built(suite)
     asked = Asked.of(ModelSpec(name="random"))
-    direct = attempt(suite, manifest, asked, 3, log=lambda _: None, progress=False)
+    direct = attempt(Keyed.of(suite, asked).seed(manifest, 3), log=lambda _: None, progress=False)
     travelled = outcome_of(type(result_of(7, direct)).model_validate_json(result_of(7, direct).model_dump_json()))
     assert not isinstance(direct, Ended) and not isinstance(travelled, Ended)
     assert list(travelled.results) == list(direct.results)

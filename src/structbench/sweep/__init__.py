@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from structbench.runs.runner import Runner
 from structbench.specs import Frozen, ResultRecord
-from structbench.store import Claim, ClaimLost, Store
+from structbench.store import ClaimLost, RunClaim, Store
 from structbench.sweep.executors import Executor, resources_of
 from structbench.sweep.grid import load_grid
 from structbench.sweep.plan import Plan, PlannedRun, plan
@@ -219,7 +219,7 @@ def _drive(
     """Claim, submit and record until every run has an outcome; on an interrupt, release the claims in flight."""
     store = runner.store
     pending = list(reversed(planned.todo))  # popped from the end: longest first
-    in_flight: dict[int, tuple[PlannedRun, Claim]] = {}
+    in_flight: dict[int, tuple[PlannedRun, RunClaim]] = {}
     gpus = bool(getattr(executor, "gpus_available", False))
     ticking = sys.stderr.isatty()  # the elapsed time ticks on a terminal; into a log, a line per finished run is enough
     key = 0
@@ -264,7 +264,7 @@ def _drive(
         raise
 
 
-def _record(runner: Runner, run: PlannedRun, claim: Claim, result: WorkResult, tally: _Tally) -> None:
+def _record(runner: Runner, run: PlannedRun, claim: RunClaim, result: WorkResult, tally: _Tally) -> None:
     """Store one worker's result for its claimed run, in one transaction (see `Runner.record`)."""
     if result.status == "refused":
         runner.store.discard(claim)  # nothing was made: the store keeps no trace of the attempt
@@ -273,7 +273,7 @@ def _record(runner: Runner, run: PlannedRun, claim: Claim, result: WorkResult, t
         tally.note(run, "refused", "not run", error)
         return
     try:
-        outcome = runner.record(claim, run.cell.asked, outcome_of(result), run.where, environment=result.environment)
+        outcome = runner.record(claim, run.context, outcome_of(result), environment=result.environment)
     except ClaimLost as error:  # another process took the run over (e.g. `run --force`): its result stands
         runner.log(f"{run.where}: {error}")
         tally.note(run, "busy", "busy")
@@ -311,11 +311,7 @@ def _summary(
         }
         errors = {seed: error.strip().splitlines()[-1] for seed, error in errors.items() if error.strip()}
         label = tally.labels.get(cell_key, cell.label)
-        cells.append(
-            runner.result_record(
-                cell.suite, cell.manifest.suite_hash, cell.asked, cell.facts, cell.seeds, status, errors, label
-            )
-        )
+        cells.append(runner.result_record(cell.keyed, cell.manifest.suite_hash, cell.seeds, status, errors, label))
     counts = tally.counts
     return SweepSummary(
         grid=str(grid_path),

@@ -2,7 +2,7 @@
 
 Everything that can be refused is refused before any suite is built or any model trained:
 suite names, model names, `--set` values, protocols (as `run` checks them). Each run gets the
-very fields `structbench run` would claim it under (`structbench.runs.runner.run_fields`), so that a
+very fields `structbench run` would claim it under (`structbench.runs.context.SeedContext`), so that a
 sweep, `run` and the report agree on run identity: a run either one finished is not run again.
 
 Order, longest first, so that the sweep does not end waiting on one long run started last. A
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from structbench import registry
 from structbench.data import freeze
-from structbench.runs.runner import Asked, checked_facts, model_hash, run_fields
-from structbench.runs.settings import check_settings
+from structbench.runs.context import Keyed, SeedContext
+from structbench.runs.identity import Asked
 from structbench.store import Store
 from structbench.suite import Suite
 from structbench.sweep.grid import Grid, expand
@@ -50,16 +50,26 @@ class Cell:
     """The suite as the grid names it (`ID`, `ID@VERSION` or `module:Class`), for the workers."""
     suite: Suite
     manifest: freeze.Manifest
-    asked: Asked
+    keyed: Keyed
     name: str | None
     """The grid's label for the model (`run --name`), None where the model's own label is shown."""
-    facts: dict[str, Any]
-    model_hash: str
     seeds: tuple[int, ...]
 
     @property
+    def asked(self) -> Asked:
+        return self.keyed.asked
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        return self.keyed.facts
+
+    @property
+    def model_hash(self) -> str:
+        return self.keyed.model_hash
+
+    @property
     def label(self) -> str:
-        return self.asked.shown(self.asked.label)
+        return self.keyed.label
 
     def work(self) -> float:
         """Recipe work: `epochs` x training examples of draw 0; 0 without a recipe that says `epochs`."""
@@ -79,11 +89,10 @@ class Cell:
 
 @dataclass(frozen=True)
 class PlannedRun:
-    """One run of the sweep: its cell, seed, claim fields and expected seconds."""
+    """One run of the sweep: its cell, its seed's context (claim fields included) and expected seconds."""
 
     cell: Cell
-    seed: int
-    fields: dict[str, Any]
+    context: SeedContext
     seconds: float
     """Expected fit + predict seconds (see the module docstring); what the order is by."""
     measured: bool
@@ -92,9 +101,18 @@ class PlannedRun:
     """The status the store holds the run under when it is finished (`done` or `n/a`): skipped."""
 
     @property
+    def seed(self) -> int:
+        return self.context.seed
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        """What `Store.claim_run` takes, as `run` claims it."""
+        return self.context.fields
+
+    @property
     def where(self) -> str:
         """The run in a log line, as `run` names it."""
-        return f"{self.cell.suite.spec.key} x {self.cell.label} seed {self.seed}"
+        return self.context.where
 
 
 @dataclass(frozen=True)
@@ -123,37 +141,32 @@ def plan(
     runs = expand(grid)
     suites = {reference: registry.suite(reference) for reference in dict.fromkeys(run.suite for run in runs)}
     asked: dict[tuple[str, str | None], Asked] = {}
-    facts: dict[tuple[str, str, str | None], dict[str, Any]] = {}
+    keyed: dict[tuple[str, str, str | None], Keyed] = {}
     for run in runs:  # every name, setting and protocol is checked before any data is built
         key = (run.model.model_dump_json(), run.label)
         if key not in asked:
-            check_settings(run.model)
             asked[key] = Asked.of(run.model, name=run.label, limit=grid.limit)
-        if (run.suite, *key) not in facts:
-            facts[(run.suite, *key)] = checked_facts(suites[run.suite], asked[key])
+        if (run.suite, *key) not in keyed:
+            keyed[(run.suite, *key)] = Keyed.of(suites[run.suite], asked[key])
     manifests = {}
     for reference, suite in suites.items():
         manifests[reference] = freeze.ensure_built(suite, source_dir)
         store.record_suite(suite.spec, manifests[reference].suite_hash)
-    identities: dict[tuple[str, str, str], tuple[str, Asked, str | None, dict[str, Any], str]] = {}
+    identities: dict[tuple[str, str, str], tuple[str, Keyed, str | None]] = {}
     seeds: dict[tuple[str, str, str], list[int]] = {}
     duplicates = 0
     for run in runs:
-        key = (run.model.model_dump_json(), run.label)
-        cell_facts = facts[(run.suite, *key)]
-        hashed = model_hash(asked[key].keyed, cell_facts)
-        identity = (suites[run.suite].spec.key, manifests[run.suite].suite_hash, hashed)
-        identities.setdefault(identity, (run.suite, asked[key], run.label, cell_facts, hashed))
+        cell_keyed = keyed[(run.suite, run.model.model_dump_json(), run.label)]
+        identity = (suites[run.suite].spec.key, manifests[run.suite].suite_hash, cell_keyed.model_hash)
+        identities.setdefault(identity, (run.suite, cell_keyed, run.label))
         listed = seeds.setdefault(identity, [])
         if run.seed in listed:  # the same run key twice (an axis value repeated, two entries alike): run once
             duplicates += 1
         else:
             listed.append(run.seed)
     cells = {
-        identity: Cell(
-            reference, suites[reference], manifests[reference], model, name, cell_facts, hashed, tuple(seeds[identity])
-        )
-        for identity, (reference, model, name, cell_facts, hashed) in identities.items()
+        identity: Cell(reference, suites[reference], manifests[reference], model, name, tuple(seeds[identity]))
+        for identity, (reference, model, name) in identities.items()
     }
     stored = store.runs()
     finished_rows = _finished(stored)
@@ -165,8 +178,7 @@ def plan(
         measured = seconds.get(_cell_key(cell))
         expected = measured if measured is not None else cell.work() * rate
         for seed in cell.seeds:
-            fields = run_fields(cell.suite, cell.manifest, cell.asked, cell.facts, seed)
-            planned_run = PlannedRun(cell, seed, fields, expected, measured is not None)
+            planned_run = PlannedRun(cell, cell.keyed.seed(cell.manifest, seed), expected, measured is not None)
             if (found := finished_rows.get((*_cell_key(cell), seed))) is None:
                 todo.append(planned_run)
                 continue

@@ -2,7 +2,7 @@
 
 A sweep's driver claims each run in the store and sends a worker a `WorkOrder`; the worker
 builds the suite's data where it is (or checks it), builds the model, fits and asks it exactly as
-`structbench run` does (`structbench.runs.runner.attempt`), and answers a `WorkResult`: scores,
+`structbench run` does (`structbench.runs.attempt`), and answers a `WorkResult`: scores,
 predictions, timings, compute, statistics and its environment, or how the run ended without
 them. Only the driver writes the store. Both are JSON text, so that the local executor (a process
 speaking JSON lines over pipes) and the Ray executor (a task taking and returning a string) share
@@ -38,17 +38,10 @@ from pydantic import Field
 from structbench import __version__, registry
 from structbench.data import freeze
 from structbench.errors import UserError
-from structbench.runs.runner import (
-    Asked,
-    Ended,
-    Evaluated,
-    Outcome,
-    attempt,
-    checked_facts,
-    environment_json,
-    git_commit,
-    model_hash,
-)
+from structbench.runs.attempt import Ended, Evaluated, Outcome, attempt
+from structbench.runs.context import Keyed
+from structbench.runs.identity import Asked
+from structbench.runs.provenance import environment_json, git_commit
 from structbench.scoring import Score, SplitScores
 from structbench.specs import Frozen, ModelSpec
 
@@ -158,9 +151,8 @@ def execute(order: WorkOrder) -> WorkResult:
         )
     try:
         suite = registry.suite(order.suite)
-        asked = Asked.of(order.model, name=order.name, limit=order.limit)
-        facts = checked_facts(suite, asked)
-        if model_hash(asked.keyed, facts) != order.model_hash:
+        keyed = Keyed.of(suite, Asked.of(order.model, name=order.name, limit=order.limit))
+        if keyed.model_hash != order.model_hash:
             return _refused(
                 order,
                 f"{order.model.label} resolves to another configuration on the worker than on the driver (its "
@@ -174,7 +166,7 @@ def execute(order: WorkOrder) -> WorkResult:
                 f"the worker's {suite.spec.key} data has hash {manifest.suite_hash[:12]}, the driver's "
                 f"{order.suite_hash[:12]}; build the same data on every worker.",
             )
-        outcome = attempt(suite, manifest, asked, order.seed, log=_to_stderr, progress=False)
+        outcome = attempt(keyed.seed(manifest, order.seed), log=_to_stderr, progress=False)
     except UserError as error:
         return _refused(order, str(error))
     except Exception as error:  # the harness failed on this worker (not the model): the run fails, with why

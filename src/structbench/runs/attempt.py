@@ -1,0 +1,227 @@
+"""The fit and prediction of one seed, away from any store: what `structbench run` and a sweep's workers share.
+
+`attempt` builds the model, fits it on the draw's train split (dev only for model selection), asks
+it every test split and scores the answers; a model's crash (or `sys.exit`) is a `failed` outcome
+and a model that does not speak the suite's protocol an `n/a` one. A model with the optional
+`compute()` or `statistics()` (`structbench.protocols.Model`) is asked after prediction; its report
+is checked here, where it enters the harness (`checked_compute`, `checked_statistics`), and what
+passes is trusted from then on. A report that raises or has invalid entries is only logged:
+the run it describes has finished and is stored without them.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from tqdm import tqdm
+
+from structbench.data import freeze
+from structbench.errors import NotApplicable, UserError
+from structbench.protocols import (
+    ComputeReporter,
+    OracleUser,
+    StatisticsReporter,
+    Trainable,
+    ask,
+    checked_compute,
+    checked_statistics,
+    hook,
+    speaks,
+    undeclared,
+)
+from structbench.runs.context import SeedContext
+from structbench.specs import Split
+from structbench.suite import Suite
+
+ERROR_TAIL = 2000
+"""The characters of a failed run's traceback the store keeps (its end)."""
+
+
+class DrawSplits(Mapping[str, Split]):
+    """The frozen splits of one draw of a suite, by name, each read (and hash-checked) on first use."""
+
+    def __init__(self, suite: Suite, manifest: freeze.Manifest, draw: int) -> None:
+        self._suite, self._manifest, self._draw = suite, manifest, draw
+        self._names = [s.name for s in suite.spec.splits]
+
+    def __getitem__(self, name: str) -> Split:
+        if name not in self._names:
+            raise KeyError(name)
+        return freeze.load_split(self._suite, self._manifest, self._draw, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """What one seed's fit and prediction produced, as `Store.finish_run` takes it."""
+
+    results: dict[str, Any]
+    """split -> (scores, example ids, predictions), in split order."""
+    fit_seconds: float
+    predict_seconds: float
+    compute: dict[str, int | str] | None
+    """The model's checked `compute()` report; None when it has none or it raised."""
+    label: str | None = None
+    """What the built model calls itself, where it names itself (see `model_label`)."""
+    statistics: dict[str, float] | None = None
+    """The model's checked `statistics()` report (e.g. dev perplexity); None when it has none or it raised."""
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A run that ended without results: `failed` (the model crashed or exited; in a sweep also a
+    worker that died or ran out of time) or `n/a` (the model does not speak the suite's protocol)."""
+
+    status: Literal["failed", "n/a"]
+    error: str
+    """What the store keeps: a failure's traceback tail, or the n/a reason."""
+    message: str
+    """One line for the person at the terminal."""
+
+
+Outcome = Evaluated | Ended
+"""How the fit and prediction of one claimed run came out: `Runner.record` stores either."""
+
+
+def _seed_everything(seed: int) -> None:
+    """Seed the global generators that user models commonly rely on."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(seed)
+
+
+def failure_line(error: BaseException) -> str:
+    """One line saying why a model's run failed."""
+    if isinstance(error, SystemExit):
+        return f"SystemExit: the model called sys.exit({error.code!r}) during its run"
+    return f"{type(error).__name__}: {error}"
+
+
+def _error_text(error: BaseException) -> str:
+    text = "".join(traceback.format_exception(error))
+    return text[-ERROR_TAIL:]
+
+
+def attempt(context: SeedContext, *, log: Callable[[str], None], progress: bool | None = None) -> Outcome:
+    """Build, fit and ask the model for one seed: its results, or how it ended without them.
+
+    A model's own crash (or `sys.exit`) is a failed outcome and one that does not speak the
+    suite's protocol an n/a one; a `UserError` (a configuration problem, which says nothing about
+    the model) and an interrupt propagate. Touches no store: `structbench run` calls it in its own
+    process, a sweep's workers in theirs."""
+    try:
+        return fit_and_predict(context, log=log, progress=progress)
+    except NotApplicable as reason:
+        return Ended("n/a", str(reason), str(reason))
+    except UserError:
+        raise
+    except (Exception, SystemExit) as error:  # a model's own crash (or exit): recorded, the next seed runs
+        return Ended("failed", _error_text(error), failure_line(error))
+
+
+def fit_and_predict(context: SeedContext, *, log: Callable[[str], None], progress: bool | None = None) -> Evaluated:
+    """Build the model, run it on the draw's splits and close it (a caller's own object stays open)."""
+    asked = context.asked
+    model = asked.build()
+    try:
+        return _evaluate_model(model, context, log=log, progress=progress)
+    finally:
+        close = hook(model, "close")
+        if asked.instance is None and callable(close):  # a caller's own object stays theirs to close
+            close()
+
+
+def _evaluate_model(
+    model: Any, context: SeedContext, *, log: Callable[[str], None], progress: bool | None
+) -> Evaluated:
+    suite, asked, seed = context.suite, context.asked, context.seed
+    spec = suite.spec
+    if not speaks(model, spec.protocol):
+        missing = undeclared(model, spec.protocol)
+        if missing:
+            raise UserError(missing)
+        raise NotApplicable(f"{asked.label} does not speak the {spec.protocol} protocol")
+    own_label = hook(model, "label") if not asked.label_is_final else None
+    splits = DrawSplits(suite, context.manifest, context.draw)
+    train = [splits[s.name] for s in spec.splits_with_role("train")]
+    dev = [splits[s.name] for s in spec.splits_with_role("dev")]
+    if isinstance(model, OracleUser):
+        model.use_oracle(suite.oracle(splits))
+    _seed_everything(seed)
+    started = time.perf_counter()
+    if isinstance(model, Trainable) and train:
+        model.fit(train[0], dev[0] if dev else None, seed=seed)
+    fit_seconds = time.perf_counter() - started
+    tests = spec.splits_with_role("test")
+    sizes = [s.size for s in tests]
+    total = None if None in sizes else sum(size or 0 for size in sizes)
+    results: dict[str, Any] = {}
+    started = time.perf_counter()
+    with tqdm(
+        total=total,
+        desc=f"{spec.id} {asked.label} seed {seed}",
+        unit="ex",
+        disable=progress is False or None,
+        leave=False,
+    ) as bar:
+        for test in tests:
+            data = splits[test.name]
+            if asked.limit is not None:
+                data = data.model_copy(update={"examples": data.examples[: asked.limit]})
+            predictions = ask(model, spec, data.examples, on_batch=bar.update)
+            scores = suite.score(data, predictions)
+            results[test.name] = (scores, [e.id for e in data.examples], predictions)
+    predict_seconds = time.perf_counter() - started
+    where = f"{spec.key} x {asked.label} seed {seed}"
+    return Evaluated(
+        results,
+        fit_seconds,
+        predict_seconds,
+        _compute(model, where, log),
+        own_label if isinstance(own_label, str) else None,
+        _statistics(model, where, log),
+    )
+
+
+def _compute(model: Any, where: str, log: Callable[[str], None]) -> dict[str, int | str] | None:
+    """The model's optional `compute()` report, checked; None without the method or when it raises."""
+    if not isinstance(model, ComputeReporter):
+        return None
+    try:
+        reported = model.compute()
+    except (Exception, SystemExit) as error:  # the model's bug, not the run's: log it, keep the run
+        log(f"{where}: compute() raised {failure_line(error)}; the run is stored without it")
+        return None
+    valid, dropped = checked_compute(reported)
+    if dropped:
+        log(f"{where}: compute() entries left out: {'; '.join(dropped)}")
+    return valid
+
+
+def _statistics(model: Any, where: str, log: Callable[[str], None]) -> dict[str, float] | None:
+    """The model's optional `statistics()` report, checked; None without the method or when it raises."""
+    if not isinstance(model, StatisticsReporter):
+        return None
+    try:
+        reported = model.statistics()
+    except (Exception, SystemExit) as error:  # the model's bug, not the run's: log it, keep the run
+        log(f"{where}: statistics() raised {failure_line(error)}; the run is stored without it")
+        return None
+    valid, dropped = checked_statistics(reported)
+    if dropped:
+        log(f"{where}: statistics() entries left out: {'; '.join(dropped)}")
+    return valid
