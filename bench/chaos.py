@@ -21,8 +21,11 @@ was lost, duplicated or recomputed (the goal is 0 everywhere), the store's integ
    suites first), then four on different cells of one store (random, copy, oracle, majority),
    `--repetitions` times: crashes (non-zero exit or a traceback), lost, duplicated, integrity.
 
-    STRUCTBENCH_SOURCE_DIR=../shared/data python bench/chaos.py [--trials 10] [--kills 2] [--repetitions 10]
-        [--executor local|ray]
+    STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/chaos.py [--trials 10] [--kills 2] [--repetitions 10]
+        [--executor local|ray] [--smoke]
+
+`--smoke` runs each kind of trial once, smaller: two kills (the second also of a worker) of a 4-run
+sweep (seeds 0-1), and two `run` processes (seed 0) instead of four per concurrency trial.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from subprocess import DEVNULL
 
+from structbench_cli import structbench_command
 from tabulate import tabulate
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -47,11 +51,16 @@ GRID = """
 suites: [lookup-tables, miniscan]
 models:
   - name: tests.support.sweep_models:SlowCopy
-    set: {seconds: 0.3}
-seeds: "0-14"
+    set: {{seconds: 0.3}}
+seeds: "0-{last}"
 """
-RUNS = 30
 TEST_SPLITS = {"lookup-tables": 7, "miniscan": 1}
+SEEDS, SMOKE_SEEDS = 15, 2
+"""Seeds of the swept grid: it has len(TEST_SPLITS) x seeds runs."""
+SMOKE_PROCESSES = 2
+"""`run` processes per concurrency trial in smoke mode (4 otherwise)."""
+DIFFERENT = ["random", "copy", "oracle", "majority"]
+"""The models of the concurrency trial on different cells, one per process."""
 
 
 @dataclass
@@ -119,18 +128,19 @@ def alive(pid: int) -> bool:
         return False
 
 
-def kill_trial(folder: Path, rng: random.Random, kills: int, executor: str, tally: Tally) -> None:
-    """One trial of part 1 (see the module docstring)."""
+def kill_trial(folder: Path, rng: random.Random, kills: int, executor: str, seeds: int, tally: Tally) -> None:
+    """One trial of part 1 (see the module docstring) on a grid of `seeds` seeds per suite."""
     grid, store, log = folder / "grid.yaml", folder / "results.sqlite", folder / "fits.log"
-    grid.write_text(GRID)
+    grid.write_text(GRID.format(last=seeds - 1))
+    runs = len(TEST_SPLITS) * seeds
     environment = {**os.environ, "STRUCTBENCH_TEST_FIT_LOG": str(log), "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, "-m", "structbench.cli", "sweep", str(grid), "--store", str(store)]
+    command = [*structbench_command(), "sweep", str(grid), "--store", str(store)]
     command += ["--workers", "2", "--executor", executor, "--no-progress"]
     tally.trials += 1
     snapshots: list[tuple[dict[tuple[str, int], float], int]] = []
     for kill in range(kills):
         driver = subprocess.Popen(command, cwd=REPOSITORY, env=environment, stdout=DEVNULL, stderr=DEVNULL)
-        remaining = RUNS - len(done(store))
+        remaining = runs - len(done(store))
         time.sleep(rng.uniform(0.5, 2.0 + remaining * 0.25))  # start-up, then a moment in the rest of the work
         if kill % 2 == 1 and (workers := children(driver.pid)) and driver.poll() is None:
             os.kill(rng.choice(workers), signal.SIGKILL)  # a worker dies mid-run: its run fails, to be redone
@@ -170,16 +180,16 @@ def kill_trial(folder: Path, rng: random.Random, kills: int, executor: str, tall
         "WHERE r.status='done' GROUP BY r.id",
     )
     tally.duplicated += sum(int(str(count)) != TEST_SPLITS[str(suite)] for suite, count in blocks)
-    tally.lost += RUNS - len(done(store))
+    tally.lost += runs - len(done(store))
     tally.integrity.append(str(query(store, "PRAGMA integrity_check")[0][0]))
 
 
 def concurrent_runs(folder: Path, models: list[str], seeds: str) -> tuple[int, int, int, str]:
-    """Four `structbench run` processes at once (one per model in `models`) in an unbuilt home:
+    """`structbench run` processes at once (one per model in `models`) in an unbuilt home:
     (crashes, lost, duplicated, integrity)."""
     store = folder / "results.sqlite"
     environment = {**os.environ, "STRUCTBENCH_HOME": str(folder / "home"), "OMP_NUM_THREADS": "1"}
-    run = [sys.executable, "-m", "structbench.cli", "run", "--suite", "lookup-tables,miniscan"]
+    run = [*structbench_command(), "run", "--suite", "lookup-tables,miniscan"]
     processes = [
         subprocess.Popen(
             [*run, "--model", model, "--seeds", seeds, "--store", str(store), "--no-progress"],
@@ -219,31 +229,36 @@ def main() -> None:
     parser.add_argument("--repetitions", type=int, default=10, help="concurrency repetitions (default 10)")
     parser.add_argument("--executor", choices=("local", "ray"), default="local")
     parser.add_argument("--seed", type=int, default=17, help="of the random kill moments")
+    parser.add_argument("--smoke", action="store_true", help="each kind of trial once, small: seconds")
     args = parser.parse_args()
+    seeds, processes = (SMOKE_SEEDS, SMOKE_PROCESSES) if args.smoke else (SEEDS, 4)
+    same_seeds, different_seeds = ("0", "0") if args.smoke else ("0,1,2", "0,1")
+    if args.smoke:  # two kills: the second also kills a worker
+        args.trials, args.kills, args.repetitions = 1, 2, 1
     rng = random.Random(args.seed)
     rows = []
     killed = Tally()
     started = time.monotonic()
     for trial in range(args.trials):
         with tempfile.TemporaryDirectory(prefix=f"chaos-kill-{trial}-") as folder:
-            kill_trial(Path(folder), rng, args.kills, args.executor, killed)
+            kill_trial(Path(folder), rng, args.kills, args.executor, seeds, killed)
         print(f"trial {trial + 1}/{args.trials}: {killed}", file=sys.stderr)
     killed.seconds = time.monotonic() - started
     rows.append(
-        [f"kill -9 of a {args.executor} sweep's driver ({RUNS} runs)", killed.trials,
+        [f"kill -9 of a {args.executor} sweep's driver ({len(TEST_SPLITS) * seeds} runs)", killed.trials,
          f"{killed.kills - killed.missed} drivers, {killed.worker_kills} workers", killed.lost, killed.duplicated, killed.recomputed,
          killed.orphans, "ok" if set(killed.integrity) == {"ok"} else ",".join(sorted(set(killed.integrity))),
          killed.crashes, f"{killed.seconds:.0f}"]
     )  # fmt: skip
-    for kind, models, seeds in (
-        ("4 `run` processes, same cells, unbuilt home", ["random"] * 4, "0,1,2"),
-        ("4 `run` processes, different cells, unbuilt home", ["random", "copy", "oracle", "majority"], "0,1"),
+    for kind, models, run_seeds in (
+        (f"{processes} `run` processes, same cells, unbuilt home", ["random"] * processes, same_seeds),
+        (f"{processes} `run` processes, different cells, unbuilt home", DIFFERENT[:processes], different_seeds),
     ):
         tally = Tally()
         started = time.monotonic()
         for repetition in range(args.repetitions):
             with tempfile.TemporaryDirectory(prefix=f"chaos-runs-{repetition}-") as folder:
-                crashes, lost, duplicated, integrity = concurrent_runs(Path(folder), models, seeds)
+                crashes, lost, duplicated, integrity = concurrent_runs(Path(folder), models, run_seeds)
             tally.trials += 1
             tally.crashes += crashes
             tally.lost += lost

@@ -7,7 +7,10 @@ over seeds) and by scipy's percentile bootstrap (9,999 resamples, what structben
 before), and the fraction of cells whose interval contains 0.6 is printed per seed count.
 The one-seed Wilson interval is simulated the same way with binomial test sets.
 
-    python bench/interval_coverage.py [--cells 4000]
+    python bench/interval_coverage.py [--cells 4000] [--smoke]
+
+`--smoke` simulates 100 cells per row: the same code in seconds (coverage figures then vary by
+a few points around the full run's).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from scipy import stats
 from structbench.cells import CELL_KEYS, cells
 
 TRUE_MEAN, SEED_SD = 0.6, 0.05
+SMOKE_CELLS = 100
 
 
 def frame(values: np.ndarray, items: int = 0, proportion: bool = False) -> pd.DataFrame:
@@ -46,7 +50,10 @@ def coverage(low: np.ndarray, high: np.ndarray, truth: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--cells", type=int, default=4000, help="simulated cells per row")
+    parser.add_argument("--smoke", action="store_true", help=f"{SMOKE_CELLS} cells per row: seconds")
     args = parser.parse_args()
+    if args.smoke:
+        args.cells = SMOKE_CELLS
     rng = np.random.default_rng(0)
     print(f"{'per-seed values':<28} {'seeds':>5} {'t (now)':>9} {'bootstrap (before)':>19}")
     for seeds in (3, 5, 10):

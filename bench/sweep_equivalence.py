@@ -16,8 +16,11 @@ blocks, byte for byte. Prints one row per mode: wall seconds, speed-up over seri
 modes more than others), runs done, runs that differ from serial, the largest score difference, and the store's bytes per
 run (its file, schema and suite specs included, over its runs).
 
-    STRUCTBENCH_SOURCE_DIR=../shared/data python bench/sweep_equivalence.py [--grid G] [--workers 2]
-        [--executors local,ray]
+    STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/sweep_equivalence.py [--grid G] [--workers 2]
+        [--executors local,ray] [--smoke]
+
+`--smoke` runs the same comparison on bench/sweep-smoke.yaml (4 runs of 0.1 s) with the local
+executor only (unless `--executors` is given), in seconds.
 """
 
 from __future__ import annotations
@@ -33,11 +36,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from structbench_cli import structbench_command
 from tabulate import tabulate
 
 from structbench.sweep.grid import expand, load_grid
 
 REPOSITORY = Path(__file__).resolve().parents[1]
+SMOKE_GRID = REPOSITORY / "bench" / "sweep-smoke.yaml"
 Runs = dict[tuple[str, str, str, str, int], tuple[str, dict[tuple[str, str, str, str], float | None], dict[str, bytes]]]
 
 
@@ -102,7 +107,7 @@ def structbench(*args: str, environment: dict[str, str], mode: str = "") -> floa
 def _timed(args: tuple[str, ...], environment: dict[str, str]) -> float:
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "structbench.cli", *args],
+        [*structbench_command(), *args],
         cwd=REPOSITORY,
         env=environment,
         capture_output=True,
@@ -117,8 +122,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--grid", type=Path, default=REPOSITORY / "docs" / "examples" / "sweep-tiny-neural.yaml")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--executors", default="local,ray", help="comma list of local, ray")
+    parser.add_argument("--executors", help="comma list of local, ray (default: local,ray; --smoke: local)")
+    parser.add_argument("--smoke", action="store_true", help=f"the grid {SMOKE_GRID.name}: seconds")
     args = parser.parse_args()
+    if args.smoke:
+        args.grid = SMOKE_GRID
+    if args.executors is None:
+        args.executors = "local" if args.smoke else "local,ray"
     grid = load_grid(args.grid)
     cells: dict[tuple[str, str], tuple[str, dict[str, Any], list[int]]] = {}
     for run in expand(grid):

@@ -11,7 +11,12 @@ Part 2: wall time of `structbench run --suite scan-simple --model seq2seq-gru-at
 an untrained model to 95% dev sequence accuracy (`stop_at=0.95`, checked every epoch on
 500 dev examples), then its test sequence accuracy.
 
-    STRUCTBENCH_SOURCE_DIR=../shared/data python bench/train_throughput.py [--examples 8192] [--repeats 3]
+    STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/train_throughput.py [--examples 8192] [--repeats 3] [--smoke]
+
+The network, its settings and its vocabularies are the registered model's own (`registry`,
+`resolve`, `build_net`), so the bench trains what `--model seq2seq-gru-attn` trains. `--smoke`
+(256 examples, one repetition; part 2 for one epoch on lookup-tables-mt, a suite this model
+trains on in seconds) runs the same code in seconds.
 """
 
 from __future__ import annotations
@@ -25,16 +30,19 @@ from pathlib import Path
 import torch
 
 from structbench import registry
-from structbench.baselines.neural.seq2seq import Seq2SeqNet, Seq2SeqSettings
-from structbench.baselines.neural.settings import resolve_settings
+from structbench.baselines.neural.net import TransductionNet
+from structbench.baselines.neural.settings import TrainSettings
 from structbench.baselines.neural.trainer import Trainer
 from structbench.baselines.neural.vocab import Vocabulary
 from structbench.data import freeze
 from structbench.specs import Example
 
+MODEL = "seq2seq-gru-attn"
+SMOKE_EXAMPLES, SMOKE_SUITE, SMOKE_EPOCHS = 256, "lookup-tables-mt", 1
+
 
 def examples_per_second(
-    net: Seq2SeqNet, examples: list[Example], settings: Seq2SeqSettings, source: Vocabulary, target: Vocabulary
+    net: TransductionNet, examples: list[Example], settings: TrainSettings, source: Vocabulary, target: Vocabulary
 ) -> float:
     """One epoch of `Trainer` on `examples` with `settings`; training examples per wall-clock second."""
     trainer = Trainer(net, settings, source, target, torch.device("cpu"), seed=0, max_length=64)
@@ -46,7 +54,8 @@ def examples_per_second(
 def throughput(n_examples: int, repeats: int) -> None:
     suite = registry.suite("scan-simple")
     train = freeze.load_split(suite, freeze.ensure_built(suite), 0, "train")
-    settings, _ = resolve_settings(Seq2SeqSettings, "seq2seq-gru-attn", "scan-simple", "cpu-small", {})
+    model = registry.model_factory(MODEL)()  # budget cpu-small
+    settings, _ = model.resolve("scan-simple")
     source = Vocabulary.build(e.input for e in train.examples)
     target = Vocabulary.build(e.target or [] for e in train.examples)
     examples = train.examples[:n_examples]
@@ -54,9 +63,10 @@ def throughput(n_examples: int, repeats: int) -> None:
     one_epoch = settings.model_copy(update={"epochs": 1, "selection": "last"})
     one_by_one = one_epoch.model_copy(update={"batch_size": 1})
 
-    def fresh_net() -> Seq2SeqNet:
+    def fresh_net() -> TransductionNet:
         torch.manual_seed(0)
-        return Seq2SeqNet(settings, len(source), len(target), 64)
+        net: TransductionNet = model.build_net(settings, source, target, train)
+        return net
 
     # alternating repetitions, best of each: a shared machine's slow moments hit both loops alike
     batched, per_example = 0.0, 0.0
@@ -70,25 +80,26 @@ def throughput(n_examples: int, repeats: int) -> None:
     print(f"ratio: {batched / per_example:.1f}x (goal: at least 10x)")
 
 
-def time_to_accuracy(goal: float) -> None:
+def time_to_accuracy(goal: float, suite_id: str = "scan-simple", epochs: int = 30) -> None:
     from structbench.runs.runner import Runner
     from structbench.specs import ModelSpec
     from structbench.store import Store
 
     with tempfile.TemporaryDirectory() as folder:
         os.environ["STRUCTBENCH_HOME"] = folder  # a fresh home: no stored result or checkpoint to reuse
-        freeze.ensure_built(registry.suite("scan-simple"))  # building the data is not training time
+        freeze.ensure_built(registry.suite(suite_id))  # building the data is not training time
         with Store(Path(folder) / "results.sqlite") as store:
             runner = Runner(store, progress=False)
             runner.log = lambda message: None
-            spec = ModelSpec(name="seq2seq-gru-attn", params={"stop_at": goal, "epochs": 30})
+            spec = ModelSpec(name=MODEL, params={"stop_at": goal, "epochs": epochs})
             started = time.perf_counter()
-            record = runner.evaluate("scan-simple", spec, [0])
+            record = runner.evaluate(suite_id, spec, [0])
             wall = time.perf_counter() - started
-    accuracy = record.scores["test"]["sequence_accuracy"].mean if record.status["0"] == "done" else float("nan")
+    test = registry.suite(suite_id).spec.splits_with_role("test")[0].name  # scan-simple: its one split, `test`
+    accuracy = record.scores[test]["sequence_accuracy"].mean if record.status["0"] == "done" else float("nan")
     print(
-        f"scan-simple, seq2seq-gru-attn cpu-small, stop at {goal:.0%} dev accuracy: "
-        f"{wall:.0f} s wall (goal: under 300 s), test sequence accuracy {accuracy:.3f}, status {record.status['0']}"
+        f"{suite_id}, {MODEL} cpu-small, stop at {goal:.0%} dev accuracy (at most {epochs} epochs): "
+        f"{wall:.0f} s wall (goal: under 300 s), {test} sequence accuracy {accuracy:.3f}, status {record.status['0']}"
     )
 
 
@@ -98,7 +109,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="repetitions of each loop; the best is reported")
     parser.add_argument("--goal", type=float, default=0.95, help="dev accuracy to train to in part 2")
     parser.add_argument("--skip-time-to-accuracy", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, the same code: seconds")
     arguments = parser.parse_args()
+    if arguments.smoke:
+        throughput(SMOKE_EXAMPLES, 1)
+        if not arguments.skip_time_to_accuracy:
+            time_to_accuracy(arguments.goal, SMOKE_SUITE, SMOKE_EPOCHS)
+        return
     throughput(arguments.examples, arguments.repeats)
     if not arguments.skip_time_to_accuracy:
         time_to_accuracy(arguments.goal)

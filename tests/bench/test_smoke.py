@@ -1,0 +1,137 @@
+"""Every bench in bench/ runs to its end in smoke mode and prints the figures it exists for.
+
+A bench is a script outside the package, run by hand for its figures; nothing imports it, so an
+API change used to break one silently (`report_scale.py` and `overhead.py` did). Each test runs
+`python bench/X.py --smoke` (tiny sizes, the same code path) as a subprocess, as a maintainer
+would, and checks its result lines: the side-by-side columns and, where the bench checks an
+invariant (a sweep equals serial runs, chaos loses nothing), that it holds. The benches share one
+throw-away STRUCTBENCH_HOME, so each suite is built once for all of them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+BENCH = REPOSITORY / "bench"
+NUMBER = r"[\d.,]+"
+
+
+@pytest.fixture(scope="module")
+def bench_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A STRUCTBENCH_HOME for the benches of this module (suites built by the first that needs them)."""
+    return tmp_path_factory.mktemp("bench-home")
+
+
+def smoke(script: str, home: Path) -> str:
+    """Run `bench/<script> --smoke`; its standard output (stderr shown on failure)."""
+    environment = {
+        **os.environ,
+        "STRUCTBENCH_SOURCE_DIR": os.environ["STRUCTBENCH_SOURCE_DIR"],
+        "STRUCTBENCH_HOME": str(home),
+        "OMP_NUM_THREADS": "1",
+    }
+    done = subprocess.run(
+        [sys.executable, str(BENCH / script), "--smoke"],
+        cwd=REPOSITORY,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, f"bench/{script} --smoke exited {done.returncode}:\n{done.stderr[-4000:]}"
+    return done.stdout
+
+
+def row(output: str, label: str) -> list[str]:
+    """The cells of the output line that starts with `label` (columns are 2+ spaces apart)."""
+    lines = [line for line in output.splitlines() if line.startswith(label)]
+    assert lines, f"no line starts with {label!r} in:\n{output}"
+    return re.split(r"\s{2,}", lines[0][len(label) :].strip())
+
+
+def check_overhead(output: str) -> None:
+    assert re.search(r"direct ms\s+harness ms\s+ratio\s+overhead us/ex", output)
+    assert re.search(rf"^lookup-tables\s+\d+(\s+{NUMBER}){{4}}$", output, re.MULTILINE), output
+
+
+def check_report_scale(output: str) -> None:
+    assert row(output, "store runs") == ["30"]
+    assert re.search(rf"^report wall s\s+{NUMBER}\s+\({NUMBER} ms/run\)$", output, re.MULTILINE), output
+    assert re.search(r"v1 bytes\s+v2 bytes\s+v2 / v1", output)
+    v1, v2, ratio = row(output, "(marginal, per seed)")
+    assert float(ratio) == pytest.approx(float(v2.replace(",", "")) / float(v1.replace(",", "")), abs=1e-3)
+
+
+def check_interval_coverage(output: str) -> None:
+    assert re.search(r"seeds\s+t \(now\)\s+bootstrap \(before\)", output)
+    for seeds in (3, 5, 10):
+        assert re.search(rf"^normal\(0\.6, 0\.05\)\s+{seeds}\s+[01]\.\d{{3}}\s+[01]\.\d{{3}}$", output, re.MULTILINE)
+    assert re.search(r"items\s+Wilson", output)
+
+
+def check_sweep_driver(output: str) -> None:
+    assert "5 runs per suite through the driver's path" in output
+    assert re.search(r"driver runs/s\s+store bytes/run\s+plan read s", output)
+    examples, json_bytes, per_second, per_run, reading = row(output, "lookup-tables")
+    assert int(examples) > 0 and float(per_second) > 0, output
+    assert all(re.fullmatch(NUMBER, cell) for cell in (json_bytes, per_run, reading)), output
+
+
+def check_sweep_equivalence(output: str) -> None:
+    assert "sweep-smoke.yaml: 4 runs (1 suite x model cells)" in output
+    assert re.search(r"wall s\s+speed-up\s+load\s+done\s+differing from serial\s+largest diff", output)
+    for mode in ("serial", "local"):
+        _, _, speedup, _, done, differing, largest, _ = row(output, mode)
+        assert (done, differing, largest) == ("4/4", "0", "0"), output
+        assert speedup.endswith("x")
+
+
+def check_chaos(output: str) -> None:
+    assert re.search(r"lost\s+duplicated\s+recomputed\s+orphans\s+integrity\s+crashes", output)
+    for label in (
+        "kill -9 of a local sweep's driver (4 runs)",
+        "2 `run` processes, same cells, unbuilt home",
+        "2 `run` processes, different cells, unbuilt home",
+    ):
+        trials, _, lost, duplicated, recomputed, orphans, integrity, crashes, _ = row(output, label)
+        assert (trials, lost, duplicated, integrity, crashes) == ("1", "0", "0", "ok", "0"), output
+        assert recomputed in ("0", "-") and orphans in ("0", "-"), output
+
+
+def check_train_throughput(output: str) -> None:
+    assert row(output, "batch size 1 (per example)")[0] == "64"
+    assert row(output, "our trainer (batches of 32)")[0] == "256"
+    assert re.search(rf"^ratio: {NUMBER}x \(goal: at least 10x\)$", output, re.MULTILINE), output
+    assert re.search(r"^lookup-tables-mt, seq2seq-gru-attn cpu-small, .* status done$", output, re.MULTILINE), output
+
+
+CHECKS: dict[str, Callable[[str], None]] = {
+    "chaos.py": check_chaos,
+    "interval_coverage.py": check_interval_coverage,
+    "overhead.py": check_overhead,
+    "report_scale.py": check_report_scale,
+    "sweep_driver.py": check_sweep_driver,
+    "sweep_equivalence.py": check_sweep_equivalence,
+    "train_throughput.py": check_train_throughput,
+}
+"""Every bench script -> what its smoke output must show."""
+HELPERS = {"structbench_cli.py"}
+"""Modules in bench/ that the benches import, not benches themselves."""
+
+
+def test_every_bench_has_a_smoke_check() -> None:
+    assert sorted(p.name for p in BENCH.glob("*.py") if p.name not in HELPERS) == sorted(CHECKS)
+
+
+@pytest.mark.parametrize("script", sorted(CHECKS))
+def test_bench_runs_in_smoke_mode(script: str, bench_home: Path) -> None:
+    CHECKS[script](smoke(script, bench_home))
