@@ -11,7 +11,6 @@ from structbench.errors import UserError
 from structbench.runs.arguments import parse_seeds, parse_settings
 from structbench.runs.identity import Asked
 from structbench.runs.runner import Runner
-from structbench.runs.settings import check_settings
 from structbench.specs import ModelSpec
 from structbench.store import Store
 
@@ -27,10 +26,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     for suite in suites:  # every name of the grid is checked before anything runs
         registry.suite(suite)
     asked = []
-    for name in names:
-        spec = ModelSpec(name=name, params=params)
-        check_settings(spec)
-        asked.append(Asked.of(spec, name=args.name, limit=args.limit))
+    for name in names:  # Asked.of refuses an unknown setting or a value its constructor rules out
+        asked.append(Asked.of(ModelSpec(name=name, params=params), name=args.name, limit=args.limit))
     records = []
     with Store(args.store) as store:
         runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
