@@ -8,8 +8,11 @@
   in seconds and at a tiny fixed budget otherwise: compared within `NEURAL_TOLERANCE`, since
   float summation order may differ between CPUs and builds.
 
-`python -m tests.regression.golden` rewrites `golden.json` from the code under test; do it
-only for an intended change, review the diff, and commit it with the reason.
+`golden_file` is the table as `structbench check` reads it: the regression test checks the
+numbers through that command, the one a model author runs on their own golden file, and
+`coverage` only says which suites, models and cells are new. `python -m tests.regression.golden`
+rewrites `golden.json` from the code under test; do it only for an intended change, review the
+diff, and commit it with the reason.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from structbench import registry
+from structbench import __version__, registry
+from structbench.analysis.golden import GoldenCell, GoldenEntry, GoldenFile
 from structbench.data import freeze
 from structbench.errors import SourceUnavailable
 from structbench.runs.runner import Runner
@@ -60,6 +65,14 @@ NEURAL = {
 """Neural baseline -> (suite, settings of a tiny budget on top of its cpu-small recipe)."""
 NEURAL_TOLERANCE = 0.02
 """Largest difference of a neural cell's per-seed value that is not drift (absolute)."""
+NEURAL_SPECS = [ModelSpec(name=name, params=settings) for name, (_, settings) in NEURAL.items()]
+NEURAL_LABELS = {spec.label for spec in NEURAL_SPECS}
+"""A neural baseline runs on seed 0 alone (`compute`)."""
+MODELS: dict[str, tuple[ModelSpec, float | None]] = {
+    **{spec.label: (spec, None) for spec in FAST},
+    **{spec.label: (spec, NEURAL_TOLERANCE) for spec in NEURAL_SPECS},
+}
+"""The table's model labels -> what `--model`/`--set` ask for, and the tolerance where it is not 0."""
 
 
 def seeds_of(suite: str) -> tuple[int, ...]:
@@ -95,10 +108,16 @@ def _cell(record: ResultRecord) -> Any:
     return {split: _per_seed(record, split) for split in record.scores}
 
 
-def compute() -> dict[str, Any]:
-    """suite -> {suite_hash, model label -> split -> metric -> per-seed values, or `n/a`}."""
+def compute(store_path: Path | None = None) -> dict[str, Any]:
+    """suite -> {suite_hash, model label -> split -> metric -> per-seed values, or `n/a`}, from the
+    store at `store_path` where it holds the runs (a fresh one where None)."""
+    with tempfile.TemporaryDirectory() as folder:
+        return _table(store_path or Path(folder) / "golden.sqlite")
+
+
+def _table(store_path: Path) -> dict[str, Any]:
     table: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as folder, Store(Path(folder) / "golden.sqlite") as store:
+    with Store(store_path) as store:
         runner = Runner(store, progress=False)
         runner.log = lambda message: None
         for suite in offline_suites():
@@ -112,6 +131,62 @@ def compute() -> dict[str, Any]:
             model = ModelSpec(name=name, params=settings)
             table[suite][model.label] = _cell(runner.evaluate(suite, model, (0,)))
     return table
+
+
+def golden_file(table: Mapping[str, Any], models: Mapping[str, tuple[ModelSpec, float | None]] = MODELS) -> GoldenFile:
+    """`table` (as `golden.json` holds it) as the golden file `structbench check` reads: one entry per
+    suite x model of `models` (label -> spec and tolerance), each cell's per-seed values pinned, a
+    pair where no seed finished as its status. Models `models` does not name are left to `coverage`."""
+    entries = []
+    for suite, by_model in sorted(table.items()):
+        key = registry.suite(suite).spec.key
+        for label, cell in sorted(by_model.items()):
+            if label not in models:
+                continue
+            spec, tolerance = models[label]
+            cells = []
+            if not isinstance(cell, str):
+                cells = [
+                    GoldenCell(split=split, metric=metric, mean=sum(values) / len(values), per_seed=values)
+                    for split, by_metric in sorted(cell.items())
+                    for metric, values in sorted(by_metric.items())
+                ]
+            entries.append(
+                GoldenEntry(
+                    suite=key,
+                    suite_hash=by_model["suite_hash"],
+                    model=spec.name,
+                    settings=dict(spec.params),
+                    seeds=[0] if label in NEURAL_LABELS else list(seeds_of(suite)),
+                    cells=cells,
+                    status=cell if isinstance(cell, str) else None,
+                    tolerance=tolerance,
+                )
+            )
+    return GoldenFile(structbench=__version__, tolerance=0.0, entries=entries)
+
+
+def coverage(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> list[str]:
+    """One line per suite, model or cell that one table has and the other lacks (what `check`, which
+    asks only for the cells of the golden file, cannot see): the table is to be written anew."""
+    lines = []
+    for suite in sorted(set(expected) | set(actual)):
+        was, now = expected.get(suite), actual.get(suite)
+        if was is None or now is None:
+            lines.append(f"{suite}: {'new suite' if was is None else 'no longer computed'}")
+            continue
+        for model in sorted((set(was) | set(now)) - {"suite_hash"}):
+            old, new = was.get(model), now.get(model)
+            if old is None or new is None:
+                lines.append(f"{suite} {model}: {'new model' if old is None else 'no longer computed'}")
+            elif isinstance(old, dict) and isinstance(new, dict):
+                lines.extend(
+                    f"{suite} {model} {split} {metric}: new cell"
+                    for split in sorted(new)
+                    for metric in sorted(new[split])
+                    if metric not in old.get(split, {})
+                )
+    return lines
 
 
 if __name__ == "__main__":

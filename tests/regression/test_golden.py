@@ -1,70 +1,101 @@
 """Any drift of a baseline's numbers on any offline suite fails here (tox, or tox -e regression alone),
-naming the cell that moved and by how much."""
+naming the cell that moved and by how much.
+
+The numbers are checked by `structbench check`, the command a model author runs on their own
+golden file: the committed table (`golden.json`) is handed to it as a golden file that pins every
+seed's value (`tests.regression.golden.golden_file`), at zero tolerance but for the neural
+baselines' `NEURAL_TOLERANCE`. What `check` cannot see, a suite, model or cell the table lacks,
+is `coverage`'s."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from structbench.cli import main
 from structbench.specs import ModelSpec
-from tests.regression.golden import GOLDEN, NEURAL, NEURAL_TOLERANCE, compute
+from tests.regression.golden import GOLDEN, MODELS, NEURAL_TOLERANCE, compute, coverage, golden_file
 
 pytestmark = pytest.mark.regression
 
-NEURAL_LABELS = {ModelSpec(name=name, params=settings).label for name, (_, settings) in NEURAL.items()}
+PREFIX = "structbench check: "
 
 
-def drift(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
-    """One line per cell (suite, model, split, metric, seed) that moved, with the change."""
-    lines = []
-    for suite in sorted(set(expected) | set(actual)):
-        was, now = expected.get(suite), actual.get(suite)
-        if was is None or now is None:
-            lines.append(f"{suite}: {'new suite' if was is None else 'no longer computed'}")
-            continue
-        if was["suite_hash"] != now["suite_hash"]:
-            lines.append(f"{suite}: data changed, suite hash {was['suite_hash'][:12]} -> {now['suite_hash'][:12]}")
-        for model in sorted((set(was) | set(now)) - {"suite_hash"}):
-            tolerance = NEURAL_TOLERANCE if model in NEURAL_LABELS else 0.0
-            old, new = was.get(model), now.get(model)
-            if not isinstance(old, dict) or not isinstance(new, dict):
-                if old != new:
-                    lines.append(f"{suite} {model}: {old if isinstance(old, str) else 'scored'} -> "
-                                 f"{new if isinstance(new, str) else 'scored'}")  # fmt: skip
-                continue
-            for split in sorted(set(old) | set(new)):
-                for metric in sorted(set(old.get(split, {})) | set(new.get(split, {}))):
-                    before, after = old.get(split, {}).get(metric), new.get(split, {}).get(metric)
-                    if before is None or after is None or len(before) != len(after):
-                        lines.append(f"{suite} {model} {split} {metric}: {before} -> {after}")
-                        continue
-                    for seed, (b, a) in enumerate(zip(before, after, strict=True)):
-                        if abs(a - b) > tolerance:
-                            lines.append(
-                                f"{suite} {model} {split} {metric} seed {seed}: {b:.6g} -> {a:.6g} ({a - b:+.4g})"
-                            )
-    return lines
+def checked(
+    table: Mapping[str, Any],
+    folder: Path,
+    capsys: pytest.CaptureFixture[str],
+    models: Mapping[str, tuple[ModelSpec, float | None]] = MODELS,
+) -> tuple[int, list[str]]:
+    """`structbench check` of `table` on a fresh store in `folder`: its exit code, and one line per
+    cell that moved (`SUITE@VERSION x MODEL, SPLIT METRIC seed N: moved from A to B (tolerance T)`)."""
+    path, store = folder / "golden.json", folder / "golden.sqlite"
+    path.write_text(golden_file(table, models).model_dump_json(indent=1))
+    capsys.readouterr()
+    code = main(["check", str(path), "--store", str(store), "--no-progress"])
+    err = capsys.readouterr().err.splitlines()
+    moved = [line.removeprefix(PREFIX) for line in err if line.startswith(PREFIX)]
+    if code != 0 and not moved:
+        moved = err[-5:]  # check itself failed (an error, not a cell): say what it said
+    return code, moved
 
 
-def test_results_match_golden_table() -> None:
+def test_results_match_golden_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     expected = json.loads(GOLDEN.read_text())
-    moved = drift(expected, json.loads(json.dumps(compute())))
-    assert not moved, f"{len(moved)} cells drifted from tests/regression/golden.json:\n" + "\n".join(moved[:40])
+    code, moved = checked(expected, tmp_path, capsys)
+    moved += coverage(expected, compute(tmp_path / "golden.sqlite"))  # every run is in the store by now
+    assert code == 0 and not moved, f"{len(moved)} cells drifted from tests/regression/golden.json:\n" + "\n".join(
+        moved[:40]
+    )
 
 
-def test_drift_names_the_cell_and_the_change() -> None:
-    cell = {"test": {"accuracy": [0.5, 0.25]}}
-    neural = sorted(NEURAL_LABELS)[0]
-    expected = {"toy": {"suite_hash": "a" * 64, "ngram": cell, neural: cell, "copy": "n/a"}}
-    actual = json.loads(json.dumps(expected))
-    actual["toy"]["ngram"]["test"]["accuracy"][1] = 0.3
-    actual["toy"][neural]["test"]["accuracy"][1] = 0.26  # within the neural tolerance
-    actual["toy"]["copy"] = {"test": {}}
-    assert drift(expected, actual) == [
-        "toy copy: n/a -> scored",
-        "toy ngram test accuracy seed 1: 0.25 -> 0.3 (+0.05)",
+def test_check_names_the_cell_and_the_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The committed values of three fast models on lookup-tables, one of them moved: copy at zero
+    tolerance, random at the neural tolerance, ngram (which does not speak transduction) as n/a."""
+    models = {
+        "copy": (ModelSpec(name="copy"), None),
+        "random": (ModelSpec(name="random"), NEURAL_TOLERANCE),
+        "ngram": (ModelSpec(name="ngram"), None),
+    }
+    committed = json.loads(GOLDEN.read_text())["lookup-tables"]
+    table = {"lookup-tables": {key: committed[key] for key in ("suite_hash", *models)}}
+    assert table["lookup-tables"]["ngram"] == "n/a"
+    assert checked(table, tmp_path, capsys, models) == (0, [])
+
+    moved = json.loads(json.dumps(table))
+    cells = moved["lookup-tables"]
+    copy, random = (
+        cells["copy"]["heldout_inputs"]["sequence_accuracy"],
+        cells["random"]["longer_3"]["sequence_accuracy"],
+    )
+    was_copy, was_random = copy[1], random[0]
+    copy[1] += 0.05
+    random[0] += 0.01  # within the neural tolerance
+    cells["ngram"] = "failed"
+    code, lines = checked(moved, tmp_path, capsys, models)
+    assert code == 1
+    assert lines == [
+        f"lookup-tables@1.0.0 x copy, heldout_inputs sequence_accuracy seed 1: moved from {was_copy + 0.05:.6f} "
+        f"to {was_copy:.6f} (tolerance 0)",
+        "lookup-tables@1.0.0 x ngram, status: every seed ended failed; now n/a",
     ]
-    actual["toy"][neural]["test"]["accuracy"][0] = 0.45
-    assert f"toy {neural} test accuracy seed 0: 0.5 -> 0.45 (-0.05)" in drift(expected, actual)
+    random[0] = was_random - 0.05
+    assert (
+        f"lookup-tables@1.0.0 x random, longer_3 sequence_accuracy seed 0: moved from {was_random - 0.05:.6f} "
+        f"to {was_random:.6f} (tolerance 0.02)"
+    ) in checked(moved, tmp_path, capsys, models)[1]
+
+
+def test_coverage_names_what_the_table_lacks() -> None:
+    cell = {"test": {"accuracy": [0.5]}}
+    expected = {"toy": {"suite_hash": "a" * 64, "copy": cell}, "gone": {"suite_hash": "b" * 64}}
+    actual = {"toy": {"suite_hash": "a" * 64, "copy": {"test": {"accuracy": [0.5], "f1": [0.1]}}, "ngram": "n/a"}}
+    assert coverage(expected, actual) == [
+        "gone: no longer computed",
+        "toy copy test f1: new cell",
+        "toy ngram: new model",
+    ]

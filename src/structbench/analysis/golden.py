@@ -11,22 +11,39 @@ scan-length accuracy drops. `check --write` makes the file from the runs it asks
 A changed suite hash (other data under the same version) fails too: the means are no longer
 about the same examples. Means are compared, not per-seed values: the file is what the
 leaderboard shows, and a difference within the tolerance is not a regression.
+
+A file may pin more than `--write` writes, and the project's own golden table does (its
+regression test checks it through this same command): a cell's value on each seed (`per_seed`,
+then compared seed by seed), a breakdown cell (`metric[key=level]`), an entry whose every seed
+ends without results (`status`, e.g. `n/a` for a model that does not speak the suite's protocol),
+and an entry's own tolerance (a neural baseline's, whose float summation order varies by CPU).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from structbench import __version__
 from structbench.errors import UserError
 from structbench.runs.runner import Asked, Runner
-from structbench.specs import Frozen, ModelSpec, ResultRecord
+from structbench.specs import Frozen, ModelSpec, ResultRecord, SeedStats
 
 Setting = str | int | float | bool | None
+BREAKDOWN_CELL = re.compile(r"(?P<metric>[^\[]+)\[(?P<key>[^=\]]+)=(?P<level>.*)\]")
+"""A breakdown cell's metric as a golden file names it: `metric[key=level]`."""
+
+
+def _without_unset(handler: SerializerFunctionWrapHandler, value: Frozen, optional: Sequence[str]) -> Any:
+    """`value` dumped without those of its `optional` fields that are None: a file that pins
+    nothing more than `--write` writes reads as it always did."""
+    dumped = handler(value)
+    return {key: item for key, item in dumped.items() if key not in optional or item is not None}
 
 
 class GoldenCell(Frozen):
@@ -36,6 +53,13 @@ class GoldenCell(Frozen):
     metric: str
     mean: float | None
     """None where the metric was undefined (NaN)."""
+    per_seed: list[float] | None = None
+    """The value of each seed that finished, in seed order, where the file pins them: then each
+    seed is compared, and the mean is not."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _without_unset(handler, self, ("per_seed",))
 
 
 class GoldenEntry(Frozen):
@@ -51,6 +75,15 @@ class GoldenEntry(Frozen):
     """`--name`, where one was given."""
     seeds: list[int]
     cells: list[GoldenCell]
+    status: Literal["n/a", "failed"] | None = None
+    """Where no seed finished: how every seed ended (`n/a`: the model does not speak the suite's
+    protocol). Such an entry has no cells, and a seed that now ends otherwise is a change."""
+    tolerance: float | None = Field(default=None, ge=0)
+    """This entry's tolerance where it is not the file's (`--tolerance` overrides both)."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _without_unset(handler, self, ("status", "tolerance"))
 
 
 class GoldenFile(Frozen):
@@ -63,8 +96,9 @@ class GoldenFile(Frozen):
     entries: list[GoldenEntry]
 
 
-class Verdict(Frozen):
-    """One cell checked."""
+class CheckResult(Frozen):
+    """One cell of a golden file checked (one seed of it, where the file pins each seed's value;
+    an entry's status, where the file expects no results)."""
 
     suite: str
     model: str
@@ -76,6 +110,34 @@ class Verdict(Frozen):
     moved: bool
     reason: str = ""
     """Why the cell failed beyond its value: changed data, a failed seed."""
+    seed: int | None = None
+    """The seed whose value was checked, where the file pins each seed's."""
+    tolerance: float = 0.0
+    """The largest absolute change that passed for this cell."""
+
+    @property
+    def what(self) -> str:
+        """What of the split was checked: `metric`, `metric seed N`, or `status` (an entry's)."""
+        if not self.split:
+            return "status"
+        return self.metric if self.seed is None else f"{self.metric} seed {self.seed}"
+
+    @property
+    def cell(self) -> str:
+        """The cell in a phrase: `split metric`, `split metric seed N`, or `status`."""
+        return f"{self.split} {self.what}" if self.split else self.what
+
+    @property
+    def why(self) -> str:
+        """Why the cell moved, in a phrase (empty where it did not)."""
+        if not self.moved:
+            return ""
+        return self.reason or f"moved from {shown(self.golden)} to {shown(self.now)} (tolerance {self.tolerance:g})"
+
+
+def shown(value: float | None) -> str:
+    """A checked value as `check` prints it: six decimals, or `undefined`."""
+    return "undefined" if value is None else f"{value:.6f}"
 
 
 def read(path: Path) -> GoldenFile:
@@ -128,32 +190,64 @@ def _moved(golden: float | None, now: float | None, tolerance: float) -> bool:
     return abs(now - golden) > tolerance + 1e-12  # float noise of a mean is not a change
 
 
-def check(runner: Runner, golden: GoldenFile, tolerance: float | None = None) -> list[Verdict]:
+def _stats(record: ResultRecord, split: str, metric: str) -> SeedStats | None:
+    """The record's cell named `metric` (a breakdown cell as `metric[key=level]`) of `split`."""
+    if (stats := record.scores.get(split, {}).get(metric)) is not None:
+        return stats
+    if (breakdown := BREAKDOWN_CELL.fullmatch(metric)) is None:
+        return None
+    by_key = record.breakdowns.get(split, {}).get(breakdown["metric"], {})
+    return by_key.get(breakdown["key"], {}).get(breakdown["level"])
+
+
+def check(runner: Runner, golden: GoldenFile, tolerance: float | None = None) -> list[CheckResult]:
     """Every cell of `golden`, evaluated again through `runner`."""
-    allowed = golden.tolerance if tolerance is None else tolerance
-    verdicts: list[Verdict] = []
+    results: list[CheckResult] = []
     for item in golden.entries:
+        allowed = (
+            tolerance if tolerance is not None else item.tolerance if item.tolerance is not None else golden.tolerance
+        )
         spec = ModelSpec(name=item.model, params=item.settings)
         record = runner.evaluate(item.suite, Asked.of(spec, name=item.name), item.seeds)
+        statuses = sorted(set(record.status.values()))
         reason = ""
         if record.suite_hash != item.suite_hash:
             reason = f"the suite's data changed (hash {item.suite_hash[:12]} -> {record.suite_hash[:12]})"
+        elif item.status is not None:
+            if statuses != [item.status]:
+                reason = f"every seed ended {item.status}; now {', '.join(statuses)}"
         elif failed := [seed for seed, status in record.status.items() if status != "done"]:
             reason = f"seeds {', '.join(failed)} did not finish ({', '.join(record.errors.values())[:200]})"
+        found = CheckResult(
+            suite=item.suite, model=record.model, split="", metric="", golden=None, now=None, moved=False
+        )
+        if item.status is not None:
+            results.append(found.model_copy(update={"moved": bool(reason), "reason": reason}))
         for cell in item.cells:
-            stats = record.scores.get(cell.split, {}).get(cell.metric)
-            now = _mean(stats.mean) if stats is not None else None
+            stats = _stats(record, cell.split, cell.metric)
             missing = "" if stats is not None else "the cell is no longer produced"
-            verdicts.append(
-                Verdict(
-                    suite=item.suite,
-                    model=record.model,
-                    split=cell.split,
-                    metric=cell.metric,
-                    golden=cell.mean,
-                    now=now,
-                    moved=bool(reason or missing) or _moved(cell.mean, now, allowed),
-                    reason=reason or missing,
-                )
+            at = found.model_copy(update={"split": cell.split, "metric": cell.metric, "tolerance": allowed})
+            if cell.per_seed is not None and not (reason or missing) and stats is not None:
+                results.extend(_per_seed(at, cell.per_seed, stats.per_seed, sorted(item.seeds)))
+                continue
+            now = _mean(stats.mean) if stats is not None else None
+            moved = bool(reason or missing) or _moved(cell.mean, now, allowed)
+            results.append(
+                at.model_copy(update={"golden": cell.mean, "now": now, "moved": moved, "reason": reason or missing})
             )
-    return verdicts
+    return results
+
+
+def _per_seed(at: CheckResult, golden: list[float], now: list[float], seeds: list[int]) -> list[CheckResult]:
+    """A cell whose every seed's value is pinned, checked seed by seed (named by its seed where every
+    seed has a value, else by its place): exactly where the tolerance is 0, since a stored value is
+    read back as it was written, so that any difference is a change."""
+    if len(golden) != len(now):
+        reason = f"{len(golden)} seeds had a value, now {len(now)}"
+        return [at.model_copy(update={"moved": True, "reason": reason})]
+    return [
+        at.model_copy(update={"seed": seed, "golden": was, "now": value, "moved": abs(value - was) > at.tolerance})
+        for seed, was, value in zip(
+            seeds if len(seeds) == len(golden) else range(len(golden)), golden, now, strict=True
+        )
+    ]

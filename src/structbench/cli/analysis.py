@@ -141,13 +141,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     with Store(args.store) as store:
         runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
         verdicts = golden.check(runner, expected, args.tolerance)
-    tolerance = expected.tolerance if args.tolerance is None else args.tolerance
-
-    def shown(value: float | None) -> str:
-        return "undefined" if value is None else f"{value:.6f}"
-
+    shown = golden.shown
     rows = [
-        [v.suite, v.model, v.split, v.metric, shown(v.golden), shown(v.now), "MOVED" if v.moved else "ok", v.reason]
+        [v.suite, v.model, v.split, v.what, shown(v.golden), shown(v.now), "MOVED" if v.moved else "ok", v.reason]
         for v in verdicts
     ]
     print(
@@ -159,8 +155,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     moved = [v for v in verdicts if v.moved]
     for v in moved:
-        why = v.reason or f"moved from {shown(v.golden)} to {shown(v.now)} (tolerance {tolerance:g})"
-        print(f"structbench check: {v.suite} x {v.model}, {v.split} {v.metric}: {why}", file=sys.stderr)
+        print(f"structbench check: {v.suite} x {v.model}, {v.cell}: {v.why}", file=sys.stderr)
     print(f"{len(verdicts)} cells checked against {args.golden}: {len(moved)} moved.", file=sys.stderr)
     return 1 if moved else 0
 
