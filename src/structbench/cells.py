@@ -41,12 +41,25 @@ STAT_COLUMNS = ["mean", "std", "min", "max", "ci_low", "ci_high", "interval", "n
 CONFIDENCE = 0.95
 
 
-def current_configuration(frame: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+def _of_current(frame: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """The rows of `frame` whose model hash is that of the newest run (in `runs`) of their
-    (suite, version, hash, label): a label names one configuration at a time, and runs made
-    before its recipe changed stay in the store without joining the seeds of the current one."""
+    (suite, version, hash, label)."""
     newest = runs.sort_values("id").groupby(RUN_CELL, as_index=False)["model_hash"].last()
     return frame.merge(newest, on=[*RUN_CELL, "model_hash"], how="inner")
+
+
+def current_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The current runs of `runs` (rows of `Store.runs()`): those of the newest configuration of each
+    label on each suite version and data hash, i.e. the configuration of the label's newest run there.
+    A label names one configuration at a time; runs made before its recipe changed stay in the store
+    without joining the seeds of the current one. Every reader of results (report, compare,
+    statistics, claims) reads runs through this one query."""
+    return _of_current(runs, runs)
+
+
+def current_scores(scores: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `scores` (`Store.scores()`) that belong to the current runs of `runs` (`current_runs`)."""
+    return _of_current(scores, runs)
 
 
 def wilson(proportion: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

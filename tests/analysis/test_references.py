@@ -10,8 +10,9 @@ import pytest
 from structbench import registry
 from structbench.analysis.references import Reference, load_references
 from structbench.errors import UserError
-from structbench.reports import render
+from structbench.reports import site
 from structbench.reports.render import write_report
+from structbench.reports.views.format import UNDEFINED
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 
@@ -98,7 +99,7 @@ def test_reported_rows_follow_the_measured_rows_escaped_and_unranked(
         where="Table 1",
         values={"sequence_accuracy": {"heldout_tables": 1.0}, "token_accuracy": {"heldout_tables": 0.5}},
     )
-    monkeypatch.setattr(render, "load_references", lambda: [hostile, *load_references()])
+    monkeypatch.setattr(site, "load_references", lambda: [hostile, *load_references()])
     runner.evaluate("lookup-tables-mt", ModelSpec(name="copy"), [0])
     folder = tmp_path / "report"
     index = write_report(runner.store, folder)
@@ -125,6 +126,6 @@ def test_thrushs_undefined_precision_and_recall_are_marked_not_comparable(runner
     markdown = (tmp_path / "site" / "leaderboard.md").read_text()
     for metric in ("token_precision", "token_recall"):
         lines = [line for line in markdown.splitlines() if line.startswith(f"- reported {metric} on test")]
-        assert len(lines) == 3 and all(line.endswith(f"; {render.UNDEFINED}") for line in lines)
+        assert len(lines) == 3 and all(line.endswith(f"; {UNDEFINED}") for line in lines)
     page = (index.parent / "suites" / "miniscan@1.0.0.html").read_text()
-    assert page.count(f'<span class="tag">{render.UNDEFINED}</span>') == 6
+    assert page.count(f'<span class="tag">{UNDEFINED}</span>') == 6

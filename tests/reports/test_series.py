@@ -11,8 +11,9 @@ import pytest
 from pydantic import ValidationError
 
 from structbench.analysis.references import Reference
-from structbench.reports.plots import CurvePlot, Line, Markers, draw
+from structbench.reports.figures import CurvePlot, Line, Markers
 from structbench.reports.render import write_report
+from structbench.reports.writers.plots import draw
 from structbench.runs.runner import Runner
 from structbench.specs import (
     Example,
@@ -132,7 +133,7 @@ def test_the_report_draws_a_series_as_a_learning_curve(
         where="Fig. 1",
         values={"sequence_accuracy": {"test": 0.5}},
     )
-    monkeypatch.setattr("structbench.reports.render.load_references", lambda: [published])
+    monkeypatch.setattr("structbench.reports.site.load_references", lambda: [published])
     suites = [f"tests.reports.test_series:{name}" for name in ("Toy0", "Toy2", "Toy4", "Alone")]
     for suite in suites:
         for model in ("tests.reports.test_series:Memo", "oracle"):

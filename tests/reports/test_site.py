@@ -20,9 +20,10 @@ from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.reports.boards import SuiteBoard, aggregate, boards
 from structbench.reports.conditions import conditions
-from structbench.reports.markdown import leaderboard_markdown
-from structbench.reports.plots import Drawing, GapPlot, Line, LinePlot
+from structbench.reports.figures import GapPlot, Line, LinePlot
 from structbench.reports.render import write_report
+from structbench.reports.writers.markdown import leaderboard_markdown
+from structbench.reports.writers.plots import Drawing
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, SplitSpec
 from tests.support.helpers import read_results

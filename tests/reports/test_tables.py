@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from structbench.reports.tables import write_tables
+from structbench.reports.writers.tables import write_tables
 
 
 def reference_files(frame: pd.DataFrame) -> tuple[str, str]:

@@ -36,7 +36,7 @@ from pydantic import Field, model_validator
 from structbench import registry
 from structbench.analysis.entries import load_entries
 from structbench.analysis.statistics import Sample, two_sample_test
-from structbench.cells import CELL_KEYS, current_configuration
+from structbench.cells import CELL_KEYS, current_runs
 from structbench.cells import cells as seed_cells
 from structbench.errors import UserError
 from structbench.specs import Frozen
@@ -196,7 +196,7 @@ def statistic_cells(runs: pd.DataFrame) -> pd.DataFrame:
     `censored` lists the bounds of the seeds that stopped before a statistic their suite declares
     censorable was reached; such a cell's mean counts them at their bound (a restricted mean, see
     `structbench.analysis.statistics`) and has no t-interval."""
-    current = current_configuration(runs, runs)
+    current = current_runs(runs)
     done = current[current.status == "done"]
     rows: list[dict[str, object]] = []
     censored: dict[tuple[str, ...], list[float]] = {}

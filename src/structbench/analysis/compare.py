@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from structbench import cells
 from structbench.analysis.rescore import rescore
-from structbench.cells import current_configuration
 from structbench.errors import UserError
 from structbench.store import Store
 from structbench.suite import Suite
@@ -76,7 +76,7 @@ def current_runs(store: Store, suite: Suite, label: str) -> RunsBySeed:
             f"run `structbench run --suite {suite.spec.id} --model {label}` first (the label as the report shows it)."
         )
     newest_hash = str(mine.sort_values("id").iloc[-1].suite_hash)  # the data of the newest run
-    current = current_configuration(mine, mine)
+    current = cells.current_runs(mine)
     return finished_runs(current, suite.spec.id, suite.spec.version, newest_hash).get(label, {})
 
 

@@ -31,7 +31,7 @@ import pandas as pd
 from scipy import stats
 
 from structbench.analysis.compare import CONFIDENCE
-from structbench.cells import current_configuration
+from structbench.cells import current_runs
 from structbench.errors import UserError
 from structbench.specs import SuiteSpec
 from structbench.store import Store, run_statistics
@@ -137,7 +137,7 @@ def statistic_samples(runs: pd.DataFrame, spec: SuiteSpec, statistic: str) -> di
     """label -> its sample of `statistic` over the finished runs of its newest configuration on
     `spec`'s version (`runs` is `Store.runs()`)."""
     mine = runs[(runs.suite == spec.id) & (runs.version == spec.version)]
-    mine = current_configuration(mine, mine)
+    mine = current_runs(mine)
     mine = mine[mine.status == "done"]
     by_label: dict[str, dict[int, dict[str, float]]] = {}
     for label, seed, environment in zip(*(mine[c].tolist() for c in ("model", "seed", "environment")), strict=True):

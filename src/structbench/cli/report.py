@@ -30,6 +30,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_quickstart(args: argparse.Namespace) -> int:
+    from structbench.analysis.suite_score import stored_score
     from structbench.baselines.neural.settings import quickstart_models
     from structbench.reports.render import write_report
 
@@ -47,9 +48,8 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
             models = QUICKSTART_MODELS + (quickstart_models(name) if args.neural else ())
             for model in models:
                 record = runner.evaluate(name, ModelSpec(name=model), seeds)
-                primary = suite.spec.primary_metric
-                means = [m[primary].mean for m in record.scores.values() if primary in m]
-                shown = f"mean {primary} over test splits {sum(means) / len(means):.3f}" if means else "n/a"
+                score = stored_score(store, suite.spec, record.suite_hash, record.model)
+                shown = f"suite score ({suite.spec.primary_metric}) {score.mean:.3f}" if score else "n/a"
                 print(f"  {model:<18} {shown}", file=sys.stderr)
         index = write_report(store, args.out)
     print(f"leaderboard written to {index}")

@@ -1,2 +1,3 @@
-"""The leaderboard site rendered from the results store: overview, suite pages with cards and plots, error
-browser (HTML), and the exports (Markdown, CSV, JSON)."""
+"""The leaderboard site: built from the results store into one `Site` value (`site`), turned into
+page contexts and plots (`views`), and written as HTML pages, error browser, plots and exports
+(Markdown, CSV, JSON) by the `writers`; `render.write_report` runs the three."""

@@ -1,10 +1,12 @@
 """One leaderboard per suite version and data hash: the rows, their order, marks and compute.
 
 Per (suite, version, data hash): a model x test-split matrix of the suite's primary metric,
-mean over seeds with its labelled 95% interval (`structbench.cells`) and the number of seeds.
+mean over seeds with its labelled 95% interval (`structbench.cells`) and the number of seeds;
+ranked rows are ordered by each model's suite score (`structbench.analysis.suite_score`), the
+number the overview shows for the suite.
 Cells of different data hashes are never merged. When a model's configuration changed (a
 neural baseline's recipe), only the runs of its newest configuration are shown; the older ones
-stay in the store. Two kinds of rows are set apart from the ranked ones, below them: ceilings
+stay in the store (`structbench.cells.current_runs`). Two kinds of rows are set apart from the ranked ones, below them: ceilings
 (models that solve a suite from its definition, `ceiling = True` on the model class: the
 oracle) and models that see test-time information (recorded by the runner as not
 comparable). Neither is ever marked best. Every board also carries its failed and n/a runs,
@@ -26,7 +28,8 @@ import pandas as pd
 from structbench import registry
 from structbench.analysis.references import Reference
 from structbench.analysis.statistics import Sample, sample, two_sample_test
-from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_configuration
+from structbench.analysis.suite_score import score_splits, suite_scores
+from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_runs, current_scores
 from structbench.errors import UserError
 from structbench.reports.ties import best_and_ties
 from structbench.specs import SeedStats, StatisticSpec, SuiteSpec
@@ -115,6 +118,8 @@ class SuiteBoard:
     """Why the models were not compared with the best, if they were not."""
     statistic_marks: dict[str, dict[str, str]] = field(default_factory=dict)
     """Declared statistic -> model -> `best` or `tie` (a test over seeds cannot tell it from the best)."""
+    scores: dict[str, SeedStats] = field(default_factory=dict)
+    """model -> its suite score (`structbench.analysis.suite_score`), which orders the ranked rows."""
 
     def mark(self, model: str, split: str) -> str:
         """`best`, `tie` (indistinguishable from the best) or "" for one cell."""
@@ -161,9 +166,9 @@ class SuiteBoard:
 
     @property
     def generalisation(self) -> list[str]:
-        """The ranked generalisation splits (the overview's column), or every ranked split where none is."""
-        splits = [s for s in self.ranked if self.spec.split(s).test_role == "generalisation"]
-        return splits or list(self.ranked)
+        """The splits of the suite score (`score_splits`): the ranked generalisation splits, or every
+        ranked split where none is."""
+        return score_splits(self.spec)
 
     @property
     def generalises(self) -> bool:
@@ -176,24 +181,12 @@ class SuiteBoard:
         splits = [s for s in self.splits if self.spec.split(s).test_role == "in-distribution"]
         return [s for s in splits if s in self.ranked] or splits
 
-    @property
-    def ranking_rule(self) -> str:
-        """How the rows are ordered, in one sentence."""
-        direction = "higher" if self.spec.higher_is_better else "lower"
-        rule = (
-            f"Ranked by the mean of {self.spec.primary_metric} ({direction} is better) over the ranked splits "
-            + ", ".join(self.ranked)
-        )
-        if len(self.ranked) < len(self.splits):
-            rule += "; the other splits are shown, not ranked (they pool or repeat ranked ones)"
-        return rule + "."
-
 
 def aggregate(store: Store, runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every cell (suite, version, hash, model, split, metric, breakdown condition) of the current
     configurations, by the one cell function that `run --json` uses too; `runs` is
     `store.runs()` where the caller has read it already."""
-    return cell_table(current_configuration(store.scores(), store.runs() if runs is None else runs))
+    return cell_table(current_scores(store.scores(), store.runs() if runs is None else runs))
 
 
 def cell_table(current_scores: pd.DataFrame) -> pd.DataFrame:
@@ -312,12 +305,11 @@ def attach_references(board: SuiteBoard, references: list[Reference]) -> None:
 
 
 def _rank(row: tuple[str, dict[str, SeedStats | None]], board: SuiteBoard) -> tuple[bool, bool, float, str]:
-    """Ranked models first (ceilings, then not comparable ones after), then the best mean over
-    the ranked splits (never a pooled duplicate of other splits), then the name."""
+    """Ranked models first (ceilings, then not comparable ones after), then the best suite score (a
+    model without one last), then the name."""
     model = row[0]
-    means = [cell.mean for split, cell in row[1].items() if cell is not None and split in board.ranked]
-    mean = sum(means) / len(means) if means else math.nan
-    order = math.inf if not means else (-mean if board.spec.higher_is_better else mean)
+    score = board.scores.get(model)
+    order = math.inf if score is None else (-score.mean if board.spec.higher_is_better else score.mean)
     return (model in board.not_comparable, model in board.ceilings, order, model)
 
 
@@ -347,11 +339,18 @@ def slug(text: str) -> str:
 
 
 def boards(
-    store: Store, results: pd.DataFrame, references: list[Reference] | None = None, runs: pd.DataFrame | None = None
+    store: Store,
+    results: pd.DataFrame,
+    references: list[Reference] | None = None,
+    runs: pd.DataFrame | None = None,
+    scores: pd.DataFrame | None = None,
 ) -> list[SuiteBoard]:
-    """Every board of the suite versions `runs` (default: the whole store) holds, in suite order."""
+    """Every board of the suite versions `runs` (default: the whole store) holds, in suite order;
+    `scores` are the score rows of their current runs where the caller has read them already."""
     runs = store.runs() if runs is None else runs
-    runs = current_configuration(runs, runs)
+    if scores is None:
+        scores = current_scores(store.scores(), runs)
+    runs = current_runs(runs)
     held = set(zip(runs["suite"].tolist(), runs["version"].tolist(), runs["suite_hash"].tolist(), strict=True))
     specs = {key: spec for key, spec in current_specs(store.suite_specs()).items() if key in held}
     statuses = _status_summary(runs)
@@ -361,9 +360,11 @@ def boards(
     compute = _compute(runs)
     whole_split = results[results.breakdown == ""]
     by_suite = dict(list(whole_split.groupby(["suite", "version", "suite_hash"])))
+    ordered = sorted(specs.items())
+    score_list = suite_scores(scores, [(spec, suite_hash) for (_, _, suite_hash), spec in ordered])
     out: list[SuiteBoard] = []
     slugs: set[str] = set()
-    for (suite, version, suite_hash), spec in sorted(specs.items()):
+    for ((suite, version, suite_hash), spec), board_scores in zip(ordered, score_list, strict=True):
         name = spec.key if spec.key not in slugs else f"{spec.key}-{suite_hash[:8]}"
         slugs.add(name)
         board = SuiteBoard(
@@ -372,6 +373,7 @@ def boards(
             splits=[s.name for s in spec.splits_with_role("test")],
             ranked=[s.name for s in spec.ranked_splits],
             slug=slug(name),
+            scores=board_scores,
         )
         mine = by_suite.get((suite, version, suite_hash), whole_split.iloc[:0])
         mine = mine[mine.metric == spec.primary_metric]

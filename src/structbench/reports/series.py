@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from structbench import registry
 from structbench.errors import UserError
 from structbench.reports.boards import SuiteBoard, slug
+from structbench.reports.figures import MARKERS, PALETTE, PLOTTED, CurvePlot, Line, Markers
 from structbench.reports.overview import Summary
-from structbench.reports.plots import MARKERS, PALETTE, PLOTTED, CurvePlot, Line, Markers
 from structbench.specs import SeedStats
 
 MIN_POINTS = 2
@@ -44,8 +44,6 @@ class Curve:
     """Published model (as its paper names it) -> its value on each suite, where published."""
     sources: dict[str, str] = field(default_factory=dict)
     """Published model -> where its numbers stand (citation and place, as `references.yaml` gives them)."""
-    path: str = ""
-    """The plot's SVG, relative to the site root (set when the site is rendered)."""
 
     def x_of(self, board: SuiteBoard) -> float | None:
         """The number of `board`'s suite on this curve, if it is one of its points."""
@@ -55,6 +53,11 @@ class Curve:
     def anchor(self) -> str:
         """The curve's id on the overview page."""
         return f"series-{slug(self.name)}"
+
+    @property
+    def path(self) -> str:
+        """The plot's SVG, relative to the site root."""
+        return f"plots/{self.anchor}.svg"
 
     @property
     def plotted(self) -> list[tuple[str, str]]:

@@ -11,10 +11,8 @@ from tabulate import tabulate
 
 from structbench.analysis.claims import Verdict
 from structbench.reports.boards import SuiteBoard
+from structbench.reports.views.format import UNDEFINED, method, percent
 from structbench.specs import SeedStats
-
-UNDEFINED = "metric not defined in the source: not comparable"
-"""How a reported number of a metric its source does not define is marked."""
 
 MARKS = {"best": " **best**", "tie": " ≈best", "": ""}
 TIES_LEGEND = (
@@ -26,15 +24,6 @@ TIES_LEGEND = (
 def markdown_text(text: str) -> str:
     """Text safe in a Markdown table cell: HTML special characters escaped, pipes escaped."""
     return str(markupsafe.escape(text)).replace("|", "\\|")
-
-
-def percent(value: float) -> str:
-    return f"{100 * value:.1f}"
-
-
-def method(cell: SeedStats) -> str:
-    """The interval's method in a word: `t`, `Wilson` or `no interval`."""
-    return "no interval" if cell.interval == "none" else cell.interval.split()[0]
 
 
 def markdown_cell(cell: SeedStats) -> str:
@@ -82,8 +71,9 @@ def leaderboard_markdown(board_list: list[SuiteBoard], verdicts: list[Verdict]) 
             f"data {markdown_text(board.suite_hash[:12])})",
             "",
             "Cells: mean over seeds [95% interval] (seeds, method: t over seeds; Wilson over the test items "
-            "for one seed or seeds that agree). Ranked by the mean over "
-            + ", ".join(map(markdown_text, board.ranked))
+            "for one seed or seeds that agree). Ranked by the suite score: per seed, the mean over "
+            + ", ".join(map(markdown_text, board.generalisation))
+            + ", then the mean over seeds"
             + ("" if board.spec.higher_is_better else " (lower is better)")
             + "; split roles: "
             + ", ".join(f"{markdown_text(s)} {board.spec.split(s).test_role}" for s in board.splits)

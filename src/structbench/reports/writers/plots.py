@@ -1,4 +1,4 @@
-"""The site's plots, drawn by matplotlib as SVG files when the site is rendered.
+"""The site's plots (`structbench.reports.figures`), drawn by matplotlib as SVG files when the site is written.
 
 Three kinds: the primary metric against one condition, one colour per model, and its 95%
 interval: against a number (attractor count, operator count, composition length) as lines with
@@ -19,82 +19,13 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-PALETTE = [
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-]  # fmt: skip
-"""matplotlib's `tab10` cycle (its default colours), in order, for the HTML legends."""
-OTHER = "#b8bcc6"
-"""The colour of points beyond the palette (the gap plot's remaining models)."""
-PLOTTED = len(PALETTE)
-"""At most this many models per line plot: the best-ranked ones; the table beside it holds all."""
+from structbench.reports.figures import CurvePlot, GapPlot, LinePlot, Plot
+
 POOL_FROM = 8
 """Fewer plots than this are drawn in this process: workers would cost more than they save."""
-
-
-@dataclass(frozen=True)
-class Line:
-    """One model's values along a plot's x axis (fractions; None where it has no cell)."""
-
-    label: str
-    colour: str
-    means: list[float | None]
-    lows: list[float | None]
-    highs: list[float | None]
-
-
-@dataclass(frozen=True)
-class LinePlot:
-    """The primary metric against one condition."""
-
-    x_label: str
-    y_label: str
-    levels: list[str]
-    """x-axis levels in order: when every level is a number, an ordered axis with lines and bands,
-    else categories with points and error bars."""
-    lines: list[Line]
-
-
-@dataclass(frozen=True)
-class Markers:
-    """Published values along a curve's x axis, drawn as one marker shape (None where none was published)."""
-
-    label: str
-    symbol: str
-    """matplotlib marker, one of `MARKERS`."""
-    values: list[float | None]
-
-
-MARKERS = {"D": "◆", "s": "■", "^": "▲", "v": "▼", "P": "✚", "X": "✖", "o": "●", "*": "★"}
-"""matplotlib marker -> the character the page's legend shows for it, in the order markers are given out."""
-
-
-@dataclass(frozen=True)
-class CurvePlot:
-    """The primary metric of a series of suites against the series' number, one line per model."""
-
-    x_label: str
-    y_label: str
-    xs: list[float]
-    """The suites' numbers, ascending."""
-    log_axis: bool
-    """A logarithmic x axis (symmetric log base 2, linear below 1, so that 0 still shows)."""
-    lines: list[Line]
-    markers: list[Markers]
-
-
-@dataclass(frozen=True)
-class GapPlot:
-    """In-distribution (x) against generalisation (y), one point per (model, suite)."""
-
-    points: list[tuple[float, float, str]]
-    """(in-distribution, generalisation, colour)."""
-
-
-Plot = LinePlot | CurvePlot | GapPlot
 
 
 def _numeric(levels: list[str]) -> list[float] | None:

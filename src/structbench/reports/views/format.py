@@ -1,0 +1,58 @@
+"""How the pages write numbers and names: percentages, interval methods, durations, counts, long
+split names and the overview's colour scale. Pure functions of a value, shared by the HTML pages
+(as Jinja filters) and `leaderboard.md`.
+"""
+
+from __future__ import annotations
+
+import markupsafe
+
+from structbench.specs import SeedStats
+
+UNDEFINED = "metric not defined in the source: not comparable"
+"""How a reported number of a metric its source does not define is marked."""
+SCALE = [
+    "#ffffd9", "#edf8b1", "#c7e9b4", "#7fcdbb", "#41b6c4", "#1d91c0", "#225ea8", "#253494", "#081d58",
+]  # fmt: skip
+"""ColorBrewer's YlGnBu, 9 classes (Brewer, colorbrewer2.org): the overview's colour scale, light = low."""
+
+
+def percent(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def method(cell: SeedStats) -> str:
+    """The interval's method in a word: `t`, `Wilson` or `no interval`."""
+    return "no interval" if cell.interval == "none" else cell.interval.split()[0]
+
+
+def scale_colour(value: float, higher_is_better: bool) -> tuple[str, str]:
+    """(background, text colour) of a cell of `value` (a fraction) on the overview's colour scale."""
+    goodness = min(max(value if higher_is_better else 1 - value, 0.0), 1.0)
+    index = min(int(goodness * len(SCALE)), len(SCALE) - 1)
+    return SCALE[index], "#ffffff" if index >= 5 else "#1d2330"
+
+
+def breakable(name: str) -> markupsafe.Markup:
+    """`name`, escaped, with line-break opportunities after underscores (long split names)."""
+    return markupsafe.Markup("_<wbr>").join(markupsafe.escape(part) for part in name.split("_"))
+
+
+def seconds(value: float | None) -> str:
+    """A duration in a few characters: `0.4 s`, `12 s`, `3.2 min`, `1.5 h`."""
+    if value is None:
+        return "–"
+    if value < 10:
+        return f"{value:.1f} s"
+    if value < 600:
+        return f"{value:.0f} s"
+    return f"{value / 60:.1f} min" if value < 36_000 else f"{value / 3600:.1f} h"
+
+
+def count(value: int | None) -> str:
+    """A parameter count in a few characters: `950`, `12.3k`, `4.1M`."""
+    if value is None:
+        return "–"
+    if value < 1000:
+        return str(value)
+    return f"{value / 1e3:.1f}k" if value < 1e6 else f"{value / 1e6:.1f}M"

@@ -1,0 +1,162 @@
+"""Every page of the site as a context: the overview (`index.html`), one page per suite board and one
+error browser per board with finished runs, each with the values its template shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from structbench.analysis.claims import Verdict
+from structbench.reports.boards import SuiteBoard, slug
+from structbench.reports.cards import SuiteCard
+from structbench.reports.figures import Plot
+from structbench.reports.overview import OverviewRow, Summary
+from structbench.reports.series import Curve
+from structbench.reports.site import Site
+from structbench.reports.views.plots import GAP_PLOT, PlotView, gap_colours, site_plots
+
+Families = list[tuple[str, list[SuiteBoard]]]
+"""(family, its boards) in site order: the overview's column groups and every page's suite index."""
+
+
+@dataclass(frozen=True)
+class ModelData:
+    """One model's runs on a suite page, as its error browser loads them."""
+
+    model: str
+    script: str
+    """Its runs' script, relative to the site root."""
+    seeds: list[int]
+
+
+@dataclass(frozen=True)
+class ErrorPage:
+    """One suite page's error browser: where it is and the models it can show."""
+
+    board: SuiteBoard
+    path: str
+    """The page, relative to the site root."""
+    models: list[ModelData]
+    has_examples: bool
+    """Whether the suite's inputs and answers are there (built here with this hash)."""
+
+    def shows(self, model: str) -> bool:
+        return any(data.model == model for data in self.models)
+
+    def link(self, model: str) -> str:
+        """The page, opened on `model`."""
+        return f"{self.path}#model={slug(model)}"
+
+
+@dataclass(frozen=True)
+class IndexPage:
+    """The overview's context."""
+
+    title: str
+    families: Families
+    boards: tuple[SuiteBoard, ...]
+    summaries: tuple[Summary, ...]
+    rows: tuple[OverviewRow, ...]
+    gap_boards: list[Summary]
+    """The boards of the gap table: a generalisation split and both kinds of cell."""
+    gap_colours: dict[str, str]
+    has_gap_plot: bool
+    skipped: tuple[tuple[str, str], ...]
+    verdicts: tuple[Verdict, ...]
+    curves: tuple[Curve, ...]
+
+
+@dataclass(frozen=True)
+class SuitePage:
+    """One suite board's page."""
+
+    title: str
+    families: Families
+    board: SuiteBoard
+    card: SuiteCard
+    plots: list[PlotView]
+    verdicts: list[Verdict]
+    """The claims about this suite."""
+    errors: ErrorPage | None
+    """Its error browser, where it has one."""
+    curves: list[tuple[Curve, float]]
+    """The learning curves the suite is a point of, with its number on each."""
+
+    @property
+    def path(self) -> str:
+        return f"suites/{self.board.slug}.html"
+
+
+@dataclass(frozen=True)
+class Pages:
+    """Every page of a site and the plots they show."""
+
+    index: IndexPage
+    suites: list[SuitePage]
+    errors: list[ErrorPage]
+    plots: dict[str, Plot]
+    """path relative to the site root -> the plot drawn there."""
+
+
+def families(board_list: tuple[SuiteBoard, ...]) -> Families:
+    """The boards grouped by family, in their order."""
+    out: Families = []
+    for board in board_list:
+        if not out or out[-1][0] != board.spec.family:
+            out.append((board.spec.family, []))
+        out[-1][1].append(board)
+    return out
+
+
+def error_pages(site: Site) -> list[ErrorPage]:
+    """The error browser of every board with finished runs."""
+    out = []
+    for board in site.boards:
+        outputs = site.outputs.get(board.slug)
+        if outputs is None:
+            continue
+        models = [
+            ModelData(model, f"errors/{board.slug}/{slug(model)}.js", [run.seed for run in runs])
+            for model, runs in outputs.runs.items()
+        ]
+        out.append(ErrorPage(board, f"errors/{board.slug}.html", models, bool(outputs.examples)))
+    return out
+
+
+def pages(site: Site) -> Pages:
+    """The context of every page of `site`."""
+    grouped = families(site.boards)
+    plot_views, plots = site_plots(site)
+    errors = error_pages(site)
+    errors_of = {page.board.slug: page for page in errors}
+    index = IndexPage(
+        title=site.title,
+        families=grouped,
+        boards=site.boards,
+        summaries=site.summaries,
+        rows=site.rows,
+        gap_boards=[
+            s
+            for s in site.summaries
+            if s.board.generalises and s.cells["in-distribution"] and s.cells["generalisation"]
+        ],
+        gap_colours=gap_colours(site.rows),
+        has_gap_plot=GAP_PLOT in plots,
+        skipped=site.skipped,
+        verdicts=site.verdicts,
+        curves=site.curves,
+    )
+    suites = [
+        SuitePage(
+            title=site.title,
+            families=grouped,
+            board=board,
+            card=site.cards[board.slug],
+            plots=plot_views[board.slug],
+            verdicts=[v for v in site.verdicts if v.claim.suite == board.spec.id],
+            errors=errors_of.get(board.slug),
+            curves=[(c, x) for c in site.curves if (x := c.x_of(board)) is not None],
+        )
+        for board in site.boards
+    ]
+    return Pages(index, suites, errors, plots)

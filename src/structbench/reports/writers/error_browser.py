@@ -1,0 +1,89 @@
+"""The error browser's data files: each model's stored predictions and each suite's test examples, as scripts.
+
+The build (`structbench.reports.outputs`) reads one run's predictions of one split as the zlib block
+of JSON the store keeps (`pack_predictions`). The site copies those blocks as they are,
+base64-encoded, into one script per (suite page, model) beside its page; the browser inflates them
+(`DecompressionStream("deflate")`) and shows the examples a model got wrong. Decoding them here
+instead would cost about 0.26 ms per block, 11.5 s on a 10,000-run store, and the page would carry
+the same information. The examples (input, gold answer and the meta keys the browser filters on)
+come from the suite's frozen split files where this structbench has them built, compressed once per
+file and named by the file's SHA-256, so that every model's page shares them and a re-render into
+the same folder rewrites none of them. Where the data is not built here, the browser shows example
+ids and predictions only.
+
+Scripts rather than JSON files, because a page opened from disk (`file://`) may not fetch
+files, while it may load scripts: each file calls `structbench.runs(...)` or
+`structbench.examples(...)`, defined by `static/errors.js`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from structbench.data.sources import sha256_bytes
+from structbench.reports.outputs import BoardOutputs
+from structbench.reports.site import Site
+from structbench.reports.views.pages import ErrorPage
+
+
+def _write_examples(out_dir: Path, sha256: str, source: Path) -> bool:
+    """Write the examples script of one frozen split file unless it exists; False when the file on
+    disk is missing or is not the data of `sha256` (changed since the manifest was written)."""
+    target = out_dir / f"data/examples-{sha256[:16]}.js"
+    if target.is_file():
+        return True
+    try:
+        data = source.read_bytes()
+    except FileNotFoundError:
+        return False
+    if sha256_bytes(data) != sha256:
+        return False
+    blob = base64.b64encode(zlib.compress(data, 6)).decode()
+    target.write_text(f'structbench.examples("{sha256[:16]}", "{blob}");\n', encoding="utf-8")
+    return True
+
+
+def write_error_data(site: Site, pages: list[ErrorPage], out_dir: Path) -> None:
+    """Write the runs script of every (page, model) and the example scripts they need."""
+    (out_dir / "data").mkdir(parents=True, exist_ok=True)
+    # thousands of files: their writes overlap in threads (file system calls release the GIL)
+    writes: list[Future[None]] = []
+    with ThreadPoolExecutor(4) as writer:
+        for page in pages:
+            _page_data(page, site.outputs[page.board.slug], out_dir, writer, writes)
+    for write in writes:
+        write.result()  # a failed write raises here
+
+
+def _page_data(
+    page: ErrorPage, outputs: BoardOutputs, out_dir: Path, writer: ThreadPoolExecutor, writes: list[Future[None]]
+) -> None:
+    """One page's runs scripts, handed to `writer` (their futures to `writes`)."""
+    (out_dir / "errors" / page.board.slug).mkdir(parents=True, exist_ok=True)
+    for data in page.models:
+        parts = []
+        for run in outputs.runs[data.model]:
+            files = {}
+            for split in run.blocks:
+                if (run.draw, split) in outputs.examples:
+                    sha256, source = outputs.examples[(run.draw, split)]
+                    if _write_examples(out_dir, sha256, source):
+                        files[split] = sha256[:16]
+            # base64 needs no JSON escaping: joined as text, which json.dumps would scan character by character
+            encoded = ", ".join(
+                f'"{split}": "{base64.b64encode(block).decode()}"' for split, block in run.blocks.items()
+            )
+            parts.append(
+                f'{{"seed": {run.seed}, "draw": {run.draw}, "examples": {json.dumps(files)}, "blocks": {{{encoded}}}}}'
+            )
+        text = f'structbench.runs({{"model": {json.dumps(data.model)}, "runs": [{", ".join(parts)}]}});\n'
+        writes.append(writer.submit(_write, out_dir / data.script, text))
+
+
+def _write(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)

@@ -1,0 +1,70 @@
+"""The HTML pages: each page context (`structbench.reports.views.pages`) rendered by its Jinja2
+template (autoescaped; undefined names are errors), and the static files the pages load.
+
+Every page is readable with no network (no CDN, no font or script from elsewhere), from any static
+host or opened from disk.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from structbench import __version__
+from structbench.reports.views.format import UNDEFINED, breakable, count, method, percent, scale_colour, seconds
+from structbench.reports.views.pages import Pages
+
+
+def environment() -> jinja2.Environment:
+    """The templates' environment, with the formatting filters (`structbench.reports.views.format`)."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("structbench.reports", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["percent"] = percent
+    env.filters["breakable"] = breakable
+    env.filters["method"] = method
+    env.filters["seconds"] = seconds
+    env.filters["count"] = count
+    env.globals["undefined_label"] = UNDEFINED
+    env.globals["scale_colour"] = scale_colour
+    env.globals["version"] = __version__
+    return env
+
+
+def _context(page: Any) -> dict[str, Any]:
+    """A page context's fields as template variables (shallow: the values themselves)."""
+    return {field.name: getattr(page, field.name) for field in dataclasses.fields(page)}
+
+
+def copy_static(out_dir: Path) -> None:
+    """The pages' stylesheet and scripts, into `static/`."""
+    static = out_dir / "static"
+    static.mkdir(parents=True, exist_ok=True)
+    for item in resources.files("structbench.reports").joinpath("static").iterdir():
+        if item.name.endswith((".css", ".js")):
+            (static / item.name).write_text(item.read_text(encoding="utf-8"), encoding="utf-8")
+
+
+def write_pages(pages: Pages, out_dir: Path) -> None:
+    """`index.html`, `suites/*.html` and `errors/*.html`."""
+    env = environment()
+    index = env.get_template("index.html.j2").render(root="", **_context(pages.index))
+    (out_dir / "index.html").write_text(index, encoding="utf-8")
+    suite_template = env.get_template("suite.html.j2")
+    for suite in pages.suites:
+        (out_dir / suite.path).write_text(suite_template.render(root="../", **_context(suite)), encoding="utf-8")
+    error_template = env.get_template("errors.html.j2")
+    families = pages.index.families
+    for page in pages.errors:
+        html = error_template.render(
+            root="../", page=page, board=page.board, title=pages.index.title, families=families
+        )
+        (out_dir / page.path).write_text(html, encoding="utf-8")
