@@ -24,7 +24,8 @@ from structbench import registry
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.paths import default_store_path
-from structbench.runs.runner import Asked, Runner
+from structbench.runs.identity import Asked
+from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, ResultRecord, Split, SuiteSpec
 from structbench.store import Store
 from structbench.suite import Suite

@@ -10,7 +10,8 @@ import pytest
 
 from structbench.errors import UserError
 from structbench.runs.fingerprint import command_fingerprint
-from structbench.runs.runner import Runner, model_facts
+from structbench.runs.identity import model_facts
+from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 
 MODEL = """

@@ -10,7 +10,8 @@ import pytest
 from structbench import __version__, registry
 from structbench.data import freeze
 from structbench.reports.boards import aggregate, boards
-from structbench.runs.runner import Runner, model_facts, model_hash, model_record
+from structbench.runs.identity import model_facts, model_hash, model_record
+from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from tests.store.test_store import claim_and_die
 from tests.support import helpers

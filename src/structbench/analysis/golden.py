@@ -31,7 +31,8 @@ from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, mode
 
 from structbench import __version__
 from structbench.errors import UserError
-from structbench.runs.runner import Asked, Runner
+from structbench.runs.identity import Asked
+from structbench.runs.runner import Runner
 from structbench.specs import Frozen, ModelSpec, ResultRecord, SeedStats
 
 Setting = str | int | float | bool | None

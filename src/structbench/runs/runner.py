@@ -27,7 +27,6 @@ from typing import Any
 from structbench import registry
 from structbench.cells import as_stats, cells
 from structbench.data import freeze
-from structbench.data.sources import structbench_home
 from structbench.errors import UserError
 from structbench.runs.attempt import Ended, Outcome, attempt
 from structbench.runs.context import Keyed, SeedContext
@@ -41,7 +40,6 @@ __all__ = [
     "Runner",
     "SeedOutcome",
     "build_model",
-    "default_store_path",
     "model_facts",
     "model_hash",
     "model_label",
@@ -49,10 +47,6 @@ __all__ = [
 ]
 """`Runner` and what its callers hand it (`Asked`); the model identity functions are defined in
 `structbench.runs.identity` and importable from here too, where callers have long found them."""
-
-
-def default_store_path() -> Path:
-    return structbench_home() / "results.sqlite"
 
 
 @dataclass(frozen=True)
