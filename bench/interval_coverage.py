@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
@@ -43,8 +44,9 @@ def frame(values: np.ndarray, items: int = 0, proportion: bool = False) -> pd.Da
     )
 
 
-def coverage(low: np.ndarray, high: np.ndarray, truth: float) -> float:
-    return float(np.mean((low <= truth) & (truth <= high)))
+def coverage(low: npt.ArrayLike, high: npt.ArrayLike, truth: float) -> float:
+    """The fraction of intervals [low, high] that contain `truth`."""
+    return float(np.mean((np.asarray(low) <= truth) & (truth <= np.asarray(high))))
 
 
 def main() -> None:

@@ -159,7 +159,8 @@ def bytes_per_run(folder: Path, seeds: int) -> tuple[float, float]:
     """Marginal store bytes per lookup-tables `random` run: (v2, v1), the same runs in both layouts."""
     v2_path, v1_path = folder / "v2.sqlite", folder / "v1.sqlite"
     sizes_v2, sizes_v1 = [], []
-    with Capturing(v2_path) as store:
+    store = Capturing(v2_path)  # not `with Capturing(...) as store`: Store.__enter__ is typed as a Store
+    with store:
         runner = Runner(store, progress=False)
         runner.log = lambda message: None
         v1 = create_v1_store(v1_path)
