@@ -14,7 +14,7 @@ from scipy import stats as stats_module
 from structbench import __version__, registry
 from structbench.cli import main
 from structbench.store import Store
-from tests import helpers
+from tests.support import helpers
 
 RECORD_KEYS = {
     "suite",
