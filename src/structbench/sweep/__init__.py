@@ -44,7 +44,7 @@ POLL_SECONDS = 0.5
 """How long the driver waits for a result before it looks at time-outs and the progress bar again."""
 
 
-class RunProblem(Frozen):
+class SweepFailure(Frozen):
     """A run of the sweep that failed or was refused, for the summary."""
 
     suite: str
@@ -77,7 +77,7 @@ class SweepSummary(Frozen):
     """Runs not made for a configuration problem (e.g. a worker unlike the driver); nothing stored."""
     seconds: float
     """Wall time of the sweep, planning included."""
-    problems: list[RunProblem]
+    problems: list[SweepFailure]
     """Every failed and refused run, with its reason."""
     records: list[ResultRecord]
     """One `run --json` record per suite x model configuration: per-seed status (`done`, `failed`,
@@ -93,7 +93,7 @@ class _Tally:
         self.status: dict[tuple[str, str, str, int], str] = {}
         self.labels: dict[tuple[str, str, str], str] = {}
         self.errors: dict[tuple[str, str, str, int], str] = {}
-        self.problems: list[RunProblem] = []
+        self.problems: list[SweepFailure] = []
 
     def note(
         self, run: PlannedRun, count: str, status: str, error: str | None = None, label: str | None = None
@@ -108,7 +108,7 @@ class _Tally:
             if count in ("failed", "refused"):
                 line = error.strip().splitlines()[-1] if error.strip() else error
                 self.problems.append(
-                    RunProblem(suite=run.cell.suite.spec.key, model=run.cell.label, seed=run.seed, error=line)
+                    SweepFailure(suite=run.cell.suite.spec.key, model=run.cell.label, seed=run.seed, error=line)
                 )
 
     def postfix(self) -> dict[str, int]:
