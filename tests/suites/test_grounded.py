@@ -26,7 +26,7 @@ def test_the_example_of_figure_4_5() -> None:
 def splits_of(condition: str, draw: int) -> dict[str, Split]:
     suite = registry.suite(f"structbench.suites.grounded:Grounded{condition.title()}")
     manifest = freeze.ensure_built(suite)
-    committed = (REPO / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+    committed = (REPO / "src" / "structbench" / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
     assert manifest.suite_hash in committed
     return {s.name: freeze.load_split(suite, manifest, draw, s.name) for s in suite.spec.splits}
 

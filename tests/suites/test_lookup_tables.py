@@ -37,7 +37,7 @@ def splits(suite_id: str, draw: int) -> dict[str, Split]:
 
 def committed_manifest(suite_id: str) -> dict:  # type: ignore[type-arg]
     key = registry.suite(suite_id).spec.key
-    return json.loads((REPO / "suites" / "manifests" / f"{key}.json").read_text())  # type: ignore[no-any-return]
+    return json.loads((REPO / "src" / "structbench" / "suites" / "manifests" / f"{key}.json").read_text())  # type: ignore[no-any-return]
 
 
 def raw_rows(draw: int, name: str) -> list[tuple[list[str], list[str], list[int]]]:

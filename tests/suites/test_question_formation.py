@@ -91,7 +91,7 @@ def test_train_has_the_structure_distribution_of_test(built: tuple[str, dict[str
 def test_a_fresh_build_reproduces_the_committed_manifest(built: tuple[str, dict[str, Split]]) -> None:
     path, _ = built
     suite = registry.suite(path)
-    committed = (REPO / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+    committed = (REPO / "src" / "structbench" / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
     assert freeze.expected_manifest(suite).suite_hash in committed  # type: ignore[union-attr]
 
 

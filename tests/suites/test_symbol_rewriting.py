@@ -65,7 +65,7 @@ def test_published_test_attention_is_what_we_generate(name: str) -> None:
 def generated() -> dict[str, Split]:
     suite = registry.suite(SUITES[0])
     manifest = freeze.ensure_built(suite)
-    committed = (REPO / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+    committed = (REPO / "src" / "structbench" / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
     assert manifest.suite_hash in committed
     return {s.name: freeze.load_split(suite, manifest, 0, s.name) for s in suite.spec.splits}
 

@@ -24,7 +24,10 @@ MINIMAL_PAIR, NUMBER = (
 def loaded(path: str) -> dict[str, Split]:
     suite = registry.suite(path)
     manifest = freeze.ensure_built(suite)
-    assert manifest.suite_hash in (REPO / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+    assert (
+        manifest.suite_hash
+        in (REPO / "src" / "structbench" / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+    )
     return {s.name: freeze.load_split(suite, manifest, 0, s.name) for s in suite.spec.splits}
 
 

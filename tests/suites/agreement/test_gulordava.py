@@ -28,7 +28,10 @@ def frozen_splits() -> dict[str, Split]:
 def test_rows_pair_into_410_items() -> None:
     suite = registry.suite(PATH)
     manifest = freeze.ensure_built(suite)
-    assert manifest.suite_hash in (REPO / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+    assert (
+        manifest.suite_hash
+        in (REPO / "src" / "structbench" / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+    )
     items = freeze.load_split(suite, manifest, 0, "test").examples
     assert Counter(e.meta["type"] for e in items) == {"original": 41, "generated": 369}
     assert Counter(e.meta["n_attr"] for e in items) == {0: 330, 1: 70, 2: 10}

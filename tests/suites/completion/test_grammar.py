@@ -18,7 +18,10 @@ PATH = "structbench.suites.completion.grammar:SentenceCompletion"
 def test_every_item_has_exactly_one_grammatical_candidate() -> None:
     suite = registry.suite(PATH)
     manifest = freeze.ensure_built(suite)
-    assert manifest.suite_hash in (REPO / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+    assert (
+        manifest.suite_hash
+        in (REPO / "src" / "structbench" / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+    )
     test = freeze.load_split(suite, manifest, 0, "test").examples
     assert Counter(e.meta["constraint"] for e in test) == {
         "agreement": 500, "subcategorisation": 500, "selection": 500, "long-distance": 500,

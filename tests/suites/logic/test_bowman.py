@@ -111,7 +111,7 @@ def test_suites_share_their_test_items_and_match_their_committed_manifests() -> 
     for path in SUITES:
         suite = registry.suite(path)
         manifest = freeze.ensure_built(suite)
-        committed = (REPO / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+        committed = (REPO / "src" / "structbench" / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
         assert manifest.suite_hash in committed
         pooled.add(manifest.splits["draw0/pooled"].sha256)
     assert len(pooled) == 1

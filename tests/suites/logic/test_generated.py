@@ -82,7 +82,7 @@ def test_suites_share_their_test_items_and_manifests() -> None:
     for path in SUITES:
         suite = registry.suite(path)
         manifest = freeze.ensure_built(suite)
-        committed = (REPO / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+        committed = (REPO / "src" / "structbench" / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
         assert manifest.suite_hash in committed
         tests.append(manifest.splits["draw0/pooled"].sha256)
     assert len(set(tests)) == 1

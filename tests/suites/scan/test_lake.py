@@ -93,7 +93,7 @@ def test_suite_keeps_published_test_and_carves_dev_from_train(path: str) -> None
     assert rebuilt == multiset(train_lines)
     assert [(e.input[:-1], e.target) for e in splits["test"].examples] == published(f"tasks_test_{name}.txt")
     assert len(splits["dev"]) == round(0.1 * len(train_lines))
-    committed = (REPO / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+    committed = (REPO / "src" / "structbench" / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
     assert manifest.suite_hash in committed
 
 
@@ -151,7 +151,7 @@ def test_version_1_stays_loadable_as_released(path: str) -> None:
     old = registry.suite(f"{current.spec.id}@1.0.0")
     assert (current.spec.version, old.spec.version) == ("2.0.0", "1.0.0")
     manifest = freeze.ensure_built(old)
-    committed = (REPO / "suites" / "manifests" / f"{old.spec.key}.json").read_text()
+    committed = (REPO / "src" / "structbench" / "suites" / "manifests" / f"{old.spec.key}.json").read_text()
     assert manifest.suite_hash in committed
     test = freeze.load_split(old, manifest, 0, "test").examples
     assert all(e.attention is None and e.input[-1] != EOS for e in test)

@@ -73,7 +73,7 @@ def test_sizes_are_the_official_line_counts(name: str) -> None:
         sizes = {s: manifest.splits[f"draw{draw}/{s}"].n_examples for s in ("train", "dev", "test")}
         assert (sizes["train"] + sizes["dev"], sizes["test"]) == (train, test)
         assert sizes["dev"] == round(0.1 * (15225 if name.startswith("scan-fewshot-") else train))
-    committed = (REPO / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
+    committed = (REPO / "src" / "structbench" / "suites" / "manifests" / f"{suite.spec.key}.json").read_text()
     assert manifest.suite_hash in committed
 
 
