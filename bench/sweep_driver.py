@@ -12,8 +12,10 @@ record, the whole driver's work per run), store bytes per run (file size after a
 marginal over the runs after the first) and the seconds a sweep's plan then takes to read the
 store's runs (`Store.runs`, to leave out the finished ones).
 
-    STRUCTBENCH_SOURCE_DIR=../shared/data python bench/sweep_driver.py [--runs 1000]
-        [--suites lookup-tables,scan-simple,symbol-rewriting-mt]
+    STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/sweep_driver.py [--runs 1000]
+        [--suites lookup-tables,scan-simple,symbol-rewriting-mt] [--smoke]
+
+`--smoke` drives 5 runs on lookup-tables only: the same code in seconds.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
 from structbench.sweep.worker import WorkOrder, WorkResult, execute, outcome_of
+
+SMOKE_RUNS, SMOKE_SUITES = 5, "lookup-tables"
 
 
 def file_bytes(path: Path) -> int:
@@ -95,7 +99,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--suites", default="lookup-tables,scan-simple,symbol-rewriting-mt")
+    parser.add_argument("--smoke", action="store_true", help="5 runs on lookup-tables: seconds")
     args = parser.parse_args()
+    if args.smoke:
+        args.runs, args.suites = SMOKE_RUNS, SMOKE_SUITES
     with tempfile.TemporaryDirectory(prefix="sweep-driver-") as folder:
         rows = [drive(suite.strip(), args.runs, Path(folder)) for suite in args.suites.split(",") if suite.strip()]
     headers = ["suite", "test examples/run", "result JSON bytes", "driver runs/s", "store bytes/run", "plan read s"]
