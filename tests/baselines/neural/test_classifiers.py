@@ -11,27 +11,27 @@ import torch
 
 from structbench import registry
 from structbench.baselines.neural import checkpoint
-from structbench.baselines.neural.classifier import (
+from structbench.baselines.neural.classifier.batching import make_batch
+from structbench.baselines.neural.classifier.model import (
     SEP,
-    ClassifierSettings,
+    BowLogic,
+    FanLogic,
+    FanNumber,
+    LstmLogic,
+    LstmNumber,
     NeuralClassifier,
     evenly_spaced,
-    make_batch,
 )
-from structbench.baselines.neural.classifier_nets import (
-    BowLogic,
+from structbench.baselines.neural.classifier.nets import (
     BowLogicNet,
     BowLogicSettings,
-    FanLogic,
+    ClassifierSettings,
     FanLogicNet,
     FanLogicSettings,
-    FanNumber,
     FanNumberNet,
     FanNumberSettings,
-    LstmLogic,
     LstmLogicNet,
     LstmLogicSettings,
-    LstmNumber,
     LstmNumberNet,
     NumberSettings,
     PairNet,

@@ -9,7 +9,8 @@ import torch
 from structbench import registry
 from structbench.baselines.neural.batching import example_batches, make_batch
 from structbench.baselines.neural.device import seed_everything
-from structbench.baselines.neural.lla import LlaLstm, LlaLstmNoAdversary, LlaNet, LlaSettings, ThrushLstm, grad_reverse
+from structbench.baselines.neural.lla.model import LlaLstm, LlaLstmNoAdversary, ThrushLstm
+from structbench.baselines.neural.lla.nets import LlaNet, LlaSettings, grad_reverse
 from structbench.baselines.neural.trainer import Trainer
 from structbench.baselines.neural.vocab import PAD, Vocabulary
 from structbench.data import freeze
@@ -155,6 +156,8 @@ def test_same_seed_same_weights() -> None:
 @pytest.mark.parametrize("cls", ["LlaLstm", "LlaLstmNoAdversary", "ThrushLstm"])
 def test_every_variant_runs_through_the_harness(runner: Runner, cls: str) -> None:
     params: dict[str, int | float | str | bool | None] = {**TINY, "epochs": 5, "max_length": 12}
-    record = runner.evaluate("miniscan", ModelSpec(name=f"structbench.baselines.neural.lla:{cls}", params=params), [0])
+    record = runner.evaluate(
+        "miniscan", ModelSpec(name=f"structbench.baselines.neural.lla.model:{cls}", params=params), [0]
+    )
     assert record.status == {"0": "done"}
     check_stored_run(runner, "miniscan")

@@ -11,14 +11,14 @@ import torch
 
 from structbench import registry
 from structbench.analysis.rescore import rescore
-from structbench.baselines.neural.lm import (
+from structbench.baselines.neural.lm.model import (
     FanLanguageModel,
     LstmLanguageModel,
     NeuralLanguageModel,
     build_vocabulary,
     lm_sentences,
 )
-from structbench.baselines.neural.lm_nets import FanLm, FanLmArchitecture, LstmLm, LstmLmArchitecture
+from structbench.baselines.neural.lm.nets import FanLm, FanLmArchitecture, LstmLm, LstmLmArchitecture
 from structbench.baselines.neural.settings import BUDGETS
 from structbench.baselines.neural.vocab import EOS, SOS, UNK
 from structbench.data import freeze

@@ -13,8 +13,8 @@ import torch
 import torch.nn.functional as F
 
 from structbench import registry
-from structbench.baselines.neural.lstm_g import Architecture, LocalLearner, LstmNetwork, Rule
-from structbench.baselines.neural.lstm_g_model import LstmBptt, LstmG, LstmGRun
+from structbench.baselines.neural.lstm_g.model import LstmBptt, LstmG, LstmGRun
+from structbench.baselines.neural.lstm_g.nets import Architecture, LocalLearner, LstmNetwork, Rule
 from structbench.runs.runner import Runner
 from structbench.specs import Example, ModelSpec, Split
 from structbench.store import run_statistics

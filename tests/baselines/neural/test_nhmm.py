@@ -15,8 +15,8 @@ import torch
 from structbench import registry
 from structbench.analysis.rescore import rescore
 from structbench.baselines.neural.device import seed_everything
-from structbench.baselines.neural.nhmm import NeuralHmm, NhmmSettings, padded
-from structbench.baselines.neural.nhmm_nets import (
+from structbench.baselines.neural.nhmm.model import NeuralHmm, NhmmSettings, padded
+from structbench.baselines.neural.nhmm.nets import (
     EmissionKind,
     NeuralHmmNet,
     NhmmArchitecture,
@@ -149,7 +149,8 @@ def test_every_variant_raises_the_likelihood(emission: EmissionKind, transition:
         before = -float(forward_log_likelihood(untrained.potentials(*ids)).sum()) / sum(map(len, corpus_))
     after = model.statistics()["nll_per_word"]
     assert after < before - 0.5
-    assert model.history["nll_per_word"][-1] < model.history["nll_per_word"][0]
+    by_epoch = [evaluation["nll_per_word"] for evaluation in model.history["evaluations"]]
+    assert by_epoch[-1] < by_epoch[0]
     assert 0 < model.statistics()["updates"] <= 4 * math.ceil(len(sentences) / 16) * 6
     assert [len(c) for c in clusters] == [len(s) for s in corpus_]
     assert all(0 <= c < 2 for cs in clusters for c in cs)

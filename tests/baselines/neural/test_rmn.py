@@ -9,7 +9,8 @@ import torch
 
 from structbench import registry
 from structbench.analysis.rescore import rescore
-from structbench.baselines.neural.rmn import MemoryBlock, RecurrentMemoryNetwork, Rmn, RmnSettings, memory_windows
+from structbench.baselines.neural.rmn.model import Rmn, RmnSettings
+from structbench.baselines.neural.rmn.nets import MemoryBlock, RecurrentMemoryNetwork, memory_windows
 from structbench.baselines.neural.settings import BUDGETS
 from structbench.baselines.neural.vocab import PAD
 from structbench.data import freeze

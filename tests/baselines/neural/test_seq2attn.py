@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from structbench.baselines.neural.batching import make_batch
-from structbench.baselines.neural.seq2attn import Seq2Attn, Seq2AttnNet, Seq2AttnSettings
+from structbench.baselines.neural.seq2attn.model import Seq2Attn
+from structbench.baselines.neural.seq2attn.nets import Seq2AttnNet, Seq2AttnSettings
 from structbench.baselines.neural.vocab import Vocabulary
 from structbench.errors import UserError
 from structbench.runs.runner import Runner

@@ -9,7 +9,7 @@ import pytest
 
 from structbench import registry
 from structbench.baselines.neural.batching import make_batch
-from structbench.baselines.neural.seq2seq import AttentiveGuidanceOracle
+from structbench.baselines.neural.seq2seq.model import AttentiveGuidanceOracle
 from structbench.data import freeze
 from structbench.runs.runner import Runner
 from structbench.specs import Example, ModelSpec, Split

@@ -12,10 +12,11 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from structbench.baselines.neural import checkpoint
+from structbench.baselines.neural.fit import History
 from structbench.baselines.neural.net import TransductionNet
 from structbench.baselines.neural.run import NeuralRun
 from structbench.baselines.neural.settings import TrainSettings
-from structbench.baselines.neural.trainer import History, Trainer, decode_all
+from structbench.baselines.neural.trainer import Trainer, decode_all
 from structbench.baselines.neural.vocab import Vocabulary
 from structbench.specs import Split
 
@@ -49,14 +50,8 @@ class NeuralTransducer(NeuralRun):
         self.net = self.build_net(settings, source, target, train)
         self.source, self.target = source, target
         path = checkpoint.checkpoint_path(train.suite, train.draw, self.name, self.described(settings), seed)
-        if path.is_file():
-            state, meta = checkpoint.load(path)
-            if meta.get("source") == source.tokens and meta.get("target") == target.tokens:
-                self.net.load_state_dict(state)
-                self.net.to(self.device)
-                self.history = meta.get("history", {})
-                self.log(f"{self.name} seed {seed}: reloaded the trained weights from {path}")
-                return
+        if self.reload_trained(path, self.net, seed, source=source.tokens, target=target.tokens) is not None:
+            return
         trainer = Trainer(
             self.net,
             settings,

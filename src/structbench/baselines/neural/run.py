@@ -95,6 +95,22 @@ class NeuralRun:
         }
         checkpoint.save(path, net.state_dict(), meta)
 
+    def reload_trained(self, path: Path, net: torch.nn.Module, seed: int, **expected: Any) -> dict[str, Any] | None:
+        """Give `net` the weights saved at `path` when there are some and they were trained on the same data
+        (each of `expected`, e.g. the vocabularies, equals what the checkpoint recorded): then `history` is
+        the saved one, `net` is on the run's device and the checkpoint's metadata is returned. Else None:
+        the run trains."""
+        if not path.is_file():
+            return None
+        state, meta = checkpoint.load(path)
+        if any(meta.get(key) != value for key, value in expected.items()):
+            return None
+        net.load_state_dict(state)
+        net.to(self.device)
+        self.history = meta.get("history", {})
+        self.log(f"{self.name} seed {seed}: reloaded the trained weights from {path}")
+        return meta
+
     def compute(self) -> dict[str, int | str]:
         """The run's compute for the leaderboard: `parameters`, the number of trainable scalars of
         the network (every `requires_grad` tensor of `self.net`, a tied embedding counted once), and

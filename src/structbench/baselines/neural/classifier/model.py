@@ -12,34 +12,40 @@ Model selection sees the dev split only: the epoch with the best dev accuracy ov
 dev split (for the logic suites that is Tran's pooled validation accuracy, every operator
 count together) is kept, and `statistics()` reports that accuracy with the run.
 
-The loop is the classification counterpart of the shared transduction trainer (`trainer.py`):
-Adam with gradient clipping, length-bucketed batches, optional mixed precision on CUDA, the
-same selection rules, patience and `stop_at`. Subclasses name their settings and network
-(`classifier_nets.py`); `pair = True` models read `premise <sep> hypothesis`.
+Training runs in the loop every neural baseline shares (`fit.py`): Adam with gradient
+clipping, length-bucketed batches, optional mixed precision on CUDA, the same selection rules,
+patience and `stop_at`. Subclasses name their settings and network
+(`nets.py`); `pair = True` models read `premise <sep> hypothesis`.
 """
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from pydantic import PositiveInt
-from torch import nn
-from torch.nn.utils.rnn import pad_sequence
-from tqdm import tqdm
 
 from structbench.baselines.neural import checkpoint
-from structbench.baselines.neural.batching import length_buckets
+from structbench.baselines.neural.classifier.batching import UNSEEN, ClassifierBatch, Encoded, batches
+from structbench.baselines.neural.classifier.nets import (
+    BowLogicNet,
+    BowLogicSettings,
+    ClassifierNet,
+    ClassifierSettings,
+    FanLogicNet,
+    FanLogicSettings,
+    FanNumberNet,
+    FanNumberSettings,
+    LstmLogicNet,
+    LstmLogicSettings,
+    LstmNumberNet,
+    NumberSettings,
+)
+from structbench.baselines.neural.fit import Figures, History, Schedule, Selector, fit
 from structbench.baselines.neural.run import NeuralRun
-from structbench.baselines.neural.settings import TrainSettings
-from structbench.baselines.neural.trainer import Evaluation, History, Selector, optimizer_step
-from structbench.baselines.neural.vocab import PAD, Vocabulary
+from structbench.baselines.neural.vocab import Vocabulary
 from structbench.errors import NotApplicable, UserError
 from structbench.specs import Example, Split
 
@@ -50,75 +56,6 @@ TRANSDUCTION_ONLY = ("teacher_forcing", "guidance", "max_length")
 PREDICT_BATCH = 256
 """Examples per forward pass when evaluating on dev and classifying."""
 
-UNSEEN = -1
-"""The label id of an input whose label is unknown (at prediction) or was never seen in training."""
-Encoded = tuple[tuple[list[int], ...], int]
-"""One example as the network reads it: the token ids of each segment, and its label id (or UNSEEN)."""
-
-
-class ClassifierSettings(TrainSettings):
-    """The shared training settings, as a classifier reads them.
-
-    `teacher_forcing`, `guidance` and `max_length` belong to decoders and are refused; the
-    selection rules, `stop_at`, `patience` and `eval_every` mean what they mean for every
-    neural baseline, with accuracy being label accuracy."""
-
-    dev_limit: PositiveInt | None = 2000
-    """Evaluate on at most this many dev examples, evenly spaced through the frozen dev split (a
-    dev split ordered by condition, as the logic suites' is by operator count, stays pooled)."""
-    train_limit: PositiveInt | None = None
-    """Train on at most this many training examples, a random subset drawn with the run's seed
-    (a compute budget, never a paper setting); None trains on all."""
-
-
-@dataclass(frozen=True)
-class ClassifierBatch:
-    """Padded token ids of each input segment (one for a sentence, two for a premise-hypothesis pair)."""
-
-    segments: tuple[torch.Tensor, ...]
-    """Each [B, T]: token ids padded on the right with PAD; every row has at least one real token."""
-    labels: torch.Tensor
-    """[B] label ids (UNSEEN where unknown)."""
-    order: tuple[int, ...]
-    """Positions of these rows in the list the batch was made from."""
-
-    def to(self, device: torch.device) -> ClassifierBatch:
-        return ClassifierBatch(
-            tuple(s.to(device, non_blocking=True) for s in self.segments),
-            self.labels.to(device, non_blocking=True),
-            self.order,
-        )
-
-
-class ClassifierNet(nn.Module):
-    """Base of the classifier networks: padded segments in, one row of label scores per example out."""
-
-    def forward(self, segments: tuple[torch.Tensor, ...]) -> torch.Tensor:  # pragma: no cover - interface
-        """[B, n_labels] unnormalised label scores."""
-        raise NotImplementedError
-
-
-def real_lengths(ids: torch.Tensor) -> torch.Tensor:
-    """[B] number of real (non-padding) tokens of each row of a right-padded [B, T] id tensor."""
-    return ids.ne(PAD).sum(dim=1)
-
-
-def make_batch(rows: Sequence[Encoded], order: Sequence[int]) -> ClassifierBatch:
-    """A padded batch of encoded examples."""
-    n_segments = len(rows[0][0])
-    segments = tuple(
-        pad_sequence([torch.tensor(row[0][k], dtype=torch.long) for row in rows], batch_first=True, padding_value=PAD)
-        for k in range(n_segments)
-    )
-    labels = torch.tensor([row[1] for row in rows], dtype=torch.long)
-    return ClassifierBatch(segments, labels, tuple(order))
-
-
-def batches(rows: Sequence[Encoded], batch_size: int, rng: np.random.Generator | None) -> list[ClassifierBatch]:
-    """Batches of similar total length: shuffled with `rng` (training), else in a fixed order."""
-    lengths = [sum(len(segment) for segment in row[0]) for row in rows]
-    return [make_batch([rows[i] for i in indices], indices) for indices in length_buckets(lengths, batch_size, rng)]
-
 
 def evenly_spaced(items: Sequence[Any], limit: int | None) -> list[Any]:
     """At most `limit` items taken at even steps through `items` (all of them when `limit` is None)."""
@@ -127,75 +64,57 @@ def evenly_spaced(items: Sequence[Any], limit: int | None) -> list[Any]:
     return [items[(i * len(items)) // limit] for i in range(limit)]
 
 
-class ClassifierTrainer:
-    """Trains one classifier network on encoded training examples, selecting on dev."""
+def evaluate(net: ClassifierNet, dev: Sequence[Encoded], device: torch.device, amp: bool) -> tuple[float, float]:
+    """Mean cross-entropy and label accuracy of `net` on `dev`."""
+    net.eval()
+    loss, correct = 0.0, 0
+    with torch.inference_mode():
+        for batch in batches(dev, PREDICT_BATCH, None):
+            batch = batch.to(device)
+            with torch.autocast("cuda", enabled=amp):
+                logits = net(batch.segments).float()
+            loss += float(F.cross_entropy(logits, batch.labels, reduction="sum", ignore_index=UNSEEN))
+            correct += int((logits.argmax(dim=-1) == batch.labels).sum())
+    return loss / max(len(dev), 1), correct / max(len(dev), 1)
 
-    def __init__(
-        self,
-        net: ClassifierNet,
-        settings: ClassifierSettings,
-        device: torch.device,
-        *,
-        seed: int,
-        description: str = "train",
-    ) -> None:
-        self.net = net
-        self.settings = settings
-        self.device = device
-        self.seed = seed
-        self.description = description
-        self.amp = settings.amp and device.type == "cuda"
 
-    def evaluate(self, dev: Sequence[Encoded]) -> tuple[float, float]:
-        """Mean cross-entropy and label accuracy on `dev`."""
-        self.net.eval()
-        loss, correct = 0.0, 0
-        with torch.inference_mode():
-            for batch in batches(dev, PREDICT_BATCH, None):
-                batch = batch.to(self.device)
-                with torch.autocast("cuda", enabled=self.amp):
-                    logits = self.net(batch.segments).float()
-                loss += float(F.cross_entropy(logits, batch.labels, reduction="sum", ignore_index=UNSEEN))
-                correct += int((logits.argmax(dim=-1) == batch.labels).sum())
-        return loss / max(len(dev), 1), correct / max(len(dev), 1)
+def train_classifier(
+    net: ClassifierNet,
+    settings: ClassifierSettings,
+    device: torch.device,
+    train: Sequence[Encoded],
+    dev: Sequence[Encoded],
+    *,
+    seed: int,
+    description: str = "train",
+    progress: bool | None = None,
+) -> History:
+    """Cross-entropy on (input, label) in the shared loop, selecting on label accuracy on `dev`."""
+    net = net.to(device)
+    rng = np.random.default_rng(seed)
+    schedule = Schedule.of(settings, device)
 
-    def train(self, train: Sequence[Encoded], dev: Sequence[Encoded], *, progress: bool | None = None) -> History:
-        settings = self.settings
-        net = self.net.to(self.device)
-        rng = np.random.default_rng(self.seed)
-        parameters = [p for p in net.parameters() if p.requires_grad]
-        optimizer = torch.optim.Adam(parameters, lr=settings.lr)
-        scaler = torch.amp.GradScaler("cuda", enabled=self.amp)
-        selector = Selector.of(settings, bool(dev))
-        bar = tqdm(
-            range(1, settings.epochs + 1),
-            desc=self.description,
-            unit="epoch",
-            disable=progress is False or None,
-            leave=False,
-        )
-        started = time.perf_counter()
-        for epoch in bar:
-            net.train()
-            total = 0.0
-            for batch in batches(train, settings.batch_size, rng):
-                batch = batch.to(self.device)
-                with torch.autocast("cuda", enabled=self.amp):
-                    loss = F.cross_entropy(net(batch.segments).float(), batch.labels)
-                optimizer_step(loss, optimizer, scaler, parameters, settings.clip)
-                total += float(loss.detach()) * len(batch.order)
-            train_loss = total / max(len(train), 1)
-            if not math.isfinite(train_loss):
-                raise FloatingPointError(f"training loss became {train_loss} in epoch {epoch}; lower lr or set clip.")
-            if epoch % settings.eval_every and epoch != settings.epochs:
-                continue
-            dev_loss, dev_accuracy = self.evaluate(dev) if dev else (None, None)
-            evaluation = Evaluation(epoch, train_loss, dev_loss, dev_accuracy, time.perf_counter() - started)
-            bar.set_postfix(loss=f"{train_loss:.3f}", dev_acc="-" if dev_accuracy is None else f"{dev_accuracy:.3f}")
-            if selector.consider(net, evaluation):
-                break
-        bar.close()
-        return selector.restore(net)
+    def step(batch: ClassifierBatch, update: Callable[[torch.Tensor], None]) -> tuple[float, int]:
+        batch = batch.to(device)
+        with torch.autocast("cuda", enabled=schedule.amp):
+            loss = F.cross_entropy(net(batch.segments).float(), batch.labels)
+        update(loss)
+        return float(loss.detach()), len(batch.order)
+
+    def figures(train_loss: float) -> Figures:
+        dev_loss, dev_accuracy = evaluate(net, dev, device, schedule.amp) if dev else (None, None)
+        return {"train_loss": train_loss, "dev_loss": dev_loss, "dev_accuracy": dev_accuracy}
+
+    return fit(
+        net,
+        schedule,
+        Selector.of(settings, bool(dev)),
+        batches=lambda: batches(train, settings.batch_size, rng),
+        step=step,
+        evaluate=figures,
+        description=description,
+        progress=progress,
+    )
 
 
 class NeuralClassifier(NeuralRun):
@@ -255,21 +174,17 @@ class NeuralClassifier(NeuralRun):
         )
         self.net = self.net_class(settings, len(self.vocabulary), len(self.labels))
         path = checkpoint.checkpoint_path(train.suite, train.draw, self.name, self.described(settings), seed)
-        if path.is_file():
-            state, meta = checkpoint.load(path)
-            if meta.get("vocabulary") == self.vocabulary.tokens and meta.get("labels") == self.labels:
-                self.net.load_state_dict(state)
-                self.net.to(self.device)
-                self.history = meta.get("history", {})
-                self.log(f"{self.name} seed {seed}: reloaded the trained weights from {path}")
-                return
+        if self.reload_trained(path, self.net, seed, vocabulary=self.vocabulary.tokens, labels=self.labels) is not None:
+            return
         ids = {label: i for i, label in enumerate(self.labels)}
         rows = [self.encode(e.input, ids[str(e.label)], f"example {e.id}") for e in examples]
         dev_examples = evenly_spaced(dev.examples, settings.dev_limit) if dev else []
         # a dev label never seen in training can never be predicted: it counts as wrong and adds no loss
         dev_rows = [self.encode(e.input, ids.get(str(e.label), UNSEEN), f"dev example {e.id}") for e in dev_examples]
-        trainer = ClassifierTrainer(self.net, settings, self.device, seed=seed, description=f"{self.name} seed {seed}")
-        self.history = trainer.train(rows, dev_rows).as_dict()
+        history = train_classifier(
+            self.net, settings, self.device, rows, dev_rows, seed=seed, description=f"{self.name} seed {seed}"
+        )
+        self.history = history.as_dict()
         self.save_trained(
             path, self.net, train.suite, seed, settings, vocabulary=self.vocabulary.tokens, labels=self.labels
         )
@@ -320,3 +235,46 @@ class NeuralClassifier(NeuralRun):
             if evaluation["epoch"] == selected and evaluation["dev_accuracy"] is not None:
                 return {"dev_accuracy": float(evaluation["dev_accuracy"])}
         return {}
+
+
+class LstmNumber(NeuralClassifier):
+    """`lstm-number`: Tran's (2018, §5.5) LSTM trained to predict the verb's number from the prefix."""
+
+    name = "lstm-number"
+    settings_class = NumberSettings
+    net_class = LstmNumberNet
+
+
+class FanNumber(NeuralClassifier):
+    """`fan-number`: Tran's (2018, §5.5) FAN (Transformer encoder, causal) trained to predict the verb's number."""
+
+    name = "fan-number"
+    settings_class = FanNumberSettings
+    net_class = FanNumberNet
+
+
+class LstmLogic(NeuralClassifier):
+    """`lstm-logic`: Tran's (2018, §5.6) 2-layer skip-connected LSTM sentence encoder + 3-layer ReLU classifier."""
+
+    name = "lstm-logic"
+    settings_class = LstmLogicSettings
+    net_class = LstmLogicNet
+    pair = True
+
+
+class FanLogic(NeuralClassifier):
+    """`fan-logic`: Tran's (2018, §5.6) FAN sentence encoder with two-query attention pooling + ReLU classifier."""
+
+    name = "fan-logic"
+    settings_class = FanLogicSettings
+    net_class = FanLogicNet
+    pair = True
+
+
+class BowLogic(NeuralClassifier):
+    """`bow-logic`: Tran's (2018, §5.6.1) bag-of-words control (`--set pooling=sum|mean|max`) + ReLU classifier."""
+
+    name = "bow-logic"
+    settings_class = BowLogicSettings
+    net_class = BowLogicNet
+    pair = True

@@ -16,7 +16,6 @@ import torch
 from pydantic import PositiveInt
 from torch import nn
 
-from structbench.baselines.neural.adapter import NeuralTransducer
 from structbench.baselines.neural.batching import Batch
 from structbench.baselines.neural.net import NetOutput, TransductionNet
 from structbench.baselines.neural.settings import Fraction, TrainSettings
@@ -114,11 +113,3 @@ class TransformerNet(TransductionNet):
             if bool(finished.all()):
                 break
         return prefix[:, 1:]
-
-
-class Transformer(NeuralTransducer):
-    """`transformer`: encoder-decoder Transformer, sizes settable with --set (d_model, heads, layers...)."""
-
-    name = "transformer"
-    settings_class = TransformerSettings
-    net_class = TransformerNet

@@ -44,7 +44,6 @@ from pydantic import PositiveFloat, PositiveInt
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from structbench.baselines.neural.adapter import NeuralTransducer
 from structbench.baselines.neural.batching import Batch
 from structbench.baselines.neural.net import NetOutput, TransductionNet, greedy_loop
 from structbench.baselines.neural.settings import Fraction, TrainSettings
@@ -212,11 +211,3 @@ class Seq2AttnNet(TransductionNet):
             return logits
 
         return greedy_loop(step, batch.source.shape[0], max_length, keys.device)
-
-
-class Seq2Attn(NeuralTransducer):
-    """`seq2attn`: Korrel's Seq2Attn; `--set transcoder=false` (etc.) gives the rows of the Table 6.2 ablation."""
-
-    name = "seq2attn"
-    settings_class = Seq2AttnSettings
-    net_class = Seq2AttnNet

@@ -65,8 +65,7 @@ import torch.nn.functional as F
 from pydantic import Field, PositiveInt
 from torch import nn
 
-from structbench.baselines.neural.lm import LmSettings, NeuralLanguageModel
-from structbench.baselines.neural.lm_nets import LanguageModelNet
+from structbench.baselines.neural.lm.nets import LanguageModelNet
 from structbench.baselines.neural.settings import Fraction
 from structbench.baselines.neural.vocab import PAD
 from structbench.specs import Frozen
@@ -96,10 +95,6 @@ class RmnArchitecture(Frozen):
     """`RM`: LSTM → MB; `RMR`: LSTM → MB → LSTM (§4.3.2)."""
     init_range: float = Field(default=0.05, gt=0)
     """Every parameter starts uniform in (−init_range, init_range), 0.05 in §4.4.2 (forget-gate biases: 1)."""
-
-
-class RmnSettings(LmSettings, RmnArchitecture):
-    """`rmn`: the shared LM settings (optimiser, vocabulary, selection) and the RMN's architecture."""
 
 
 def memory_windows(ids: torch.Tensor, size: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -224,11 +219,3 @@ class RecurrentMemoryNetwork(LanguageModelNet):
         """Next-token logits [B, T, V] of ids [B, T]: a linear layer over h^m_t (RM) or the top LSTM (RMR)."""
         logits: torch.Tensor = self.output(self.states(ids)[0])
         return logits
-
-
-class Rmn(NeuralLanguageModel):
-    """`rmn`: the Recurrent Memory Network LM, by default RM(+tM-g) on 3 LSTM layers (Tran 2018 §4.6)."""
-
-    name = "rmn"
-    settings_class = RmnSettings
-    net_class = RecurrentMemoryNetwork

@@ -9,7 +9,7 @@ layer are shared (Inan et al. 2016; Press & Wolf 2017). The FAN has two attentio
 The FAN sub-layer is §5.2 (p. 68), eqs. 5.1-5.4: post-LayerNorm self-attention and a ReLU
 feed-forward layer of inner size d_f = 2d (eq. 5.10), sinusoidal positions (eqs. 5.11-5.12).
 
-The contract with the harness side (`structbench.baselines.neural.lm.NeuralLanguageModel`):
+The contract with the harness side (`structbench.baselines.neural.lm.model.NeuralLanguageModel`):
 a `LanguageModelNet` is built from (settings, vocabulary size) and maps ids [B, T] to
 next-token logits [B, T, V]; it is causal (position t sees tokens 0..t only and predicts
 token t+1), so padding at the end of a row never changes the logits of its real positions,
@@ -33,7 +33,7 @@ from pydantic import Field, PositiveInt, model_validator
 from torch import nn
 
 from structbench.baselines.neural.settings import Fraction
-from structbench.baselines.neural.transformer import sinusoids
+from structbench.baselines.neural.transformer.nets import sinusoids
 from structbench.specs import Frozen
 
 

@@ -1,7 +1,7 @@
 """Neural HMM tag inducer (`nhmm`; Tran 2018, thesis ch. 6; Tran, Bisk, Vaswani, Marcu & Knight 2016).
 
 Unsupervised part-of-speech induction with an HMM whose emission and transition
-distributions come from networks (`nhmm_nets`): eq. 6.26's chain with start and stop
+distributions come from networks (`nets.py`): eq. 6.26's chain with start and stop
 transitions, eq. 6.27's emission softmax and eq. 6.28's transition matrix T = U q + b. Two
 parts switch, giving the four rows "Our Work" of Table 6.2:
 
@@ -59,25 +59,22 @@ Deviations and what the thesis leaves open:
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
 from pydantic import PositiveFloat, PositiveInt
-from tqdm import tqdm
 
 from structbench.baselines.neural import checkpoint
 from structbench.baselines.neural.batching import length_buckets
-from structbench.baselines.neural.nhmm_nets import NeuralHmmNet, NhmmArchitecture, forward_log_likelihood, viterbi
+from structbench.baselines.neural.fit import Figures, History, Schedule, Selector, fit
+from structbench.baselines.neural.nhmm.nets import NeuralHmmNet, NhmmArchitecture, forward_log_likelihood, viterbi
 from structbench.baselines.neural.run import NeuralRun
-from structbench.baselines.neural.trainer import optimizer_step
 from structbench.errors import NotApplicable
 from structbench.specs import Split
 
-__all__ = ["NeuralHmm", "NhmmHistory", "NhmmSettings", "padded"]
+__all__ = ["NeuralHmm", "NhmmSettings", "padded"]
 
 DECODE_BATCH = 256
 """Sentences tagged per batch after training."""
@@ -104,21 +101,6 @@ class NhmmSettings(NhmmArchitecture):
     """Train on sentences of at most this many words (§6.9: 40); all are tagged. None trains on all."""
     threads: PositiveInt | None = None
     """CPU threads for torch; None keeps torch's default."""
-
-
-@dataclass
-class NhmmHistory:
-    """What training did, per epoch."""
-
-    nll_per_word: list[float] = field(default_factory=list)
-    """Mean negative log-likelihood per word (nats) of each epoch's batches, as last evaluated (dropout on)."""
-    updates: list[int] = field(default_factory=list)
-    """Adam updates in each epoch."""
-    seconds: list[float] = field(default_factory=list)
-    """Since training started, at each epoch's end."""
-
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
 
 
 def padded(rows: Sequence[Sequence[int]], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -166,68 +148,60 @@ class NeuralHmm(NeuralRun):
         self.net = NeuralHmmNet(settings, n_clusters, words).to(self.device)
         keyed = {**self.described(settings), "n_clusters": n_clusters}
         path = checkpoint.checkpoint_path(self.suite, self.draw, self.name, keyed, self.seed)
-        reloaded = False
-        if path.is_file():
-            state, meta = checkpoint.load(path)
-            if meta.get("words") == words and meta.get("n_clusters") == n_clusters:
-                self.net.load_state_dict(state)
-                self.history = meta.get("history", {})
-                self.log(f"{self.name} seed {self.seed}: reloaded the trained weights from {path}")
-                reloaded = True
-        if not reloaded:
+        if self.reload_trained(path, self.net, self.seed, words=words, n_clusters=n_clusters) is None:
             limit = settings.max_train_length
             train = [[ids[w] for w in s] for s in corpus if limit is None or len(s) <= limit]
             history = self._train(self.net, settings, train)
             self.history = history.as_dict()
+            updates = sum(e.figures["updates"] or 0 for e in history.evaluations)
+            nll = ", ".join(f"{e.figures['nll_per_word']:.3f}" for e in history.evaluations)
             self.log(
-                f"{self.name} seed {self.seed}: {sum(history.updates)} updates in {history.seconds[-1]:.0f} s; "
-                f"per-word NLL by epoch {', '.join(f'{v:.3f}' for v in history.nll_per_word)}"
+                f"{self.name} seed {self.seed}: {updates:.0f} updates in {history.evaluations[-1].seconds:.0f} s; "
+                f"per-word NLL by epoch {nll}"
             )
             extra = {"words": words, "n_clusters": n_clusters}
             self.save_trained(path, self.net, self.suite, self.seed, settings, **extra)
         return self._decode(self.net, [[ids[w] for w in s] for s in sentences])
 
-    def _train(self, net: NeuralHmmNet, settings: NhmmSettings, train: list[list[int]]) -> NhmmHistory:
-        """Direct marginal likelihood: per batch, Adam steps on its mean negative log-likelihood per word
-        until it changes by less than `tolerance` relatively or `inner_loops` steps were taken."""
+    def _train(self, net: NeuralHmmNet, settings: NhmmSettings, train: list[list[int]]) -> History:
+        """Direct marginal likelihood in the shared loop: per batch, Adam steps on its mean negative
+        log-likelihood per word until it changes by less than `tolerance` relatively or `inner_loops`
+        steps were taken. Every epoch is recorded (its per-word NLL and updates); the last is kept."""
         rng = np.random.default_rng(self.seed)
-        parameters = [p for p in net.parameters() if p.requires_grad]
-        optimizer = torch.optim.Adam(parameters, lr=settings.lr)
-        scaler = torch.amp.GradScaler("cuda", enabled=False)
         lengths = [len(s) for s in train]
-        n_batches = math.ceil(len(train) / settings.batch_size)
-        history = NhmmHistory()
-        started = time.perf_counter()
-        net.train()
-        with tqdm(
-            total=settings.epochs * n_batches,
-            desc=f"{self.name} seed {self.seed}",
-            unit="batch",
-            disable=None,
-            leave=False,
-        ) as bar:
-            for _ in range(settings.epochs):
-                total, tokens, updates = 0.0, 0, 0
-                for indices in length_buckets(lengths, settings.batch_size, rng):
-                    words, batch_lengths = padded([train[i] for i in indices], self.device)
-                    count = int(batch_lengths.sum())
-                    previous: float | None = None
-                    for _ in range(settings.inner_loops):
-                        loglik = forward_log_likelihood(net.potentials(words, batch_lengths)).sum()
-                        current = float(loglik.detach()) / count
-                        if not math.isfinite(current):
-                            raise FloatingPointError(f"the log-likelihood became {current}; lower lr or set clip.")
-                        if previous is not None and (current - previous) / abs(previous) < settings.tolerance:
-                            break
-                        optimizer_step(-loglik / count, optimizer, scaler, parameters, settings.clip)
-                        previous, updates = current, updates + 1
-                    total, tokens = total - current * count, tokens + count
-                    bar.update()
-                    bar.set_postfix(nll=f"{total / tokens:.3f}", updates=updates)
-                history.nll_per_word.append(total / max(tokens, 1))
-                history.updates.append(updates)
-                history.seconds.append(time.perf_counter() - started)
-        return history
+        updates = 0
+
+        def step(indices: list[int], update: Callable[[torch.Tensor], None]) -> tuple[float, int]:
+            nonlocal updates
+            words, batch_lengths = padded([train[i] for i in indices], self.device)
+            count = int(batch_lengths.sum())
+            previous: float | None = None
+            for _ in range(settings.inner_loops):
+                loglik = forward_log_likelihood(net.potentials(words, batch_lengths)).sum()
+                current = float(loglik.detach()) / count
+                if not math.isfinite(current):
+                    raise FloatingPointError(f"the log-likelihood became {current}; lower lr or set clip.")
+                if previous is not None and (current - previous) / abs(previous) < settings.tolerance:
+                    break
+                update(-loglik / count)
+                previous, updates = current, updates + 1
+            return -current, count
+
+        def evaluate(nll_per_word: float) -> Figures:
+            nonlocal updates
+            figures: Figures = {"nll_per_word": nll_per_word, "updates": float(updates)}
+            updates = 0
+            return figures
+
+        return fit(
+            net,
+            Schedule(settings.epochs, settings.lr, settings.clip),
+            Selector("last", None, None),
+            batches=lambda: length_buckets(lengths, settings.batch_size, rng),
+            step=step,
+            evaluate=evaluate,
+            description=f"{self.name} seed {self.seed}",
+        )
 
     def _decode(self, net: NeuralHmmNet, sentences: list[list[int]]) -> list[list[int]]:
         """Viterbi paths of `sentences` (empty ones stay empty); also sets `nll_per_word`."""
@@ -257,7 +231,11 @@ class NeuralHmm(NeuralRun):
         reported: dict[str, float] = {}
         if self.nll_per_word is not None:
             reported["nll_per_word"] = float(self.nll_per_word)
-        updates = self.history.get("updates")
-        if isinstance(updates, list):
+        updates: object
+        if "evaluations" in self.history:
+            updates = [evaluation.get("updates") for evaluation in self.history["evaluations"]]
+        else:  # weights saved before the shared history record, which kept per-epoch lists
+            updates = self.history.get("updates")
+        if isinstance(updates, list) and all(isinstance(u, int | float) for u in updates):
             reported["updates"] = float(sum(updates))
         return reported

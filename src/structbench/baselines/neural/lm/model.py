@@ -8,7 +8,7 @@ for the suite's task (`recipes/MODEL/TASK.yaml`, budget `cpu-small` unless `--se
 budget=paper`), weights are checkpointed per run under `STRUCTBENCH_HOME/checkpoints/` and
 reloaded when the same run is asked again, and a run is seeded so that the same seed on the
 same CPU gives the same numbers. Subclasses name their settings and their network
-(`net_class`, built from (settings, vocabulary size), see `lm_nets.LanguageModelNet`).
+(`net_class`, built from (settings, vocabulary size), see `nets.LanguageModelNet`).
 
 Modelling follows Tran (2018), *Predicting and Discovering Linguistic Structure with Neural
 Networks*, PhD thesis, Universiteit van Amsterdam:
@@ -32,24 +32,21 @@ words plus `</s>` (`<s>` is given, never predicted): exp(-sum log p / tokens).
 
 from __future__ import annotations
 
-import copy
 import math
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from pydantic import PositiveInt
-from tqdm import tqdm
 
 from structbench import registry
 from structbench.baselines.neural import checkpoint
 from structbench.baselines.neural.batching import length_buckets
-from structbench.baselines.neural.lm_nets import (
+from structbench.baselines.neural.fit import Figures, History, Schedule, Selector, fit
+from structbench.baselines.neural.lm.nets import (
     FanLm,
     FanLmArchitecture,
     LanguageModelNet,
@@ -58,7 +55,6 @@ from structbench.baselines.neural.lm_nets import (
 )
 from structbench.baselines.neural.run import NeuralRun
 from structbench.baselines.neural.settings import RunSettings
-from structbench.baselines.neural.trainer import optimizer_step
 from structbench.baselines.neural.vocab import EOS, PAD, SOS, Vocabulary
 from structbench.data import freeze
 from structbench.errors import NotApplicable, UserError
@@ -68,8 +64,6 @@ __all__ = [
     "FanLanguageModel",
     "FanLmSettings",
     "LanguageModelNet",
-    "LmEvaluation",
-    "LmHistory",
     "LmSettings",
     "LstmLanguageModel",
     "LstmLmSettings",
@@ -106,35 +100,6 @@ class LstmLmSettings(LmSettings, LstmLmArchitecture):
 
 class FanLmSettings(LmSettings, FanLmArchitecture):
     """`fan-lm`: the shared LM settings and the FAN's sizes."""
-
-
-@dataclass
-class LmEvaluation:
-    """One evaluation during training."""
-
-    epoch: int
-    train_perplexity: float
-    """Per-token perplexity of the epoch's training batches (with dropout, as trained)."""
-    dev_perplexity: float | None
-    """Per-token perplexity on dev (no dropout); None without dev sentences."""
-    seconds: float
-    """Since training started."""
-
-
-@dataclass
-class LmHistory:
-    """What training did: every evaluation, which epoch was kept, and why training ended."""
-
-    evaluations: list[LmEvaluation] = field(default_factory=list)
-    selected_epoch: int = 0
-    stopped: str = "epochs"
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "evaluations": [asdict(e) for e in self.evaluations],
-            "selected_epoch": self.selected_epoch,
-            "stopped": self.stopped,
-        }
 
 
 def lm_sentences(split: Split) -> list[list[str]]:
@@ -300,14 +265,10 @@ class NeuralLanguageModel(NeuralRun):
         self.vocabulary = vocabulary
         self.net = self.build_net(settings, vocabulary).to(self.device)
         path = checkpoint.checkpoint_path(train.suite, train.draw, self.name, self.described(settings), seed)
-        if path.is_file():
-            state, meta = checkpoint.load(path)
-            if meta.get("vocabulary") == vocabulary.tokens:
-                self.net.load_state_dict(state)
-                self.history = meta.get("history", {})
-                self.dev_perplexity = meta.get("dev_perplexity")
-                self.log(f"{self.name} seed {seed}: reloaded the trained weights from {path}")
-                return
+        meta = self.reload_trained(path, self.net, seed, vocabulary=vocabulary.tokens)
+        if meta is not None:
+            self.dev_perplexity = meta.get("dev_perplexity")
+            return
         train_ids = [vocabulary.encode(s) for s in sentences]
         dev_sentences = lm_sentences(dev) if dev is not None else []
         if settings.dev_limit is not None:
@@ -315,8 +276,8 @@ class NeuralLanguageModel(NeuralRun):
         dev_ids = [vocabulary.encode(s) for s in dev_sentences]
         history = self._train(self.net, settings, train_ids, dev_ids, seed)
         self.history = history.as_dict()
-        kept = next((e for e in history.evaluations if e.epoch == history.selected_epoch), None)
-        self.dev_perplexity = kept.dev_perplexity if kept else None
+        kept = history.selected()
+        self.dev_perplexity = kept.figures.get("dev_perplexity") if kept else None
         shown = "-" if self.dev_perplexity is None else f"{self.dev_perplexity:.2f}"
         seconds = history.evaluations[-1].seconds if history.evaluations else 0.0
         self.log(
@@ -340,64 +301,43 @@ class NeuralLanguageModel(NeuralRun):
         train: list[list[int]],
         dev: list[list[int]],
         seed: int,
-    ) -> LmHistory:
-        """Adam on token-level cross-entropy over length-bucketed batches of whole sentences; the
-        parameters of the evaluation with the lowest dev perplexity are kept (the last without dev)."""
+    ) -> History:
+        """Adam on token-level cross-entropy over length-bucketed batches of whole sentences, in the shared
+        loop; the parameters of the evaluation with the lowest dev perplexity are kept (the last without dev)."""
         device = self.device
-        amp = settings.amp and device.type == "cuda"
+        schedule = Schedule.of(settings, device)
         rng = np.random.default_rng(seed)
-        parameters = [p for p in net.parameters() if p.requires_grad]
-        optimizer = torch.optim.Adam(parameters, lr=settings.lr)
-        scaler = torch.amp.GradScaler("cuda", enabled=amp)
         lengths = [len(s) + 2 for s in train]
-        history = LmHistory()
-        best: float | None = None
-        best_state: dict[str, torch.Tensor] | None = None
-        waited = 0
-        started = time.perf_counter()
-        bar = tqdm(range(1, settings.epochs + 1), desc=f"{self.name}", unit="epoch", disable=None, leave=False)
-        for epoch in bar:
-            net.train()
-            total, tokens = 0.0, 0
-            for indices in length_buckets(lengths, settings.batch_size, rng):
-                ids = _padded([framed(train[i]) for i in indices]).to(device)
-                targets = ids[:, 1:]
-                with torch.autocast("cuda", enabled=amp):
-                    logits = net(ids[:, :-1])
-                loss = F.cross_entropy(
-                    logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=PAD
-                )
-                optimizer_step(loss, optimizer, scaler, parameters, settings.clip)
-                counted = int((targets != PAD).sum())
-                total += float(loss.detach()) * counted
-                tokens += counted
-            train_loss = total / max(tokens, 1)
-            if not math.isfinite(train_loss):
-                raise FloatingPointError(f"training loss became {train_loss} in epoch {epoch}; lower lr or set clip.")
-            if epoch % settings.eval_every and epoch != settings.epochs:
-                continue
+
+        def step(indices: list[int], update: Callable[[torch.Tensor], None]) -> tuple[float, int]:
+            ids = _padded([framed(train[i]) for i in indices]).to(device)
+            targets = ids[:, 1:]
+            with torch.autocast("cuda", enabled=schedule.amp):
+                logits = net(ids[:, :-1])
+            loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=PAD)
+            update(loss)
+            return float(loss.detach()), int((targets != PAD).sum())
+
+        def evaluate(train_loss: float) -> Figures:
             dev_perplexity = (
-                per_token_perplexity(sequence_logprobs(net, dev, device, vocab_size=len(self.vocabulary), amp=amp), dev)
+                per_token_perplexity(
+                    sequence_logprobs(net, dev, device, vocab_size=len(self.vocabulary), amp=schedule.amp), dev
+                )
                 if dev
                 else None
             )
-            evaluation = LmEvaluation(epoch, math.exp(train_loss), dev_perplexity, time.perf_counter() - started)
-            history.evaluations.append(evaluation)
-            bar.set_postfix(train_ppl=f"{evaluation.train_perplexity:.2f}", dev_ppl=f"{dev_perplexity or 0:.2f}")
-            score = dev_perplexity if dev_perplexity is not None else -float(epoch)  # without dev: the last
-            if best is None or score < best:
-                best, waited = score, 0
-                best_state = copy.deepcopy(net.state_dict())
-                history.selected_epoch = epoch
-            else:
-                waited += 1
-            if settings.patience is not None and waited >= settings.patience:
-                history.stopped = f"no lower dev perplexity in {waited} evaluations"
-                break
-        bar.close()
-        if best_state is not None:
-            net.load_state_dict(best_state)
-        return history
+            return {"train_perplexity": math.exp(train_loss), "dev_perplexity": dev_perplexity}
+
+        selection = "dev_perplexity" if dev else "last"
+        return fit(
+            net,
+            schedule,
+            Selector(selection, None, settings.patience, worse="no lower dev perplexity"),
+            batches=lambda: length_buckets(lengths, settings.batch_size, rng),
+            step=step,
+            evaluate=evaluate,
+            description=self.name,
+        )
 
     def logprob(self, sequences: list[list[str]]) -> list[float]:
         """Natural-log probability of each sequence's words and `</s>` given `<s>`; words outside

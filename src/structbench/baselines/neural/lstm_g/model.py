@@ -29,7 +29,10 @@ order (cycling) and, with a `criterion`, evaluates the dev split every `check_ev
 Monner's strict correctness (every output unit on the right side of 0.5 at every step; in the
 output-phase mode the dev sequences are teacher-forced, and strict correctness there implies a
 correct greedy decoding); it stops once at least `criterion` of dev is correct, and reports
-`trials_to_criterion` (training sequences consumed) and `criterion_reached`.
+`trials_to_criterion` (training sequences consumed) and `criterion_reached`. Learning is online, one
+sequence at a time by the model's own rule, so the loop is its own rather than the shared epoch loop
+(`fit.py`); its dev checks are recorded in the shared `History` (one evaluation per check, the trials
+trained so far among its figures).
 
 How it was checked (tests/baselines/neural/test_lstm_g.py): both modes learn toy tasks; a seed repeats exactly and
 reloads its checkpoint; runs through the harness runner are stored and rescored.
@@ -44,6 +47,7 @@ delayed recurrence, not ch. 4's multi-pathway network (Fig. 4.6, 320 blocks, ~60
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -56,7 +60,8 @@ from tqdm import tqdm
 
 from structbench.baselines.neural import checkpoint
 from structbench.baselines.neural.device import seed_everything
-from structbench.baselines.neural.lstm_g import Architecture, LocalLearner, LstmNetwork, Rule, Squash
+from structbench.baselines.neural.fit import Evaluation, Figures, History
+from structbench.baselines.neural.lstm_g.nets import Architecture, LocalLearner, LstmNetwork, Rule, Squash
 from structbench.baselines.neural.run import NeuralRun
 from structbench.baselines.neural.settings import Fraction
 from structbench.errors import NotApplicable
@@ -237,14 +242,10 @@ class LstmGRun(NeuralRun):
         )
         self.net = net = LstmNetwork(architecture)
         path = checkpoint.checkpoint_path(train.suite, train.draw, self.name, self.described(settings), seed)
-        if path.is_file():
-            state, meta = checkpoint.load(path)
-            if meta.get("inputs") == coding.inputs and meta.get("outputs") == coding.outputs:
-                net.load_state_dict(state)
-                self.history = meta.get("history", {})
-                self.reported = {str(k): float(v) for k, v in meta.get("statistics", {}).items()}
-                self.log(f"{self.name} seed {seed}: reloaded the trained weights from {path}")
-                return
+        meta = self.reload_trained(path, net, seed, inputs=coding.inputs, outputs=coding.outputs)
+        if meta is not None:
+            self.reported = {str(k): float(v) for k, v in meta.get("statistics", {}).items()}
+            return
         rng = np.random.default_rng(seed)
         net.initialise(rng, settings.init_range)
         self._train(net, coding, settings, train, dev, rng, seed)
@@ -274,7 +275,17 @@ class LstmGRun(NeuralRun):
         dev_examples = (dev.examples if dev else [])[: settings.dev_limit]
         dev_trials = batches(coding, [coding.trial(e.input, e.target) for e in dev_examples])
         learn = self.learner(net, settings)
-        checks: list[list[float]] = []
+        history = History(stopped="max_trials")
+        started = time.perf_counter()
+
+        def check(consumed: int) -> float:
+            """The share of dev strictly correct now, recorded as one evaluation (its figures say after how many trials)."""
+            share = strictly_correct(net, dev_trials)
+            figures: Figures = {"trials": float(consumed), "dev_strict_accuracy": share}
+            history.evaluations.append(Evaluation(len(history.evaluations) + 1, figures, time.perf_counter() - started))
+            history.selected_epoch = len(history.evaluations)  # online learning keeps the last weights
+            return share
+
         reached: int | None = None
         order = rng.permutation(len(trials))
         position = 0
@@ -287,19 +298,20 @@ class LstmGRun(NeuralRun):
             position += 1
             consumed += 1
             if settings.criterion is not None and dev_trials and consumed % settings.check_every == 0:
-                share = strictly_correct(net, dev_trials)
-                checks.append([consumed, share])
+                share = check(consumed)
                 bar.set_postfix(dev=f"{share:.3f}")
                 if share >= settings.criterion:
                     reached = consumed
+                    history.stopped = f"dev criterion {settings.criterion} reached"
                     break
         bar.close()
-        if dev_trials and (not checks or checks[-1][0] != consumed):
-            checks.append([consumed, strictly_correct(net, dev_trials)])
-        self.history = {"checks": checks}
+        last = history.evaluations[-1].figures if history.evaluations else None
+        if dev_trials and (last is None or last["trials"] != consumed):
+            check(consumed)
+        self.history = history.as_dict()
         self.reported = {"trials_trained": float(consumed)}
-        if checks:
-            self.reported["dev_strict_accuracy"] = float(checks[-1][1])
+        if history.evaluations:
+            self.reported["dev_strict_accuracy"] = float(history.evaluations[-1].figures["dev_strict_accuracy"] or 0.0)
         if settings.criterion is not None and dev_trials:
             self.reported["criterion_reached"] = 1.0 if reached is not None else 0.0
             if reached is not None:

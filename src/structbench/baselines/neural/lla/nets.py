@@ -57,7 +57,7 @@ How the pieces map onto the shared trainer, and every guess where the paper is s
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -66,12 +66,10 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 from tqdm import tqdm
 
-from structbench.baselines.neural.adapter import NeuralTransducer
 from structbench.baselines.neural.batching import Batch
 from structbench.baselines.neural.net import NetOutput, TransductionNet
 from structbench.baselines.neural.settings import TrainSettings
 from structbench.baselines.neural.vocab import PAD, SOS, UNK
-from structbench.errors import UserError
 
 assert PAD == 0, "the slack column of the LLA output is the padding id, expected to be 0"
 NEGATIVE = -1e9
@@ -263,39 +261,3 @@ class LlaNet(TransductionNet):
         """[B, V] l = sigmoid(maxpool w_i) of each source (for inspection, e.g. Thrush's Figure 2)."""
         with torch.no_grad():
             return torch.sigmoid(self.lexicon_scores(batch))
-
-
-class LlaLstm(NeuralTransducer):
-    """`lla-lstm`: Thrush's LLA-LSTM, with the Lexicon and the Lexicon-Adversary units."""
-
-    name = "lla-lstm"
-    settings_class = LlaSettings
-    net_class = LlaNet
-    variant: ClassVar[dict[str, bool]] = {"lexicon": True, "adversary": True}
-    """The units this entry has; they are part of its identity, not settings to change."""
-
-    def __init__(self, budget: str = "cpu-small", **overrides: Any) -> None:
-        for key, value in self.variant.items():
-            if key in overrides and overrides[key] != value:
-                raise UserError(
-                    f"{self.name} always has {key}={str(value).lower()}; use lla-lstm, lla-lstm-noadv or "
-                    "lstm-thrush for the other variants."
-                )
-        super().__init__(budget, **{**overrides, **self.variant})
-
-
-class LlaLstmNoAdversary(LlaLstm):
-    """`lla-lstm-noadv`: the LLA-LSTM without the Lexicon-Adversary unit ("LLA-LSTM (No Adversary)")."""
-
-    name = "lla-lstm-noadv"
-    variant: ClassVar[dict[str, bool]] = {"lexicon": True, "adversary": False}
-
-
-class ThrushLstm(LlaLstm):
-    """`lstm-thrush`: Thrush's plain LSTM baseline, token-free decoder and the same hyper-parameters, no LLA units."""
-
-    name = "lstm-thrush"
-    variant: ClassVar[dict[str, bool]] = {"lexicon": False, "adversary": False}
-
-
-__all__ = ["GradReverse", "LlaLstm", "LlaLstmNoAdversary", "LlaNet", "LlaSettings", "ThrushLstm", "grad_reverse"]

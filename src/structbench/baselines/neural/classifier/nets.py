@@ -46,12 +46,39 @@ from pydantic import PositiveInt, model_validator
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from structbench.baselines.neural.classifier import ClassifierNet, ClassifierSettings, NeuralClassifier, real_lengths
-from structbench.baselines.neural.settings import Fraction
-from structbench.baselines.neural.transformer import sinusoids
+from structbench.baselines.neural.settings import Fraction, TrainSettings
+from structbench.baselines.neural.transformer.nets import sinusoids
 from structbench.baselines.neural.vocab import PAD
 
 Pooling = Literal["sum", "mean", "max"]
+
+
+class ClassifierSettings(TrainSettings):
+    """The shared training settings, as a classifier reads them.
+
+    `teacher_forcing`, `guidance` and `max_length` belong to decoders and are refused; the
+    selection rules, `stop_at`, `patience` and `eval_every` mean what they mean for every
+    neural baseline, with accuracy being label accuracy."""
+
+    dev_limit: PositiveInt | None = 2000
+    """Evaluate on at most this many dev examples, evenly spaced through the frozen dev split (a
+    dev split ordered by condition, as the logic suites' is by operator count, stays pooled)."""
+    train_limit: PositiveInt | None = None
+    """Train on at most this many training examples, a random subset drawn with the run's seed
+    (a compute budget, never a paper setting); None trains on all."""
+
+
+class ClassifierNet(nn.Module):
+    """Base of the classifier networks: padded segments in, one row of label scores per example out."""
+
+    def forward(self, segments: tuple[torch.Tensor, ...]) -> torch.Tensor:  # pragma: no cover - interface
+        """[B, n_labels] unnormalised label scores."""
+        raise NotImplementedError
+
+
+def real_lengths(ids: torch.Tensor) -> torch.Tensor:
+    """[B] number of real (non-padding) tokens of each row of a right-padded [B, T] id tensor."""
+    return ids.ne(PAD).sum(dim=1)
 
 
 class NumberSettings(ClassifierSettings):
@@ -304,46 +331,3 @@ class FanLogicNet(PairNet):
 class BowLogicNet(PairNet):
     def __init__(self, settings: BowLogicSettings, vocabulary: int, labels: int) -> None:
         super().__init__(BowSentenceEncoder(settings, vocabulary), settings.mlp_hidden, labels)
-
-
-class LstmNumber(NeuralClassifier):
-    """`lstm-number`: Tran's (2018, §5.5) LSTM trained to predict the verb's number from the prefix."""
-
-    name = "lstm-number"
-    settings_class = NumberSettings
-    net_class = LstmNumberNet
-
-
-class FanNumber(NeuralClassifier):
-    """`fan-number`: Tran's (2018, §5.5) FAN (Transformer encoder, causal) trained to predict the verb's number."""
-
-    name = "fan-number"
-    settings_class = FanNumberSettings
-    net_class = FanNumberNet
-
-
-class LstmLogic(NeuralClassifier):
-    """`lstm-logic`: Tran's (2018, §5.6) 2-layer skip-connected LSTM sentence encoder + 3-layer ReLU classifier."""
-
-    name = "lstm-logic"
-    settings_class = LstmLogicSettings
-    net_class = LstmLogicNet
-    pair = True
-
-
-class FanLogic(NeuralClassifier):
-    """`fan-logic`: Tran's (2018, §5.6) FAN sentence encoder with two-query attention pooling + ReLU classifier."""
-
-    name = "fan-logic"
-    settings_class = FanLogicSettings
-    net_class = FanLogicNet
-    pair = True
-
-
-class BowLogic(NeuralClassifier):
-    """`bow-logic`: Tran's (2018, §5.6.1) bag-of-words control (`--set pooling=sum|mean|max`) + ReLU classifier."""
-
-    name = "bow-logic"
-    settings_class = BowLogicSettings
-    net_class = BowLogicNet
-    pair = True

@@ -1,0 +1,224 @@
+"""The one training loop every epoch-trained neural baseline runs, and the record of what it did.
+
+`fit` makes passes over the training data: each epoch draws its batches (`batches()`, called
+once at the start of the epoch, so the order is drawn exactly when every family always drew
+it), hands each to the family's `step` (the loss of a batch and the update; most families
+take one optimiser step per batch, the neural HMM several), averages the training loss,
+evaluates every `eval_every` epochs (and after the last) and lets a `Selector` keep the best
+evaluation's weights and say when to stop. The training loss and each family's figures are
+what a family reports in `History`: one record shape for transducers, classifiers and
+language models alike, which checkpoints store and `statistics()` read.
+
+The updates themselves are the shared optimiser's: Adam, gradient clipping and loss scaling
+(`Optimiser`). A family with its own learning rule and no epochs (LSTM-g) has its own loop.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import torch
+from tqdm import tqdm
+
+Figures = dict[str, float | None]
+"""What one evaluation measured, by name (e.g. `train_loss`, `dev_accuracy`, `dev_perplexity`)."""
+B = TypeVar("B")
+
+
+def optimizer_step(
+    loss: torch.Tensor,
+    optimizer: torch.optim.Optimizer,
+    scaler: torch.amp.GradScaler,
+    parameters: list[torch.nn.Parameter],
+    clip: float | None,
+) -> None:
+    """One update from `loss`, as every neural baseline trains: gradients (scaled for mixed precision on
+    CUDA; the scaler is a no-op otherwise), clipped to global norm `clip` where given, then the step."""
+    optimizer.zero_grad(set_to_none=True)
+    scaler.scale(loss).backward()  # type: ignore[no-untyped-call]  # torch leaves backward unannotated
+    if clip is not None:
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(parameters, clip)
+    scaler.step(optimizer)
+    scaler.update()
+
+
+class Optimiser:
+    """Adam over a network's trainable parameters, with clipping and (on CUDA, with `amp`) loss scaling."""
+
+    def __init__(self, net: torch.nn.Module, lr: float, clip: float | None, amp: bool) -> None:
+        self.parameters = [p for p in net.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.Adam(self.parameters, lr=lr)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=amp)
+        self.clip = clip
+
+    def update(self, loss: torch.Tensor) -> None:
+        """One step down the gradient of `loss`."""
+        optimizer_step(loss, self.optimizer, self.scaler, self.parameters, self.clip)
+
+
+@dataclass
+class Evaluation:
+    """One evaluation of the model during training."""
+
+    epoch: int
+    """The pass over the training data after which it was made (for LSTM-g, which learns online, the
+    check's number: its figures say after how many training sequences)."""
+    figures: Figures
+    """What was measured, e.g. the epoch's training loss and the dev accuracy."""
+    seconds: float
+    """Since training started."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"epoch": self.epoch, **self.figures, "seconds": self.seconds}
+
+
+@dataclass
+class History:
+    """What training did: every evaluation, which one was kept, and why training ended."""
+
+    evaluations: list[Evaluation] = field(default_factory=list)
+    selected_epoch: int = 0
+    stopped: str = "epochs"
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "evaluations": [e.as_dict() for e in self.evaluations],
+            "selected_epoch": self.selected_epoch,
+            "stopped": self.stopped,
+        }
+
+    def selected(self) -> Evaluation | None:
+        """The evaluation whose weights were kept."""
+        return next((e for e in self.evaluations if e.epoch == self.selected_epoch), None)
+
+
+def selection_key(selection: str, evaluation: Evaluation) -> tuple[float, ...]:
+    """Larger is better: what model selection compares between evaluations."""
+    figures = evaluation.figures
+    if selection == "dev_accuracy":
+        return (figures.get("dev_accuracy") or 0.0, -(figures.get("dev_loss") or 0.0))
+    if selection == "dev_loss":
+        return (-(figures.get("dev_loss") or 0.0),)
+    if selection == "dev_perplexity":
+        return (-(figures.get("dev_perplexity") or 0.0),)
+    if selection == "train_loss":
+        return (-(figures.get("train_loss") or 0.0),)
+    return (float(evaluation.epoch),)
+
+
+@dataclass
+class Selector:
+    """Model selection over one training run: records each evaluation in `history`, keeps the
+    network's state at the best by `selection`, and says when to stop (`stop_at`, `patience`)."""
+
+    selection: str
+    stop_at: float | None
+    patience: int | None
+    worse: str = "no improvement"
+    """How the stop by `patience` is told: `{worse} in N evaluations`."""
+    history: History = field(default_factory=History)
+    best_key: tuple[float, ...] | None = None
+    best_state: dict[str, torch.Tensor] | None = None
+    waited: int = 0
+
+    @classmethod
+    def of(cls, settings: Any, has_dev: bool) -> Selector:
+        """The recipe's selection, or the last epoch where it needs a dev split there is none of."""
+        selection = settings.selection if has_dev or settings.selection in ("train_loss", "last") else "last"
+        return cls(selection, settings.stop_at, settings.patience)
+
+    def consider(self, net: torch.nn.Module, evaluation: Evaluation) -> bool:
+        """Record `evaluation`, keeping `net`'s state if it is the best yet; True when training should stop."""
+        self.history.evaluations.append(evaluation)
+        key = selection_key(self.selection, evaluation)
+        if self.best_key is None or key > self.best_key:
+            self.best_key, self.waited = key, 0
+            self.best_state = copy.deepcopy(net.state_dict())
+            self.history.selected_epoch = evaluation.epoch
+        else:
+            self.waited += 1
+        accuracy = evaluation.figures.get("dev_accuracy")
+        if self.stop_at is not None and accuracy is not None and accuracy >= self.stop_at:
+            self.history.stopped = f"dev accuracy {accuracy:.3f} reached stop_at"
+            return True
+        if self.patience is not None and self.waited >= self.patience:
+            self.history.stopped = f"{self.worse} in {self.waited} evaluations"
+            return True
+        return False
+
+    def restore(self, net: torch.nn.Module) -> History:
+        """Give `net` the kept state; the history of the run."""
+        if self.best_state is not None:
+            net.load_state_dict(self.best_state)
+        return self.history
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """How long and how often: the epochs, the evaluation interval and the optimiser's settings."""
+
+    epochs: int
+    lr: float
+    clip: float | None
+    amp: bool = False
+    eval_every: int = 1
+
+    @classmethod
+    def of(cls, settings: Any, device: torch.device) -> Schedule:
+        """The schedule a run's settings give (mixed precision only on CUDA)."""
+        return cls(
+            settings.epochs, settings.lr, settings.clip, settings.amp and device.type == "cuda", settings.eval_every
+        )
+
+
+def fit(
+    net: torch.nn.Module,
+    schedule: Schedule,
+    selector: Selector,
+    *,
+    batches: Callable[[], Iterable[B]],
+    step: Callable[[B, Callable[[torch.Tensor], None]], tuple[float, int]],
+    evaluate: Callable[[float], Figures],
+    description: str,
+    progress: bool | None = None,
+) -> History:
+    """Train `net` for `schedule.epochs` passes; the kept weights are restored into it.
+
+    `batches()` gives one epoch's training batches; `step(batch, update)` trains on one of them,
+    calling `update(loss)` for each optimiser step, and answers the batch's loss and its weight
+    (examples or tokens), whose weighted mean is the epoch's training loss; `evaluate(train_loss)`
+    measures the model after an epoch (its figures; `net` is back in training mode after it).
+    """
+    optimiser = Optimiser(net, schedule.lr, schedule.clip, schedule.amp)
+    bar = tqdm(
+        range(1, schedule.epochs + 1),
+        desc=description,
+        unit="epoch",
+        disable=progress is False or None,
+        leave=False,
+    )
+    started = time.perf_counter()
+    for epoch in bar:
+        net.train()
+        total, count = 0.0, 0
+        for batch in batches():
+            loss, weight = step(batch, optimiser.update)
+            total += loss * weight
+            count += weight
+        train_loss = total / max(count, 1)
+        if not math.isfinite(train_loss):
+            raise FloatingPointError(f"training loss became {train_loss} in epoch {epoch}; lower lr or set clip.")
+        if epoch % schedule.eval_every and epoch != schedule.epochs:
+            continue
+        evaluation = Evaluation(epoch, evaluate(train_loss), time.perf_counter() - started)
+        bar.set_postfix({name: "-" if value is None else f"{value:.3f}" for name, value in evaluation.figures.items()})
+        if selector.consider(net, evaluation):
+            break
+    bar.close()
+    return selector.restore(net)
