@@ -5,11 +5,11 @@ neither touches the store. Both end a run that outlives `--timeout` (its worker 
 run fails with "timed out after N s") and turn a worker that dies into a failed run ("worker
 died: killed by SIGKILL"), so that the sweep goes on.
 
-- `LocalExecutor`: at most N worker processes (`python -m structbench.sweep.worker`), each in a
+- `LocalExecutor`: at most N worker processes (`python -m structbench.sweep.local_worker`), each in a
   process group of its own, each running one order at a time and living on for the next, so
   that torch is imported once per worker rather than once per run. A worker's stderr (what its
   models print) goes to a log file whose tail explains a death. A timed-out worker is killed with
-  its whole group and replaced by a fresh one. Workers die with the driver (see `sweep_worker`).
+  its whole group and replaced by a fresh one. Workers die with the driver (see `structbench.sweep.worker`).
   Each worker gets `OMP_NUM_THREADS` = CPUs / N unless the environment sets it, as Ray does.
 - `RayExecutor`: one Ray task per run (`pip install 'structbench[ray]'`), on a local Ray started
   with N CPUs or on the cluster at `--address`. A task asks for the CPUs and GPUs its model's
@@ -141,7 +141,7 @@ class LocalExecutor:
         log_path = Path(self._folder.name) / f"worker-{self._started}.log"
         log = log_path.open("w+b")
         process = subprocess.Popen(
-            [sys.executable, "-m", "structbench.sweep.worker"],
+            [sys.executable, "-m", "structbench.sweep.local_worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,

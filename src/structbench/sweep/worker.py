@@ -14,7 +14,7 @@ structbench version and git revision, the same suite data (hash) and the same mo
 a cluster node) refuses the run in one sentence instead of storing its numbers under the
 driver's key.
 
-`python -m structbench.sweep.worker` is the local executor's worker: it reads one order per line
+`main` is the local executor's worker (`python -m structbench.sweep.local_worker`): it reads one order per line
 on stdin and writes, on the stdout it started with, `{"started": KEY}` when it begins an order and
 then its result, one line each; what the model prints goes to stderr. It dies with the driver (Linux: `PR_SET_PDEATHSIG`; elsewhere a thread that
 watches its parent), so that a driver killed with SIGKILL leaves no worker training on.
@@ -299,7 +299,3 @@ def main() -> int:
         protocol.write(execute(order).model_dump_json() + "\n")
         protocol.flush()
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
