@@ -1,10 +1,11 @@
 """Harness overhead: `oracle` through the runner vs the same solver called directly.
 
 Both sides evaluate the same seeds on the same frozen splits. Direct: build the suite's
-oracle solver from each draw's splits (by name, as the runner hands them), transduce every test
-split's inputs, count exact matches. Harness: `Runner.evaluate` into a fresh SQLite store (so nothing is answered from
-the store), which also loads and hash-checks the JSON lines, computes every metric and
-breakdown, stores per-example predictions and aggregates over seeds with bootstrap CIs.
+oracle solver from each draw's splits (by name, as the runner hands them), transduce every
+test split's inputs, count exact matches. Harness: `Runner.evaluate` into a fresh SQLite store
+(so nothing is answered from the store), which also loads and hash-checks the JSON lines,
+computes every metric and breakdown, stores per-example predictions and aggregates the seeds
+into cells (mean and 95% interval, `structbench.cells`).
 
     STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/overhead.py [--repeats 5] [--smoke]
 
