@@ -41,6 +41,7 @@ Hook = Literal[
     "unkeyed_settings",
     "comparable",
     "ceiling",
+    "in_quickstart",
 ]
 """The name of every member of `Model`: what `hook` may read."""
 
@@ -52,7 +53,7 @@ class Model(Protocol):
     (`METHOD_OF_PROTOCOL`): `transduce`, `logprob`, `classify` or `induce`. Everything else is
     optional; the engine reads each through `hook`, and a model that lacks one gets the default
     its docstring names. The class-level hooks (`name`, `label`, `fingerprint`, `configuration`,
-    `unkeyed_settings`, `comparable`, `ceiling`) are read from the model's class (its factory)
+    `unkeyed_settings`, `comparable`, `ceiling`, `in_quickstart`) are read from the model's class (its factory)
     before any model is built; the others from the built model. A model's settings are its
     constructor's keyword arguments (`structbench.runs.settings`).
 
@@ -138,6 +139,11 @@ class Model(Protocol):
     ceiling: ClassVar[bool]
     """Optional: True for a model whose score is the suite's ceiling (the oracle), which the
     leaderboard draws as such. Default False."""
+
+    in_quickstart: ClassVar[Callable[[str], bool]]
+    """Optional classmethod `in_quickstart(suite_id)`: whether `structbench quickstart --neural` trains
+    the model on that suite (an id as quickstart is given it), where it learns in seconds (a neural
+    baseline whose recipe lists the suite). Default: never."""
 
 
 def hook(owner: object, name: Hook, default: Any = None) -> Any:

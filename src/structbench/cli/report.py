@@ -10,12 +10,24 @@ from structbench import registry
 from structbench.cli.options import Commands, add_seeds, add_source_dir, add_store, existing_store, patterns
 from structbench.data import freeze
 from structbench.errors import UserError
+from structbench.protocols import hook
 from structbench.runs.arguments import parse_seeds
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
 
 QUICKSTART_MODELS = ("oracle", "copy", "random", "majority")
+
+
+def trained_in_quickstart(suite_name: str) -> tuple[str, ...]:
+    """The registered models that `quickstart --neural` adds on `suite_name`, by name: those whose
+    optional `in_quickstart` hook (`structbench.protocols.Model`) says so."""
+    models = []
+    for name in registry.model_names():
+        in_quickstart = hook(registry.model_factory(name), "in_quickstart")
+        if in_quickstart is not None and in_quickstart(suite_name):
+            models.append(name)
+    return tuple(models)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -31,7 +43,6 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_quickstart(args: argparse.Namespace) -> int:
     from structbench.analysis.suite_score import stored_score
-    from structbench.baselines.neural.settings import quickstart_models
     from structbench.reports.render import write_report
 
     seeds = parse_seeds(args.seeds)
@@ -45,7 +56,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
                 print(f"suite {suite.spec.key} skipped: {error}", file=sys.stderr)
                 continue
             print(f"suite {suite.spec.key} {manifest.suite_hash[:12]}", file=sys.stderr)
-            models = QUICKSTART_MODELS + (quickstart_models(name) if args.neural else ())
+            models = QUICKSTART_MODELS + (trained_in_quickstart(name) if args.neural else ())
             for model in models:
                 record = runner.evaluate(name, ModelSpec(name=model), seeds)
                 score = stored_score(store, suite.spec, record.suite_hash, record.model)

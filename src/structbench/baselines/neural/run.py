@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from structbench.baselines.neural import checkpoint
 from structbench.baselines.neural.device import resolve_device, seed_everything
-from structbench.baselines.neural.settings import BUDGETS, check_overrides, resolve_settings
+from structbench.baselines.neural.settings import BUDGETS, check_overrides, quickstart_models, resolve_settings
 from structbench.errors import UserError
 
 
@@ -55,6 +55,12 @@ class NeuralRun:
         """
         model = cls(budget, **overrides)
         return model.described(model.resolve(suite)[0])
+
+    @classmethod
+    def in_quickstart(cls, suite_id: str) -> bool:
+        """Whether `structbench quickstart --neural` trains this model on `suite_id`: its recipe for the
+        suite's task lists the suite under `quickstart` (the optional hook of `structbench.protocols.Model`)."""
+        return cls.name in quickstart_models(suite_id)
 
     def resolve(self, suite: str) -> tuple[Any, str]:
         """This run's settings on `suite` (recipe budget, then overrides) and the recipe's citation."""
