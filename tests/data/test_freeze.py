@@ -334,7 +334,9 @@ def test_a_consistent_released_manifest_still_builds(
     assert f"ok {SUITE_KEY}" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("path", sorted((REPO / "suites" / "manifests").glob("*.json")), ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path", sorted((REPO / "src" / "structbench" / "suites" / "manifests").glob("*.json")), ids=lambda p: p.stem
+)
 def test_every_committed_manifest_is_consistent(path: Path) -> None:
     suite = registry.suite(path.stem)
     # installed (as under tox) the released manifest is a copy of the committed file
