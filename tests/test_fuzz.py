@@ -24,17 +24,12 @@ from structbench.adapters.command import CommandModel, CommandModelError
 from structbench.cli import parse_seeds, parse_settings
 from structbench.errors import UserError
 from structbench.store import Store
-from structbench.suites import (
-    agreement,
-    linzen,
-    logic_bowman,
-    lookup_tables,
-    msr_completion,
-    pos_induction,
-    question_formation,
-    scan,
-    symbol_rewriting,
-)
+from structbench.suites import lookup_tables, pos_induction, question_formation, symbol_rewriting
+from structbench.suites.agreement import gulordava as agreement
+from structbench.suites.agreement import linzen
+from structbench.suites.completion import msr as msr_completion
+from structbench.suites.logic import bowman as logic_bowman
+from structbench.suites.scan import common as scan
 from tests.conftest import REPO, SHARED_DATA
 from tests.suites.agreement.test_linzen import write_fixture
 from tests.suites.completion.test_msr import ANSWERS as MSR_ANSWERS
