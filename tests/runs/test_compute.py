@@ -108,14 +108,14 @@ def test_finish_run_merges_compute_into_the_environment_and_run_compute_reads_it
     assert run_compute(stored["environment"]) == {"parameters": 5000, "device": "cuda:0"}
 
 
-def test_finish_run_drops_invalid_compute_entries_and_stores_the_run(store: Store) -> None:
+def test_a_reader_drops_invalid_compute_entries_however_they_reached_the_store(store: Store) -> None:
+    # the run checks a model's report where it enters; a store written by another program is read with care
     claim = store.claim_run(run_fields())
     junk: dict[str, Any] = {"parameters": "many", "device": "cpu", "flops": 3}
     store.finish_run(claim, toy_results(), 0.0, 0.0, junk)
     stored = store.run_record(claim.run_id)
     assert stored["status"] == "done"
     assert run_compute(stored["environment"]) == {"device": "cpu"}
-    assert json.loads(stored["environment"])["compute"] == {"device": "cpu"}
 
 
 def test_a_run_without_compute_keeps_its_environment_unchanged(store: Store) -> None:

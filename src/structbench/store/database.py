@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from structbench.errors import UserError
-from structbench.protocols import checked_compute, checked_statistics
 from structbench.specs import SuiteSpec
 from structbench.store.codec import JSON, SplitResult, pack_predictions, unpack_predictions, with_entries
 from structbench.store.migration import migrate_v1
@@ -275,14 +274,15 @@ class Store:
         `results` maps split name -> (scores, example ids, predictions), in split order. `compute`,
         the model's report (`parameters`, `device`), and `statistics` (e.g. `dev_perplexity`) are
         merged into the run's `environment` JSON under "compute" and "statistics" in the same
-        transaction; entries `checked_compute` and `checked_statistics` reject are left out.
+        transaction, as given: the run checked them where they entered (`structbench.runs.attempt`),
+        and readers check them again (`run_compute`, `run_statistics`), since a store file is input too.
         `environment`, where given, replaces the environment JSON the claim recorded: that of the
         process that ran the model when it is not the claimant (a sweep's worker, maybe on another host)."""
         entries: dict[str, Mapping[str, Any]] = {}
-        if compute is not None and (valid_compute := checked_compute(compute)[0]):
-            entries["compute"] = valid_compute
-        if statistics is not None and (valid_statistics := checked_statistics(statistics)[0]):
-            entries["statistics"] = valid_statistics
+        if compute:
+            entries["compute"] = compute
+        if statistics:
+            entries["statistics"] = statistics
         score_rows: list[tuple[int, str, str, str, str, float | None, int, bool]] = []
         prediction_rows: list[tuple[int, str, int, bytes]] = []
         for split, (scores, ids, predictions) in results.items():
