@@ -5,9 +5,6 @@ project's reference data (e.g. `lookup_tables/sample1/train.tsv`), a pinned URL 
 file's SHA-256. Lookup order: an explicit `--source-dir`, the environment
 variable `STRUCTBENCH_SOURCE_DIR`, the cache under `STRUCTBENCH_HOME`, and last a download
 from the pinned URL into the cache. Whatever is found must match the pinned hash.
-
-The home folder is `structbench.paths`'s; `structbench_home` is also importable from here, where
-it was defined before that module existed.
 """
 
 from __future__ import annotations
@@ -20,7 +17,6 @@ from pathlib import Path
 
 from structbench.errors import SourceUnavailable, UserError
 from structbench.paths import sources_cache_dir
-from structbench.paths import structbench_home as structbench_home
 from structbench.specs import Frozen
 
 SOURCE_DIR_VARIABLE = "STRUCTBENCH_SOURCE_DIR"

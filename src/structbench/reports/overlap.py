@@ -33,8 +33,8 @@ from pathlib import Path
 from structbench import registry
 from structbench.data import freeze
 from structbench.data.freeze import Manifest
-from structbench.data.sources import structbench_home
 from structbench.errors import DataIntegrityError, UserError
+from structbench.paths import audits_dir
 from structbench.specs import Example, Frozen, SplitRole, SuiteSpec
 from structbench.suite import Suite
 
@@ -162,7 +162,7 @@ def audit(suite: Suite, manifest: Manifest) -> OverlapAudit:
 
 def cache_path(spec: SuiteSpec, suite_hash: str) -> Path:
     """Where the audit of `spec`'s data with `suite_hash` is cached."""
-    return structbench_home() / "audits" / f"{spec.key}-{suite_hash}.json"
+    return audits_dir() / f"{spec.key}-{suite_hash}.json"
 
 
 def _read_cache(path: Path, spec: SuiteSpec, suite_hash: str) -> OverlapAudit | None:

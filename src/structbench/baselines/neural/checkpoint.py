@@ -15,8 +15,8 @@ from typing import Any
 
 import torch
 
-from structbench.data.sources import structbench_home
 from structbench.errors import UserError
+from structbench.paths import checkpoints_dir
 
 
 def settings_hash(settings: dict[str, Any]) -> str:
@@ -24,9 +24,7 @@ def settings_hash(settings: dict[str, Any]) -> str:
 
 
 def checkpoint_path(suite: str, draw: int, model: str, settings: dict[str, Any], seed: int) -> Path:
-    return (
-        structbench_home() / "checkpoints" / suite / f"draw{draw}" / model / settings_hash(settings) / f"seed{seed}.pt"
-    )
+    return checkpoints_dir() / suite / f"draw{draw}" / model / settings_hash(settings) / f"seed{seed}.pt"
 
 
 def save(path: Path, state: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
