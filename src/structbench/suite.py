@@ -111,8 +111,8 @@ S = TypeVar("S", bound=Suite)
 
 def member(base: type[S], name: str, doc: str, *, module: str | None = None, **attributes: object) -> type[S]:
     """A member class of a family: `base` with class attributes `attributes` (its `spec`, `sources`,
-    parameters), named `name` in `module` (by default `base`'s), where `module:name` paths and pickle
-    find it through the module's `__getattr__` (see `SuiteFamily.module_getattr`)."""
+    parameters), named `name` in `module` (by default `base`'s), where a `module:name` path
+    finds it through the module's `__getattr__` (see `SuiteFamily.module_getattr`)."""
     where = module if module is not None else base.__module__
     return type(name, (base,), {"__module__": where, "__qualname__": name, "__doc__": doc, **attributes})
 
@@ -144,7 +144,7 @@ class SuiteFamily:
     @staticmethod
     def module_getattr(*families: SuiteFamily) -> Callable[[str], type[Suite]]:
         """A module `__getattr__` serving the member classes of `families` by class name, so that a
-        member is still `module:ClassName` (the path a user may give, and the one pickle uses)."""
+        member is still `module:ClassName` (the path a user may give)."""
         by_name = {suite_class.__name__: suite_class for family in families for suite_class in family}
 
         def __getattr__(name: str) -> type[Suite]:
