@@ -6,30 +6,19 @@ JSON are encoded), `ownership` (the claim a process holds on a run), `migration`
 and its migration in place). The names other modules use are importable from here.
 """
 
-from structbench.store.codec import (
-    SplitResult,
-    config_hash,
-    pack_predictions,
-    run_compute,
-    run_statistics,
-    unpack_predictions,
-)
-from structbench.store.database import BUSY_TIMEOUT, Store
+from structbench.store.codec import SplitResult, config_hash, run_compute, run_statistics
+from structbench.store.database import Store
 from structbench.store.ownership import ClaimLost, RunClaim
-from structbench.store.schema import RUN_FIELDS, SCHEMA, SCHEMA_VERSION
+from structbench.store.schema import RUN_FIELDS, SCHEMA_VERSION
 
 __all__ = [
-    "BUSY_TIMEOUT",
     "RUN_FIELDS",
-    "SCHEMA",
     "SCHEMA_VERSION",
     "ClaimLost",
     "RunClaim",
     "SplitResult",
     "Store",
     "config_hash",
-    "pack_predictions",
     "run_compute",
     "run_statistics",
-    "unpack_predictions",
 ]
