@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from structbench.adapters.command import CommandModel, CommandModelError
-from structbench.cli import parse_seeds, parse_settings
 from structbench.errors import UserError
+from structbench.runs.arguments import parse_seeds, parse_settings
 from structbench.store import Store
 from structbench.suites import lookup_tables, pos_induction, question_formation, symbol_rewriting
 from structbench.suites.agreement import gulordava as agreement
