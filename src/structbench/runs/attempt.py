@@ -17,7 +17,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from tqdm import tqdm
@@ -39,6 +39,8 @@ from structbench.protocols import (
 from structbench.runs.context import SeedContext
 from structbench.specs import Split
 from structbench.suite import Suite
+
+R = TypeVar("R")
 
 ERROR_TAIL = 2000
 """The characters of a failed run's traceback the store keeps (its end)."""
@@ -191,37 +193,30 @@ def _evaluate_model(
         results,
         fit_seconds,
         predict_seconds,
-        _compute(model, where, log),
+        _checked_report(model, "compute", ComputeReporter, checked_compute, where, log),
         own_label if isinstance(own_label, str) else None,
-        _statistics(model, where, log),
+        _checked_report(model, "statistics", StatisticsReporter, checked_statistics, where, log),
     )
 
 
-def _compute(model: Any, where: str, log: Callable[[str], None]) -> dict[str, int | str] | None:
-    """The model's optional `compute()` report, checked; None without the method or when it raises."""
-    if not isinstance(model, ComputeReporter):
+def _checked_report(
+    model: Any,
+    method: Literal["compute", "statistics"],
+    reporter: type,
+    check: Callable[[object], tuple[R, list[str]]],
+    where: str,
+    log: Callable[[str], None],
+) -> R | None:
+    """The model's optional `compute()` or `statistics()` report (`reporter` is its protocol), as
+    `check` accepts it; None without the method or when it raises."""
+    if not isinstance(model, reporter):
         return None
     try:
-        reported = model.compute()
+        reported = hook(model, method)()
     except (Exception, SystemExit) as error:  # the model's bug, not the run's: log it, keep the run
-        log(f"{where}: compute() raised {failure_line(error)}; the run is stored without it")
+        log(f"{where}: {method}() raised {failure_line(error)}; the run is stored without it")
         return None
-    valid, dropped = checked_compute(reported)
+    valid, dropped = check(reported)
     if dropped:
-        log(f"{where}: compute() entries left out: {'; '.join(dropped)}")
-    return valid
-
-
-def _statistics(model: Any, where: str, log: Callable[[str], None]) -> dict[str, float] | None:
-    """The model's optional `statistics()` report, checked; None without the method or when it raises."""
-    if not isinstance(model, StatisticsReporter):
-        return None
-    try:
-        reported = model.statistics()
-    except (Exception, SystemExit) as error:  # the model's bug, not the run's: log it, keep the run
-        log(f"{where}: statistics() raised {failure_line(error)}; the run is stored without it")
-        return None
-    valid, dropped = checked_statistics(reported)
-    if dropped:
-        log(f"{where}: statistics() entries left out: {'; '.join(dropped)}")
+        log(f"{where}: {method}() entries left out: {'; '.join(dropped)}")
     return valid
