@@ -47,10 +47,8 @@ class Site:
     title: str
     results: pd.DataFrame
     """Every cell of the current runs (`structbench.reports.boards.RESULT_COLUMNS`), in cell-key order."""
-    boards: tuple[SuiteBoard, ...]
-    """One per suite version and data hash, grouped by family (`FAMILY_ORDER`), then by page name."""
     summaries: tuple[Summary, ...]
-    """Each board's overview cells, in board order."""
+    """Each board's overview cells, one per board in board order."""
     rows: tuple[OverviewRow, ...]
     """The overview's rows: ranked models by mean rank, then the set-apart ones."""
     curves: tuple[Curve, ...]
@@ -67,6 +65,12 @@ class Site:
     """(suite key, why it has no results) of every installed suite the site would show but has no board."""
     outputs: Mapping[str, BoardOutputs]
     """board slug -> the predictions and examples its error browser shows (boards with finished runs)."""
+
+    @property
+    def boards(self) -> tuple[SuiteBoard, ...]:
+        """One per suite version and data hash, grouped by family (`FAMILY_ORDER`), then by page name:
+        the boards of `summaries`, which hold one each."""
+        return tuple(summary.board for summary in self.summaries)
 
 
 def _matches(value: str, patterns: Sequence[str] | None) -> bool:
@@ -150,7 +154,6 @@ def build_site(
     return Site(
         title=title,
         results=results,
-        boards=tuple(board_list),
         summaries=tuple(summaries),
         rows=tuple(overview_rows(summaries)),
         curves=tuple(curves(summaries)),
