@@ -126,7 +126,8 @@ def error_pages(site: Site) -> list[ErrorPage]:
 def pages(site: Site) -> Pages:
     """The context of every page of `site`."""
     grouped = families(site.boards)
-    plot_views, plots = site_plots(site)
+    colours = gap_colours(site.rows)
+    plot_views, plots = site_plots(site, colours)
     errors = error_pages(site)
     errors_of = {page.board.slug: page for page in errors}
     index = IndexPage(
@@ -140,7 +141,7 @@ def pages(site: Site) -> Pages:
             for s in site.summaries
             if s.board.generalises and s.cells["in-distribution"] and s.cells["generalisation"]
         ],
-        gap_colours=gap_colours(site.rows),
+        gap_colours=colours,
         has_gap_plot=GAP_PLOT in plots,
         skipped=site.skipped,
         verdicts=site.verdicts,

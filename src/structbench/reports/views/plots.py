@@ -75,14 +75,15 @@ def gap_plot(summaries: tuple[Summary, ...], colours: dict[str, str]) -> GapPlot
     return GapPlot(points) if points else None
 
 
-def site_plots(site: Site) -> tuple[dict[str, list[PlotView]], dict[str, Plot]]:
-    """board slug -> its plot views, and every plot of the site (path relative to the site root -> plot)."""
+def site_plots(site: Site, colours: dict[str, str]) -> tuple[dict[str, list[PlotView]], dict[str, Plot]]:
+    """board slug -> its plot views, and every plot of the site (path relative to the site root -> plot);
+    `colours` are the gap plot's (`gap_colours`), which the overview's legend shows too."""
     views: dict[str, list[PlotView]] = {}
     jobs: dict[str, Plot] = {}
     for board in site.boards:
         views[board.slug], board_jobs = condition_plots(board, site.conditions[board.slug])
         jobs.update(board_jobs)
-    gap = gap_plot(site.summaries, gap_colours(site.rows))
+    gap = gap_plot(site.summaries, colours)
     if gap is not None:
         jobs[GAP_PLOT] = gap
     for curve in site.curves:
