@@ -30,7 +30,7 @@ from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.runs.attempt import Ended, Outcome, attempt
 from structbench.runs.context import Keyed, SeedContext
-from structbench.runs.identity import Asked, build_model, model_facts, model_hash, model_label, model_record
+from structbench.runs.identity import Asked, build_model, model_facts, model_hash, model_label
 from structbench.specs import ModelSpec, ResultRecord, SeedStats
 from structbench.store import RunClaim, Store
 from structbench.suite import Suite
@@ -43,10 +43,9 @@ __all__ = [
     "model_facts",
     "model_hash",
     "model_label",
-    "model_record",
 ]
 """`Runner` and what its callers hand it (`Asked`); the model identity functions are defined in
-`structbench.runs.identity` and importable from here too, where callers have long found them."""
+`structbench.runs.identity`, and those some tests still import from here are re-exported for them."""
 
 
 @dataclass(frozen=True)
