@@ -30,24 +30,6 @@ Figures = dict[str, float | None]
 B = TypeVar("B")
 
 
-def optimizer_step(
-    loss: torch.Tensor,
-    optimizer: torch.optim.Optimizer,
-    scaler: torch.amp.GradScaler,
-    parameters: list[torch.nn.Parameter],
-    clip: float | None,
-) -> None:
-    """One update from `loss`, as every neural baseline trains: gradients (scaled for mixed precision on
-    CUDA; the scaler is a no-op otherwise), clipped to global norm `clip` where given, then the step."""
-    optimizer.zero_grad(set_to_none=True)
-    scaler.scale(loss).backward()  # type: ignore[no-untyped-call]  # torch leaves backward unannotated
-    if clip is not None:
-        scaler.unscale_(optimizer)
-        torch.nn.utils.clip_grad_norm_(parameters, clip)
-    scaler.step(optimizer)
-    scaler.update()
-
-
 class Optimiser:
     """Adam over a network's trainable parameters, with clipping and (on CUDA, with `amp`) loss scaling."""
 
@@ -58,8 +40,16 @@ class Optimiser:
         self.clip = clip
 
     def update(self, loss: torch.Tensor) -> None:
-        """One step down the gradient of `loss`."""
-        optimizer_step(loss, self.optimizer, self.scaler, self.parameters, self.clip)
+        """One step down the gradient of `loss`, as every neural baseline trains: gradients (scaled for
+        mixed precision on CUDA; the scaler is a no-op otherwise), clipped to global norm `clip` where
+        given, then the step."""
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scaler.scale(loss).backward()  # type: ignore[no-untyped-call]  # torch leaves backward unannotated
+        if self.clip is not None:
+            self.scaler.unscale_(self.optimizer)
+            torch.nn.utils.clip_grad_norm_(self.parameters, self.clip)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
 
 
 @dataclass

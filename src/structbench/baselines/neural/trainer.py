@@ -107,7 +107,7 @@ class Trainer:
         self.seed = seed
         self.max_length = max_length
         self.description = description
-        self.amp = settings.amp and device.type == "cuda"
+        self.schedule = Schedule.of(settings, device)
 
     def batches(self, examples: Sequence[Example], rng: np.random.Generator | None) -> list[Batch]:
         return example_batches(examples, self.source_vocab, self.target_vocab, self.settings.batch_size, rng)
@@ -120,7 +120,7 @@ class Trainer:
             for batch in self.batches(dev, None):
                 batch = batch.to(self.device)
                 assert batch.target_mask is not None and batch.target is not None
-                with torch.autocast("cuda", enabled=self.amp):
+                with torch.autocast("cuda", enabled=self.schedule.amp):
                     output = self.net(batch, True)
                     tokens = int(batch.target_mask.sum())
                     losses += float(batch_loss(output, batch, self.settings.guidance)) * tokens
@@ -141,7 +141,7 @@ class Trainer:
 
         def step(batch: Batch, update: Callable[[torch.Tensor], None]) -> tuple[float, int]:
             batch = batch.to(self.device)
-            with torch.autocast("cuda", enabled=self.amp):
+            with torch.autocast("cuda", enabled=self.schedule.amp):
                 loss = batch_loss(net(batch, coin.random() < settings.teacher_forcing), batch, settings.guidance)
             update(loss)
             return float(loss.detach()), len(batch.order)
@@ -152,7 +152,7 @@ class Trainer:
 
         return fit(
             net,
-            Schedule.of(settings, self.device),
+            self.schedule,
             Selector.of(settings, bool(dev_set)),
             batches=lambda: self.batches(train, rng),
             step=step,
