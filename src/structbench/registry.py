@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Callable
-from functools import cache
+from collections.abc import Callable, Mapping
+from functools import cache, partial
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
@@ -117,24 +117,19 @@ def _load(point: EntryPoint, name: str, what: str) -> Any:
         ) from None
 
 
-def _lookup(group: str, name: str, what: str) -> Any:
+def _lookup(registered: Callable[[], Mapping[str, Any]], name: str, what: str) -> Any:
+    """What `name` (a registered name or a `module:Class` path) names; the caller checks its kind.
+
+    `registered` is read only for a name that is no path, so that a path never depends on the
+    installed plugins; its values are entry points (loaded here) or what they already name.
+    """
     if ":" in name:
         return _import_path(name, what)
-    registered = _names(group)
-    if name not in registered:
-        raise _unknown(list(registered), name, what)
-    return _load(registered[name], name, what)
-
-
-def _suite_class(name: str) -> Any:
-    """What `name` (a suite id or a `module:Class` path) names; the caller checks it is a Suite class."""
-    if ":" in name:
-        return _import_path(name, "suite")
-    registered = _suites()
-    if name not in registered:
-        raise _unknown(list(registered), name, "suite")
-    target = registered[name]
-    return _load(target, name, "suite") if isinstance(target, EntryPoint) else target
+    targets = registered()
+    if name not in targets:
+        raise _unknown(list(targets), name, what)
+    target = targets[name]
+    return _load(target, name, what) if isinstance(target, EntryPoint) else target
 
 
 def suite_names() -> list[str]:
@@ -155,7 +150,7 @@ def suite(reference: str) -> Suite:
     if reference in _LOADED_BY_PATH:
         return _LOADED_BY_PATH[reference]
     name, _, version = reference.partition("@")
-    factory = _suite_class(name)
+    factory = _lookup(_suites, name, "suite")
     if not (isinstance(factory, type) and issubclass(factory, Suite)):
         raise UserError(f"{name!r} is not a structbench Suite subclass; derive it from structbench.suite.Suite.")
     if version and version != factory.spec.version:
@@ -175,7 +170,7 @@ def suite(reference: str) -> Suite:
 
 def model_factory(name: str) -> Callable[..., Any]:
     """The class (or factory function) registered as model `name`."""
-    factory = _lookup(MODEL_GROUP, name, "model")
+    factory = _lookup(partial(_names, MODEL_GROUP), name, "model")
     if not callable(factory):
         raise UserError(f"model {name!r} resolves to a non-callable {type(factory).__name__}.")
     return factory  # type: ignore[no-any-return]
