@@ -52,8 +52,6 @@ CHECKED = """How it was checked (tests/suites/test_dsr.py): every input has 24 s
 targets among the first 22 and the prompts last; the oracle (which reads the targets off the
 input) scores 1.0; the splits are disjoint; `trials_to_criterion` is declared lower-is-better."""
 """How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
-DEVIATIONS = ""
-"""None declared: the module's documentation names no departure from the paper."""
 
 TARGETS = ("t1", "t2", "t3", "t4")
 DISTRACTORS = ("d1", "d2", "d3", "d4")
@@ -105,7 +103,6 @@ class DistractedSequenceRecall(Suite):
         citation="Monner 2011, A Neurocomputational Model of Grounded Language Comprehension and Production at "
         "the Sentence Level (PhD dissertation, University of Maryland), §2.7.1 Distracted sequence recall",
         checked=CHECKED,
-        deviations=DEVIATIONS,
         primary_metric="sequence_accuracy",
         task="dsr",
         splits=[

@@ -37,8 +37,6 @@ from structbench.suites.common import RuleTransducer
 CHECKED = """How it was checked (tests/suites/test_miniscan.py): the interpreter, which is the oracle,
 reproduces all 24 published pairs."""
 """How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
-DEVIATIONS = ""
-"""None declared: the module's documentation names no departure from the paper."""
 
 COLOURS = {"dax": "RED", "lug": "BLUE", "wif": "GREEN", "zup": "YELLOW"}
 ORIGIN = "the items of Lake, Linzen & Baroni 2019 (Human few-shot learning of compositional instructions), transcribed"
@@ -83,7 +81,6 @@ class MiniScan(Suite):
         citation="Lake, Linzen & Baroni 2019, Human few-shot learning of compositional instructions; "
         "Thrush 2020, Compositional neural machine translation by removing the lexicon from syntax",
         checked=CHECKED,
-        deviations=DEVIATIONS,
         primary_metric="sequence_accuracy",
         task="miniscan",
         splits=[
