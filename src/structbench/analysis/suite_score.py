@@ -15,7 +15,7 @@ only (`structbench.cells.current_scores`), so that every reader scores the same 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -40,8 +40,6 @@ def score_splits(spec: SuiteSpec) -> list[str]:
 class SplitMean:
     """One wanted cell family: per model, the per-seed mean of `metric` over `splits` of one suite's data."""
 
-    key: Hashable
-    """What the caller calls this family of cells (the answer's key)."""
     suite: str
     version: str
     suite_hash: str
@@ -49,9 +47,9 @@ class SplitMean:
     splits: tuple[str, ...]
 
 
-def split_means(current_scores: pd.DataFrame, wanted: Sequence[SplitMean]) -> dict[Hashable, dict[str, SeedStats]]:
-    """key -> model -> its cell of per-seed means (as the module docstring says) of each wanted family,
-    from score rows of current runs; a family without any such cell is absent."""
+def split_means(current_scores: pd.DataFrame, wanted: Sequence[SplitMean]) -> list[dict[str, SeedStats]]:
+    """model -> its cell of per-seed means (as the module docstring says), for each wanted family in
+    order, from score rows of current runs; empty for a family without any such cell."""
     import pandas as pd
 
     rows_wanted = [
@@ -59,8 +57,9 @@ def split_means(current_scores: pd.DataFrame, wanted: Sequence[SplitMean]) -> di
         for index, want in enumerate(wanted)
         for split in want.splits
     ]
+    out: list[dict[str, SeedStats]] = [{} for _ in wanted]
     if not rows_wanted or current_scores.empty:
-        return {}
+        return out
     targets = pd.DataFrame(
         rows_wanted, columns=["suite", "version", "suite_hash", "split", "metric", "target", "n_splits"]
     )
@@ -69,7 +68,7 @@ def split_means(current_scores: pd.DataFrame, wanted: Sequence[SplitMean]) -> di
     )
     rows = rows.dropna(subset=["value"])
     if rows.empty:
-        return {}
+        return out
     per_seed = rows.groupby(["target", "model", "model_hash", "seed"], sort=False).agg(
         value=("value", "mean"),
         present=("split", "nunique"),
@@ -93,20 +92,18 @@ def split_means(current_scores: pd.DataFrame, wanted: Sequence[SplitMean]) -> di
     clip = [bool(bounded.get((int(t), m), False)) for t, m in zip(table["suite"], table["model"], strict=True)]
     table.loc[clip, "ci_low"] = table.loc[clip, "ci_low"].clip(lower=0.0)
     table.loc[clip, "ci_high"] = table.loc[clip, "ci_high"].clip(upper=1.0)
-    out: dict[Hashable, dict[str, SeedStats]] = {}
     for row in table.to_dict("records"):
-        out.setdefault(wanted[int(row["suite"])].key, {})[str(row["model"])] = as_stats(row)
+        out[int(row["suite"])][str(row["model"])] = as_stats(row)
     return out
 
 
 def suite_scores(current_scores: pd.DataFrame, specs: Sequence[tuple[SuiteSpec, str]]) -> list[dict[str, SeedStats]]:
     """model -> its score, for each (suite spec, data hash) of `specs` in order, from score rows of current runs."""
     wanted = [
-        SplitMean(index, spec.id, spec.version, suite_hash, spec.primary_metric, tuple(score_splits(spec)))
-        for index, (spec, suite_hash) in enumerate(specs)
+        SplitMean(spec.id, spec.version, suite_hash, spec.primary_metric, tuple(score_splits(spec)))
+        for spec, suite_hash in specs
     ]
-    found = split_means(current_scores, wanted)
-    return [found.get(index, {}) for index in range(len(specs))]
+    return split_means(current_scores, wanted)
 
 
 def stored_score(store: Store, spec: SuiteSpec, suite_hash: str, label: str) -> SeedStats | None:

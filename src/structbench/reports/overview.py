@@ -45,14 +45,14 @@ def summarise(current_scores: pd.DataFrame, board_list: list[SuiteBoard]) -> lis
     """The overview cells of every board: its suite scores, and the in-distribution cells from score rows
     of the current runs."""
     wanted = [
-        SplitMean(index, board.spec.id, board.spec.version, board.suite_hash, board.spec.primary_metric,
+        SplitMean(board.spec.id, board.spec.version, board.suite_hash, board.spec.primary_metric,
                   tuple(board.in_distribution))
-        for index, board in enumerate(board_list)
+        for board in board_list
     ]  # fmt: skip
     within = split_means(current_scores, wanted)
     return [
-        Summary(board, {"generalisation": dict(board.scores), "in-distribution": within.get(index, {})})
-        for index, board in enumerate(board_list)
+        Summary(board, {"generalisation": dict(board.scores), "in-distribution": cells})
+        for board, cells in zip(board_list, within, strict=True)
     ]
 
 
