@@ -43,7 +43,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from subprocess import DEVNULL
 
-from structbench_cli import structbench_command
 from tabulate import tabulate
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -134,7 +133,7 @@ def kill_trial(folder: Path, rng: random.Random, kills: int, executor: str, seed
     grid.write_text(GRID.format(last=seeds - 1))
     runs = len(TEST_SPLITS) * seeds
     environment = {**os.environ, "STRUCTBENCH_TEST_FIT_LOG": str(log), "OMP_NUM_THREADS": "1"}
-    command = [*structbench_command(), "sweep", str(grid), "--store", str(store)]
+    command = [sys.executable, "-m", "structbench.cli", "sweep", str(grid), "--store", str(store)]
     command += ["--workers", "2", "--executor", executor, "--no-progress"]
     tally.trials += 1
     snapshots: list[tuple[dict[tuple[str, int], float], int]] = []
@@ -189,7 +188,7 @@ def concurrent_runs(folder: Path, models: list[str], seeds: str) -> tuple[int, i
     (crashes, lost, duplicated, integrity)."""
     store = folder / "results.sqlite"
     environment = {**os.environ, "STRUCTBENCH_HOME": str(folder / "home"), "OMP_NUM_THREADS": "1"}
-    run = [*structbench_command(), "run", "--suite", "lookup-tables,miniscan"]
+    run = [sys.executable, "-m", "structbench.cli", "run", "--suite", "lookup-tables,miniscan"]
     processes = [
         subprocess.Popen(
             [*run, "--model", model, "--seeds", seeds, "--store", str(store), "--no-progress"],

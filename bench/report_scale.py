@@ -30,13 +30,12 @@ import hashlib
 import math
 import random
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-from structbench_cli import structbench_command
 
 from structbench import __version__, registry
 from structbench.runs.runner import Runner
@@ -127,7 +126,7 @@ def time_report(store: Path, out: Path, repeats: int) -> float:
     for _ in range(repeats):
         started = time.perf_counter()
         subprocess.run(
-            [*structbench_command(), "report", "--store", str(store), "--out", str(out)],
+            [sys.executable, "-m", "structbench.cli", "report", "--store", str(store), "--out", str(out)],
             check=True,
             stdout=subprocess.DEVNULL,
         )

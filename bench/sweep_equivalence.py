@@ -36,7 +36,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from structbench_cli import structbench_command
 from tabulate import tabulate
 
 from structbench.sweep.grid import expand, load_grid
@@ -107,7 +106,7 @@ def structbench(*args: str, environment: dict[str, str], mode: str = "") -> floa
 def _timed(args: tuple[str, ...], environment: dict[str, str]) -> float:
     started = time.perf_counter()
     done = subprocess.run(
-        [*structbench_command(), *args],
+        [sys.executable, "-m", "structbench.cli", *args],
         cwd=REPOSITORY,
         env=environment,
         capture_output=True,
