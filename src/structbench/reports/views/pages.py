@@ -26,7 +26,6 @@ class ModelData:
     model: str
     script: str
     """Its runs' script, relative to the site root."""
-    seeds: list[int]
 
 
 @dataclass(frozen=True)
@@ -115,10 +114,7 @@ def error_pages(site: Site) -> list[ErrorPage]:
         outputs = site.outputs.get(board.slug)
         if outputs is None:
             continue
-        models = [
-            ModelData(model, f"errors/{board.slug}/{slug(model)}.js", [run.seed for run in runs])
-            for model, runs in outputs.runs.items()
-        ]
+        models = [ModelData(model, f"errors/{board.slug}/{slug(model)}.js") for model in outputs.runs]
         out.append(ErrorPage(board, f"errors/{board.slug}.html", models, bool(outputs.examples)))
     return out
 
