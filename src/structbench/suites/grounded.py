@@ -84,7 +84,6 @@ SHAPES = ("block", "pyramid", "cylinder")
 TYPES = tuple(itertools.product(SIZES, COLORS, SHAPES))
 RELATIONS = ("on", "under", "near")
 SCENE_END = ":"
-CONDITIONS = ("weak", "categorical", "descriptive", "strong")
 SPLIT_SIZES = {"train": 10_000, "dev": 1_000, "test": 1_000}
 GENERATOR_SEED = 20110501
 CITATION = (
@@ -402,6 +401,8 @@ _CONDITIONS: tuple[tuple[str, TestRole, str], ...] = (
     ),
 )
 """Condition, its test split's role, and its suite's description."""
+CONDITIONS = tuple(condition for condition, _, _ in _CONDITIONS)
+"""The four conditions, in the order whose index seeds each condition's scene generator."""
 
 GROUNDED_FAMILY = SuiteFamily(
     member(
@@ -413,6 +414,6 @@ GROUNDED_FAMILY = SuiteFamily(
     )
     for condition, role, description in _CONDITIONS
 )
-"""One suite per condition of `CONDITIONS`."""
+"""One suite per condition of `_CONDITIONS`."""
 
 __getattr__ = SuiteFamily.module_getattr(GROUNDED_FAMILY)
