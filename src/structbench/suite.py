@@ -138,9 +138,6 @@ class SuiteFamily:
     def __iter__(self) -> Iterator[type[Suite]]:
         return iter(self._members.values())
 
-    def __len__(self) -> int:
-        return len(self._members)
-
     @staticmethod
     def module_getattr(*families: SuiteFamily) -> Callable[[str], type[Suite]]:
         """A module `__getattr__` serving the member classes of `families` by class name, so that a
