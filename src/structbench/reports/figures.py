@@ -8,7 +8,10 @@ same colours (`PALETTE`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from structbench.specs import SeedStats
 
 PALETTE = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
@@ -29,6 +32,17 @@ class Line:
     means: list[float | None]
     lows: list[float | None]
     highs: list[float | None]
+
+    @classmethod
+    def of(cls, label: str, colour: str, cells: Sequence[SeedStats | None]) -> Line:
+        """The line of one model's cells along the axis (None where it has none): their means and intervals."""
+        return cls(
+            label,
+            colour,
+            [None if c is None else c.mean for c in cells],
+            [None if c is None else c.ci_low for c in cells],
+            [None if c is None else c.ci_high for c in cells],
+        )
 
 
 @dataclass(frozen=True)

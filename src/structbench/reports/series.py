@@ -78,16 +78,7 @@ class Curve:
         return [self.label(x) for x in self.xs]
 
     def plot(self, y_label: str) -> CurvePlot:
-        lines = [
-            Line(
-                model,
-                colour,
-                [None if c is None else c.mean for c in self.cells[model]],
-                [None if c is None else c.ci_low for c in self.cells[model]],
-                [None if c is None else c.ci_high for c in self.cells[model]],
-            )
-            for model, colour in self.plotted
-        ]
+        lines = [Line.of(model, colour, self.cells[model]) for model, colour in self.plotted]
         markers = [Markers(label, symbol, self.reported[label]) for label, symbol, _ in self.markers]
         return CurvePlot(self.axis, y_label, self.xs, self.log_axis, lines, markers)
 

@@ -39,13 +39,7 @@ def condition_plots(
     jobs: dict[str, Plot] = {}
     for index, condition in enumerate(board_conditions):
         lines = [
-            Line(
-                model,
-                colours[model],
-                [None if c is None else c.mean for c in condition.cells[model]],
-                [None if c is None else c.ci_low for c in condition.cells[model]],
-                [None if c is None else c.ci_high for c in condition.cells[model]],
-            )
+            Line.of(model, colours[model], condition.cells[model])
             for model in plotted
             if any(c is not None for c in condition.cells[model])
         ]
