@@ -63,7 +63,6 @@ from structbench.specs import Split
 __all__ = [
     "FanLanguageModel",
     "FanLmSettings",
-    "LanguageModelNet",
     "LmSettings",
     "LstmLanguageModel",
     "LstmLmSettings",
