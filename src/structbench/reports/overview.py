@@ -11,7 +11,7 @@ boards and never mix.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -19,17 +19,16 @@ from structbench.analysis.suite_score import SplitMean, split_means
 from structbench.reports.boards import SuiteBoard
 from structbench.specs import SeedStats
 
-ROLES = ("generalisation", "in-distribution")
 APART = (("ceiling", "ceilings"), ("not comparable", "not_comparable"), ("partial", "partial"))
 """Why a row is set apart, and the board's set of such models, in the order a tag is chosen."""
 
 
 @dataclass
 class Summary:
-    """One board's overview cells: role -> model -> cell."""
+    """One board's overview cells: role (`generalisation`, `in-distribution`) -> model -> cell."""
 
     board: SuiteBoard
-    cells: dict[str, dict[str, SeedStats]] = field(default_factory=lambda: {role: {} for role in ROLES})
+    cells: dict[str, dict[str, SeedStats]]
 
     def gap(self, model: str) -> float | None:
         """In-distribution minus generalisation mean (in the direction where positive means a drop)."""
