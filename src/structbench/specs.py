@@ -17,13 +17,8 @@ if TYPE_CHECKING:
 
 ProtocolName = Literal["transduction", "minimal-pair", "forced-choice", "classification", "tag-induction"]
 """How a suite asks a model (`SuiteSpec.protocol`); each is served by one method of `structbench.protocols.Model`."""
-PROTOCOLS: tuple[ProtocolName, ...] = (
-    "transduction",
-    "minimal-pair",
-    "forced-choice",
-    "classification",
-    "tag-induction",
-)
+PROTOCOLS: tuple[ProtocolName, ...] = get_args(ProtocolName)
+"""`ProtocolName` in declaration order."""
 Family = Literal["systematicity", "agreement", "lookup", "completion", "pos-induction", "memory"]
 """The research questions of the built-in suites, declared in the leaderboard's order of families."""
 FAMILY_ORDER: tuple[Family, ...] = get_args(Family)
