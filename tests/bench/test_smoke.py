@@ -124,12 +124,10 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "train_throughput.py": check_train_throughput,
 }
 """Every bench script -> what its smoke output must show."""
-HELPERS = {"structbench_cli.py"}
-"""Modules in bench/ that the benches import, not benches themselves."""
 
 
 def test_every_bench_has_a_smoke_check() -> None:
-    assert sorted(p.name for p in BENCH.glob("*.py") if p.name not in HELPERS) == sorted(CHECKS)
+    assert sorted(p.name for p in BENCH.glob("*.py")) == sorted(CHECKS)
 
 
 @pytest.mark.parametrize("script", sorted(CHECKS))

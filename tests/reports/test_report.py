@@ -10,9 +10,10 @@ from scipy import stats
 
 from structbench import __version__, registry
 from structbench.baselines.trivial import Oracle
-from structbench.cli import main, parse_settings
+from structbench.cli import main
 from structbench.reports.boards import RESULT_COLUMNS, aggregate, boards
 from structbench.reports.render import write_report
+from structbench.runs.arguments import parse_settings
 from structbench.runs.runner import Runner
 from structbench.scoring import Score, SplitScores
 from structbench.specs import ModelSpec

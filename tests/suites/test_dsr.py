@@ -16,11 +16,12 @@ from scipy import stats
 from structbench import registry
 from structbench.analysis.claims import CellRef, Claim, check_all, claim_cells
 from structbench.analysis.statistics import compare_statistic
-from structbench.cli import main, parse_seeds
+from structbench.cli import main
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.reports.boards import aggregate, boards
 from structbench.reports.render import write_report
+from structbench.runs.arguments import parse_seeds
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, Split
 from structbench.suites.dsr import DISTRACTORS, PROMPTS, TARGETS, first_target_bin, recall, sample_trial

@@ -7,11 +7,8 @@ verification failure exits with status 1.
 One module per command family: `suites` (suites, models, build), `run`, `analysis` (compare,
 samples, check, claims), `sweep`, `report` (report, quickstart); `options` defines the options
 they share once, and `main` builds the parser and dispatches. `main` is the console entry point.
-`parse_seeds` and `parse_settings` (from `structbench.runs.arguments`) are importable from here
-too: they read `--seeds` and `--set`.
 """
 
 from structbench.cli.main import main
-from structbench.runs.arguments import parse_seeds, parse_settings
 
-__all__ = ["main", "parse_seeds", "parse_settings"]
+__all__ = ["main"]

@@ -30,22 +30,10 @@ from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.runs.attempt import Ended, Outcome, attempt
 from structbench.runs.context import Keyed, SeedContext
-from structbench.runs.identity import Asked, build_model, model_facts, model_hash, model_label
+from structbench.runs.identity import Asked
 from structbench.specs import ModelSpec, ResultRecord, SeedStats
 from structbench.store import RunClaim, Store
 from structbench.suite import Suite
-
-__all__ = [
-    "Asked",
-    "Runner",
-    "SeedOutcome",
-    "build_model",
-    "model_facts",
-    "model_hash",
-    "model_label",
-]
-"""`Runner` and what its callers hand it (`Asked`); the model identity functions are defined in
-`structbench.runs.identity`, and those some tests still import from here are re-exported for them."""
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,8 @@ from structbench.baselines.neural.classifier.nets import (
 )
 from structbench.baselines.neural.settings import BUDGETS, load_recipe, resolve_settings
 from structbench.errors import UserError
-from structbench.runs.runner import Runner, build_model, model_facts
+from structbench.runs.identity import build_model, model_facts
+from structbench.runs.runner import Runner
 from structbench.specs import Example, ModelSpec, Split
 from structbench.store import Store, run_statistics
 from tests.suites.agreement.test_linzen import PATH as LINZEN

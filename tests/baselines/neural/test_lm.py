@@ -23,7 +23,8 @@ from structbench.baselines.neural.settings import BUDGETS
 from structbench.baselines.neural.vocab import EOS, SOS, UNK
 from structbench.data import freeze
 from structbench.errors import NotApplicable, UserError
-from structbench.runs.runner import Runner, model_facts
+from structbench.runs.identity import model_facts
+from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, Split
 from structbench.store import run_statistics
 

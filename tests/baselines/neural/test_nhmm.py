@@ -26,7 +26,8 @@ from structbench.baselines.neural.nhmm.nets import (
     viterbi,
 )
 from structbench.errors import UserError
-from structbench.runs.runner import Runner, model_facts, model_label
+from structbench.runs.identity import model_facts, model_label
+from structbench.runs.runner import Runner
 from structbench.scoring import induction_metrics
 from structbench.specs import Example, ModelSpec, Split
 from structbench.store import run_statistics

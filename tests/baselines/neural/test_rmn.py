@@ -15,7 +15,8 @@ from structbench.baselines.neural.settings import BUDGETS
 from structbench.baselines.neural.vocab import PAD
 from structbench.data import freeze
 from structbench.errors import UserError
-from structbench.runs.runner import Runner, build_model, model_facts
+from structbench.runs.identity import build_model, model_facts
+from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import run_statistics
 from structbench.suites.completion.grammar import CONSTRAINTS

@@ -24,7 +24,8 @@ from structbench.baselines.neural.trainer import attention_loss, sequence_matche
 from structbench.baselines.neural.vocab import EOS, PAD, Vocabulary
 from structbench.data import freeze
 from structbench.errors import NotApplicable, UserError
-from structbench.runs.runner import Runner, build_model, model_facts, model_hash
+from structbench.runs.identity import build_model, model_facts, model_hash
+from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, Split
 from tests.support.helpers import check_stored_run
 
