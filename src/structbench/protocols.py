@@ -129,7 +129,7 @@ class Model(Protocol):
     suite (a neural baseline's recipe), part of the run key, so that a changed recipe is a new model."""
 
     unkeyed_settings: ClassVar[Collection[str]]
-    """Optional: settings that do not change the model's answers (device, threads, time-outs): left
+    """Optional: settings that do not change the model's answers (device, time-outs): left
     out of the run key and of the shown label. Default none."""
 
     comparable: ClassVar[bool]

@@ -163,7 +163,8 @@ def test_a_models_compute_is_stored_with_its_run(runner: Runner) -> None:
     assert run_compute(run["environment"]) == {"parameters": 1234, "device": "cuda:1"}
     assert "python" in json.loads(run["environment"])  # merged into the environment, not replacing it
     stored = json.loads(run["model_spec"])  # compute is not part of the model's identity; its code is
-    assert stored == {"name": "tests.runs.test_compute:Reporting", "params": {"mode": "good"}, "code": stored["code"]}
+    # (and mode=good, the constructor's default, is the default run)
+    assert stored == {"name": "tests.runs.test_compute:Reporting", "params": {}, "code": stored["code"]}
     assert run["fit_seconds"] is not None
     assert not [m for m in messages if "compute" in m]
 

@@ -12,6 +12,7 @@ from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.protocols import hook
 from structbench.runs.arguments import parse_seeds
+from structbench.runs.normalise import normalise_store
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
@@ -34,6 +35,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from structbench.reports.render import write_report
 
     with Store(existing_store(args.store)) as store:
+        normalise_store(store, log=lambda message: print(message, file=sys.stderr))  # one row per run key
         index = write_report(
             store, args.out, suites=patterns(args.suites), models=patterns(args.models), title=args.title
         )

@@ -11,6 +11,7 @@ the run it describes has finished and is stored without them.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import sys
 import time
@@ -37,6 +38,8 @@ from structbench.protocols import (
     undeclared,
 )
 from structbench.runs.context import SeedContext
+from structbench.runs.provenance import environment_json
+from structbench.runs.threads import pinned
 from structbench.specs import Split
 from structbench.suite import Suite
 
@@ -79,6 +82,9 @@ class Evaluated:
     """What the built model calls itself, where it names itself (see `model_label`)."""
     statistics: dict[str, float] | None = None
     """The model's checked `statistics()` report (e.g. dev perplexity); None when it has none or it raised."""
+    environment: str | None = None
+    """The environment JSON of the process that ran the model (`structbench.runs.provenance`), taken
+    after it ran (so that it names the SIMD level of a torch the model loaded); None: the claim's."""
 
 
 @dataclass(frozen=True)
@@ -136,11 +142,15 @@ def attempt(context: SeedContext, *, log: Callable[[str], None], progress: bool 
 
 
 def fit_and_predict(context: SeedContext, *, log: Callable[[str], None], progress: bool | None = None) -> Evaluated:
-    """Build the model, run it on the draw's splits and close it (a caller's own object stays open)."""
+    """Build the model, run it on the draw's splits, on the run's fixed number of CPU threads
+    (`structbench.runs.threads`), and close it (a caller's own object stays open)."""
     asked = context.asked
     model = asked.build()
+    threads = context.keyed.threads
     try:
-        return _evaluate_model(model, context, log=log, progress=progress)
+        with pinned(threads):
+            evaluated = _evaluate_model(model, context, log=log, progress=progress)
+        return dataclasses.replace(evaluated, environment=environment_json(threads))
     finally:
         close = hook(model, "close")
         if asked.instance is None and callable(close):  # a caller's own object stays theirs to close

@@ -18,8 +18,10 @@ from structbench import __version__
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.protocols import undeclared
-from structbench.runs.identity import Asked, model_facts, model_record_json, record_hash
+from structbench.runs.identity import Asked, model_facts, model_label, model_record_json, record_hash
 from structbench.runs.provenance import environment_json, git_commit
+from structbench.runs.settings import without_defaults
+from structbench.runs.threads import run_threads
 from structbench.specs import ModelSpec
 from structbench.store import config_hash
 from structbench.suite import Suite
@@ -34,7 +36,8 @@ class Keyed:
     facts: dict[str, Any]
     """`model_facts`, plus `limit` (and `comparable: False`) for a partial run."""
     spec: ModelSpec
-    """The spec the run key holds (`Asked.keyed`: without the settings that change no answer)."""
+    """The spec the run key holds (`Asked.keyed`: without the settings that change no answer), less
+    the values that ask for the model's defaults on this suite (`without_defaults`)."""
     record: str
     """The model as the store's `model_spec` column holds it (`model_record_json`)."""
     model_hash: str
@@ -42,6 +45,8 @@ class Keyed:
     label: str
     """The label its runs are shown under, as asked (`Asked.shown`; a model that names itself may
     replace it once built)."""
+    threads: int
+    """The CPU threads its runs compute on (`structbench.runs.threads`)."""
 
     @classmethod
     def of(cls, suite: Suite, asked: Asked) -> Keyed:
@@ -50,12 +55,17 @@ class Keyed:
         were checked when it was asked, `Asked.of`)."""
         if missing := undeclared(asked.factory if asked.instance is None else asked.instance, suite.spec.protocol):
             raise UserError(missing)
-        facts = model_facts(asked.spec, suite.spec.id, asked.factory)
+        spec, label = asked.keyed, asked.label
+        if asked.instance is None:
+            spec = without_defaults(spec, asked.factory, suite.spec.id)
+            if spec != asked.keyed and not asked.named:
+                label = model_label(spec, asked.factory)
+        facts = model_facts(spec, suite.spec.id, asked.factory)
         if asked.limit is not None:
             facts["limit"], facts["comparable"] = asked.limit, False  # a partial run is its own, never ranked
-        spec = asked.keyed
         record = model_record_json(spec, facts)
-        return cls(suite, asked, facts, spec, record, record_hash(record), asked.shown(asked.label))
+        threads = run_threads(spec.params, facts.get("configuration"))
+        return cls(suite, asked, facts, spec, record, record_hash(record), asked.shown(label), threads)
 
     def seed(self, manifest: freeze.Manifest, seed: int) -> SeedContext:
         """The run of `seed` on the built data `manifest` describes."""
@@ -74,7 +84,7 @@ class Keyed:
             "draw": draw,
             "harness_version": __version__,
             "git_commit": git_commit(),
-            "environment": environment_json(),
+            "environment": environment_json(self.threads),
         }
         return SeedContext(self, manifest, seed, draw, fields, f"{spec.key} x {self.label} seed {seed}")
 

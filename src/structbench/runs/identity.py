@@ -123,6 +123,8 @@ class Asked:
     """A Python API caller's own model object, asked on every seed instead of building one."""
     limit: int | None = None
     """Only the first `limit` examples of each test split: a partial run, never ranked."""
+    named: bool = False
+    """The label is the caller's `--name`, kept whatever the settings."""
 
     @classmethod
     def of(cls, spec: ModelSpec, *, name: str | None = None, limit: int | None = None, instance: Any = None) -> Asked:
@@ -140,7 +142,7 @@ class Asked:
             label, final = model_label(spec, factory), not labelled_by_instance(factory)
         if limit is not None and limit < 1:
             raise UserError(f"--limit {limit} must be a positive number of examples per test split, e.g. --limit 100.")
-        return cls(spec, factory, label, final, instance, limit)
+        return cls(spec, factory, label, final, instance, limit, named=name is not None)
 
     @property
     def keyed(self) -> ModelSpec:

@@ -31,6 +31,7 @@ from structbench.errors import UserError
 from structbench.runs.attempt import Ended, Outcome, attempt
 from structbench.runs.context import Keyed, SeedContext
 from structbench.runs.identity import Asked
+from structbench.runs.normalise import normalise_store
 from structbench.specs import ModelSpec, ResultRecord, SeedStats
 from structbench.store import RunClaim, Store
 from structbench.suite import Suite
@@ -52,10 +53,13 @@ class Runner:
     """Evaluates models on suites into one store."""
 
     def __init__(self, store: Store, *, source_dir: Path | None = None, progress: bool | None = None) -> None:
+        """A runner into `store`, whose runs asked with an explicit default are first moved to the
+        default run's key (`normalise_store`), so that they answer it."""
         self.store = store
         self.source_dir = source_dir
         self.progress = progress
         self.log: Callable[[str], None] = lambda message: print(message, file=sys.stderr)
+        normalise_store(store, self.log)
 
     def evaluate(
         self,
@@ -156,13 +160,11 @@ class Runner:
             stored = label
         return SeedOutcome(claim.run_id, claim.status, error, True, stored)
 
-    def record(
-        self, claim: RunClaim, context: SeedContext, outcome: Outcome, *, environment: str | None = None
-    ) -> SeedOutcome:
-        """Store how a claimed run came out, in one transaction: its results (`finish_run`), or its
-        failure or n/a reason (`end_run`). A failure is logged. `environment` is the environment
-        JSON of the process that ran the model where that is not this one (a sweep's worker).
-        The outcome's compute and statistics were checked where they entered (`attempt`)."""
+    def record(self, claim: RunClaim, context: SeedContext, outcome: Outcome) -> SeedOutcome:
+        """Store how a claimed run came out, in one transaction: its results (`finish_run`), with the
+        environment of the process that ran the model (this one, or a sweep's worker), or its
+        failure or n/a reason (`end_run`). A failure is logged. The outcome's compute and statistics
+        were checked where they entered (`attempt`)."""
         label = context.keyed.label
         if isinstance(outcome, Ended):
             self.store.end_run(claim, outcome.status, outcome.error)
@@ -179,7 +181,7 @@ class Runner:
             outcome.predict_seconds,
             outcome.compute,
             outcome.statistics,
-            environment=environment,
+            environment=outcome.environment,
         )
         return SeedOutcome(claim.run_id, "done", None, False, label)
 

@@ -249,6 +249,32 @@ class Store:
         with self._transaction() as db:
             db.execute("UPDATE runs SET model=? WHERE id=?", (label, run_id))
 
+    def model_specs(self) -> list[tuple[str, str, str, str]]:
+        """(suite, model_hash, model_spec, label) of every model configuration the store holds runs of,
+        once each (one label where runs of it were shown under several)."""
+        rows = self._db.execute(
+            "SELECT suite, model_hash, model_spec, MIN(model) FROM runs GROUP BY suite, model_hash, model_spec"
+        ).fetchall()
+        return [(str(a), str(b), str(c), str(d)) for a, b, c, d in rows]
+
+    def rekey(self, suite: str, old_hash: str, spec: str, new_hash: str, label: str | None) -> tuple[int, int]:
+        """Move the runs of model `old_hash` on `suite` to the key `new_hash` (model spec `spec`, shown
+        under `label` where given), in one transaction: a migration for a change in what keys a run,
+        not in what it computed. A run whose new key the store already holds (the same run, made twice
+        under two keys) is left as it was. Returns (moved, left)."""
+        with self._transaction() as db:
+            moved = db.execute(
+                "UPDATE runs SET model_hash=?, model_spec=?, model=COALESCE(?, model) "
+                "WHERE suite=? AND model_hash=? AND NOT EXISTS (SELECT 1 FROM runs AS other "
+                "WHERE other.suite=runs.suite AND other.version=runs.version AND other.suite_hash=runs.suite_hash "
+                "AND other.seed=runs.seed AND other.model_hash=?)",
+                (new_hash, spec, label, suite, old_hash, new_hash),
+            ).rowcount
+            (left,) = db.execute(
+                "SELECT COUNT(*) FROM runs WHERE suite=? AND model_hash=?", (suite, old_hash)
+            ).fetchone()
+        return moved, int(left)
+
     def _check_held(self, db: sqlite3.Connection, claim: RunClaim, cursor: sqlite3.Cursor) -> None:
         if cursor.rowcount != 1:
             row = db.execute("SELECT status, owner FROM runs WHERE id=?", (claim.run_id,)).fetchone()

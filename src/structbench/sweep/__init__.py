@@ -273,7 +273,7 @@ def _record(runner: Runner, run: PlannedRun, claim: RunClaim, result: WorkResult
         tally.note(run, "refused", "not run", error)
         return
     try:
-        outcome = runner.record(claim, run.context, outcome_of(result), environment=result.environment)
+        outcome = runner.record(claim, run.context, outcome_of(result))
     except ClaimLost as error:  # another process took the run over (e.g. `run --force`): its result stands
         runner.log(f"{run.where}: {error}")
         tally.note(run, "busy", "busy")

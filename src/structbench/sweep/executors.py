@@ -10,7 +10,8 @@ died: killed by SIGKILL"), so that the sweep goes on.
   that torch is imported once per worker rather than once per run. A worker's stderr (what its
   models print) goes to a log file whose tail explains a death. A timed-out worker is killed with
   its whole group and replaced by a fresh one. Workers die with the driver (see `structbench.sweep.worker`).
-  Each worker gets `OMP_NUM_THREADS` = CPUs / N unless the environment sets it, as Ray does.
+  Each run holds its worker to the run's own thread count (`structbench.runs.threads`), so the
+  pool's parallelism is its workers.
 - `RayExecutor`: one Ray task per run (`pip install 'structbench[ray]'`), on a local Ray started
   with N CPUs or on the cluster at `--address`. A task asks for the CPUs and GPUs its model's
   settings say (`resources_of`); `STRUCTBENCH_HOME` and `STRUCTBENCH_SOURCE_DIR` are passed to
@@ -43,6 +44,7 @@ from typing import IO, Any, Protocol
 from structbench.data.sources import SOURCE_DIR_VARIABLE
 from structbench.errors import UserError
 from structbench.paths import HOME_VARIABLE, structbench_home
+from structbench.runs.threads import run_threads
 from structbench.specs import ModelSpec
 from structbench.sweep.worker import PARENT_VARIABLE, STARTED, WorkOrder, WorkResult, ended, run_order_text
 
@@ -62,11 +64,11 @@ class Resources:
 
 
 def resources_of(spec: ModelSpec, *, gpus_available: bool) -> Resources:
-    """A run's CPUs and GPUs from its model's settings: `threads` CPUs (default 1); one GPU for
-    `device=cuda` (or `cuda:N`), and for `device=auto` where the cluster has GPUs (auto takes one)."""
+    """A run's CPUs and GPUs from its model's settings: the threads it computes on (`run_threads`:
+    `threads`, default 1); one GPU for `device=cuda` (or `cuda:N`), and for `device=auto` where the
+    cluster has GPUs (auto takes one)."""
     device = spec.params.get("device")
-    threads = spec.params.get("threads")
-    cpus = float(threads) if isinstance(threads, int) and not isinstance(threads, bool) and threads > 0 else 1.0
+    cpus = float(run_threads(spec.params))
     wants_gpu = isinstance(device, str) and (device.startswith("cuda") or (device == "auto" and gpus_available))
     return Resources(cpus=cpus, gpus=1.0 if wants_gpu else 0.0)
 
@@ -134,7 +136,6 @@ class LocalExecutor:
         self._messages: queue.Queue[tuple[_Worker, str | None]] = queue.Queue()
         self._started = 0
         self._environment = {**os.environ, **worker_environment(), PARENT_VARIABLE: str(os.getpid())}
-        self._environment.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
 
     def _start(self) -> _Worker:
         self._started += 1

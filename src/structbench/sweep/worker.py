@@ -41,7 +41,7 @@ from structbench.errors import UserError
 from structbench.runs.attempt import Ended, Evaluated, Outcome, attempt
 from structbench.runs.context import Keyed
 from structbench.runs.identity import Asked
-from structbench.runs.provenance import environment_json, git_commit
+from structbench.runs.provenance import git_commit
 from structbench.scoring import Score, SplitScores
 from structbench.specs import Frozen, ModelSpec
 
@@ -119,7 +119,8 @@ class WorkResult(Frozen):
     label: str | None = None
     """What the built model calls itself (a command model's hello name)."""
     environment: str | None = None
-    """The worker's environment JSON (python, platform, packages), stored with the run."""
+    """The environment JSON of the worker that ran the model (`structbench.runs.provenance`), stored
+    with a done run."""
 
 
 def ended(key: int, status: Literal["failed", "refused"], error: str, message: str | None = None) -> WorkResult:
@@ -181,11 +182,8 @@ def _to_stderr(message: str) -> None:
 
 def result_of(key: int, outcome: Outcome) -> WorkResult:
     """A runner outcome as the JSON a worker sends back."""
-    environment = environment_json()
     if isinstance(outcome, Ended):
-        return WorkResult(
-            key=key, status=outcome.status, error=outcome.error, message=outcome.message, environment=environment
-        )
+        return WorkResult(key=key, status=outcome.status, error=outcome.error, message=outcome.message)
     splits = []
     for name, (scores, ids, predictions) in outcome.results.items():
         rows = [
@@ -211,7 +209,7 @@ def result_of(key: int, outcome: Outcome) -> WorkResult:
         compute=outcome.compute,
         statistics=outcome.statistics,
         label=outcome.label,
-        environment=environment,
+        environment=outcome.environment,
     )
 
 
@@ -251,6 +249,7 @@ def outcome_of(result: WorkResult) -> Outcome:
         result.compute,
         result.label,
         result.statistics,
+        result.environment,
     )
 
 

@@ -121,10 +121,11 @@ def test_every_budget_of_the_recipe_resolves_and_cites_the_thesis(name: str) -> 
     for suite in ("agreement-attractors-number", "logic-bowman-le6", "logic-inference-le3"):
         for budget in BUDGETS:
             settings, _ = resolve_settings(model.settings_class, name, suite, budget, {})
-            assert settings.threads in (None, 1)
+            assert settings.threads == 1
     configuration = model_facts(ModelSpec(name=name), "logic-bowman-le6")["configuration"]
     assert configuration["budget"] == "cpu-small"
-    assert not {"device", "threads", "teacher_forcing", "guidance", "max_length"} & set(configuration)
+    assert not {"device", "teacher_forcing", "guidance", "max_length"} & set(configuration)
+    assert configuration["threads"] == 1  # the thread count keys a run
 
 
 def test_the_paper_budgets_carry_the_thesis_settings() -> None:

@@ -219,7 +219,7 @@ def test_settings_are_checked_and_key_the_run() -> None:
         FanLanguageModel.configuration(ATTRACTORS, heads=3)
     for name, model in MODELS.items():
         facts = model_facts(ModelSpec(name=name), ATTRACTORS)["configuration"]
-        assert facts["budget"] == "cpu-small" and facts["lr"] == 0.001 and "threads" not in facts
+        assert facts["budget"] == "cpu-small" and facts["lr"] == 0.001 and facts["threads"] == 1
         paper = model.configuration(ATTRACTORS, budget="paper")
         assert (paper["layers"], paper["dropout"], paper["tie_embeddings"], paper["max_vocabulary"]) == (
             4,

@@ -311,7 +311,7 @@ def test_recipes_give_monners_dsr_settings() -> None:
             assert (settings["blocks"], settings["alpha"], settings["init_range"]) == (8, 0.1, 0.1)
             assert settings["peepholes"] and settings["direct"] and not settings["recurrent"]
             assert settings["answer_at"] == ["p1", "p2"] and settings["criterion"] == 0.95
-            assert "threads" not in settings
+            assert settings["threads"] == 1  # the thread count keys a run
     assert LstmG.configuration("dsr")["rule"] == "lstm-g"
     assert LstmG.configuration("dsr", rule="lstm")["rule"] == "lstm"
     assert LstmG.configuration("grounded-weak", budget="paper")["alpha"] == 0.01

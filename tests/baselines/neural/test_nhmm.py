@@ -186,10 +186,13 @@ def test_settings_are_checked_keyed_and_labelled() -> None:
     factory = registry.model_factory("nhmm")
     default = model_facts(ModelSpec(name="nhmm"), SUITE)["configuration"]
     assert (default["emission"], default["transition"], default["budget"]) == ("conv", "lstm", "cpu-small")
-    assert "threads" not in default and "device" not in default
-    plain = ModelSpec(name="nhmm", params={"emission": "linear", "transition": "matrix", "threads": 2})
+    assert default["threads"] == 1 and "device" not in default
+    plain = ModelSpec(name="nhmm", params={"emission": "linear", "transition": "matrix", "device": "cpu"})
     assert model_facts(plain, SUITE)["configuration"] != default
     assert model_label(plain, factory) == 'nhmm[emission="linear",transition="matrix"]'
+    two = ModelSpec(name="nhmm", params={"threads": 2})  # two threads may round otherwise: another run
+    assert model_facts(two, SUITE)["configuration"] == {**default, "threads": 2}
+    assert model_label(two, factory) == "nhmm[threads=2]"
     assert model_label(ModelSpec(name="nhmm"), factory) == "nhmm"
     paper = NeuralHmm.configuration(SUITE, budget="paper")
     assert (paper["hidden"], paper["conv_hidden"], paper["layers"], paper["dropout"]) == (512, 128, 3, 0.5)
@@ -204,7 +207,7 @@ def test_through_the_runner(runner: Runner) -> None:
     params = {**TINY, "layers": 1, "epochs": 1, "batch_size": 500, "inner_loops": 2}
     record = runner.evaluate("pos-synthetic", ModelSpec(name="nhmm", params=params), [0])
     assert record.status == {"0": "done"}, record.errors
-    assert record.model.startswith("nhmm[") and "threads" not in record.model
+    assert record.model.startswith("nhmm[") and "threads" not in record.model  # threads=1 is the default
     suite = registry.suite("pos-synthetic")
     runs = runner.store.runs().set_index("id")
     run_id = int(runs.index.max())

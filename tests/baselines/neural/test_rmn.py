@@ -232,7 +232,7 @@ def test_recipes_give_the_thesis_settings_and_key_the_run() -> None:
     )
     assert paper["init_range"] == 0.05
     small = model_facts(ModelSpec(name="rmn"), COMPLETION)["configuration"]
-    assert small["budget"] == "cpu-small" and small["memory_size"] == 15 and "threads" not in small
+    assert small["budget"] == "cpu-small" and small["memory_size"] == 15 and small["threads"] == 1
     for budget in BUDGETS:
         Rmn.configuration("msr-sentence-completion", budget=budget)
     linear = model_facts(ModelSpec(name="rmn", params={"composition": "linear"}), COMPLETION)["configuration"]

@@ -85,7 +85,7 @@ class HfCausalLm(HfModel):
 
     Settings: `pretrained` (a local folder or a name in the local HF cache; required), `device`
     (`cpu`; `cuda`, `cuda:N`), `dtype` (`float32`; `float16`, `bfloat16`, `auto` = the
-    checkpoint's own), `batch_size` (16), `threads` (torch's CPU threads; 0 = torch's default),
+    checkpoint's own), `batch_size` (16), `threads` (torch's CPU threads, 1),
     `shots` (0), `max_new_tokens` (256), `transduction_prompt`, `classification_prompt`. A
     template given on the command line as a JSON string may hold real newlines:
     `--set 'transduction_prompt="Q: {input}\\nA:"'`.
@@ -100,7 +100,7 @@ class HfCausalLm(HfModel):
         device: str = "cpu",
         dtype: Dtype = "float32",
         batch_size: PositiveInt = 16,
-        threads: NonNegativeInt = 0,
+        threads: PositiveInt = 1,
         shots: NonNegativeInt = 0,
         max_new_tokens: PositiveInt = 256,
         transduction_prompt: str = TRANSDUCTION_PROMPT,

@@ -225,9 +225,9 @@ class HfModel:
     """What both adapters share: run identity (`fingerprint`, `label`), compute and closing."""
 
     name: ClassVar[str]
-    unlabelled: ClassVar[frozenset[str]] = frozenset({"pretrained", "device", "batch_size", "dtype", "threads"})
+    unlabelled: ClassVar[frozenset[str]] = frozenset({"pretrained", "device", "batch_size", "dtype"})
     """Settings left out of the label: `pretrained` is the label's name, the others do not change
-    what is measured (beyond float rounding, for `dtype`, `threads` and `batch_size`'s padding)."""
+    what is measured (beyond float rounding, for `dtype` and `batch_size`'s padding)."""
 
     model: Any
     """The loaded `transformers` model (set by the subclass's constructor)."""
@@ -245,10 +245,10 @@ class HfModel:
         return first_line_words(self.tokenizer.decode(generated, skip_special_tokens=True))
 
     def use_threads(self, threads: int) -> None:
-        """Run torch's CPU operations on `threads` threads (0: leave torch's default); `close` restores it."""
-        if threads:
-            self._threads_before = torch.get_num_threads()
-            torch.set_num_threads(threads)
+        """Run torch's CPU operations on `threads` threads (the runner holds a run to them already; this
+        is for a caller that drives the model itself); `close` restores the count from before."""
+        self._threads_before = torch.get_num_threads()
+        torch.set_num_threads(threads)
 
     @classmethod
     def fingerprint(cls, pretrained: str = "", **_: object) -> str:

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
-from pydantic import NonNegativeInt, PositiveFloat, PositiveInt
+from pydantic import PositiveFloat, PositiveInt
 
 from structbench.adapters.hf.common import (
     Dtype,
@@ -76,7 +76,7 @@ class HfSeq2Seq(HfModel):
     Settings: `pretrained` (a local folder or a name in the local HF cache; required), `device`
     (`cpu`; `cuda`, `cuda:N`), `dtype` (`float32`; `float16`, `bfloat16`, `auto` = the
     checkpoint's own), `batch_size` (16: pairs per forward pass, and per fine-tuning step),
-    `threads` (torch's CPU threads; 0 = torch's default), `max_new_tokens` (256), `prompt`
+    `threads` (torch's CPU threads, 1), `max_new_tokens` (256), `prompt`
     (`{input}`), `finetune` (false), `epochs` (3), `lr` (3e-4).
     """
 
@@ -91,7 +91,7 @@ class HfSeq2Seq(HfModel):
         device: str = "cpu",
         dtype: Dtype = "float32",
         batch_size: PositiveInt = 16,
-        threads: NonNegativeInt = 0,
+        threads: PositiveInt = 1,
         max_new_tokens: PositiveInt = 256,
         prompt: str = "{input}",
         finetune: bool = False,
@@ -140,9 +140,7 @@ class HfSeq2Seq(HfModel):
     @classmethod
     def labelled_settings(cls, settings: Mapping[str, object]) -> dict[str, object]:
         """Fine-tuning settings (batch size included) only when fine-tuning; never device, dtype or the path."""
-        shown = {
-            key: value for key, value in settings.items() if key not in {"pretrained", "device", "dtype", "threads"}
-        }
+        shown = {key: value for key, value in settings.items() if key not in {"pretrained", "device", "dtype"}}
         if not settings.get("finetune"):
             shown = {key: value for key, value in shown.items() if key not in cls.training_settings}
         return shown

@@ -3,7 +3,7 @@ sentence log-probabilities, labels): the budget and `--set` overrides, the resol
 key its runs (`configuration`), the threads it trains on, and its compute report.
 
 One class instead of a copy in each of `NeuralTransducer`, `NeuralLanguageModel` and
-`NeuralClassifier`, so that a rule about identity (device and threads never key a run) or about
+`NeuralClassifier`, so that a rule about identity (the device never keys a run, the thread count does) or about
 compute holds for all of them at once.
 """
 
@@ -31,8 +31,9 @@ class NeuralRun:
     settings_class: ClassVar[type[BaseModel]]
     comparable: ClassVar[bool] = True
     """False for entries that see test-time information (oracle guidance)."""
-    unkeyed_settings: ClassVar[frozenset[str]] = frozenset({"device", "threads"})
-    """Where and on how many threads it trains: neither part of the run key nor of the label."""
+    unkeyed_settings: ClassVar[frozenset[str]] = frozenset({"device"})
+    """Where it trains: neither part of the run key nor of the label. Its thread count is both
+    (`structbench.runs.threads`)."""
 
     def __init__(self, budget: str = "cpu-small", **overrides: Any) -> None:
         if budget not in BUDGETS:
@@ -67,16 +68,16 @@ class NeuralRun:
         return resolve_settings(self.settings_class, self.name, suite, self.budget, self.overrides)
 
     def described(self, settings: BaseModel) -> dict[str, Any]:
-        """What identifies a run's training (not where or on how many threads it runs)."""
+        """What identifies a run's training (its thread count too; not where it runs)."""
         return {"budget": self.budget, **settings.model_dump(mode="json", exclude=set(self.unkeyed_settings))}
 
-    def use_threads(self, threads: int | None) -> None:
-        """Train and answer on `threads` CPU threads (None or 0: torch's default); `close` restores the
-        count from before the first call, however often a run calls it."""
-        if threads:
-            if self._threads_before is None:
-                self._threads_before = torch.get_num_threads()
-            torch.set_num_threads(threads)
+    def use_threads(self, threads: int) -> None:
+        """Train and answer on `threads` CPU threads (the runner holds a run to them already; this is
+        for a caller that drives the model itself); `close` restores the count from before the first
+        call, however often a run calls it."""
+        if self._threads_before is None:
+            self._threads_before = torch.get_num_threads()
+        torch.set_num_threads(threads)
 
     def begin(self, settings: Any, seed: int) -> None:
         """Where every training starts: `settings.threads` threads, `settings.device`, torch seeded with `seed`."""

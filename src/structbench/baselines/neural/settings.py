@@ -48,8 +48,8 @@ class RunSettings(Frozen):
     """Evaluate on at most this many dev examples (a fixed prefix of the frozen dev split); None = all."""
     amp: bool = False
     """Mixed precision (float16 autocast and loss scaling); used on CUDA only."""
-    threads: PositiveInt | None = None
-    """CPU threads for torch; None keeps torch's default."""
+    threads: PositiveInt = 1
+    """CPU threads for torch and BLAS; part of the run key (two threads may round otherwise than one)."""
 
 
 class TrainSettings(RunSettings):

@@ -126,8 +126,8 @@ class NeuralClassifier(NeuralRun):
     """The network, built from (settings, vocabulary size, number of labels)."""
     pair: ClassVar[bool] = False
     """True for models that encode the premise and the hypothesis of `premise <sep> hypothesis` separately."""
-    unkeyed_settings: ClassVar[frozenset[str]] = frozenset({"device", "threads", *TRANSDUCTION_ONLY})
-    """Where and on how many threads it trains, and the decoder settings it refuses: not part of its key."""
+    unkeyed_settings: ClassVar[frozenset[str]] = frozenset({"device", *TRANSDUCTION_ONLY})
+    """Where it trains, and the decoder settings it refuses: not part of its key."""
 
     def __init__(self, budget: str = "cpu-small", **overrides: Any) -> None:
         refused = sorted(set(overrides) & set(TRANSDUCTION_ONLY))

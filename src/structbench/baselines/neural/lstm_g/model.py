@@ -106,8 +106,8 @@ class LstmGSettings(Frozen):
     """Check on at most this many dev sequences (a fixed prefix); None: all."""
     max_length: PositiveInt | None = None
     """Longest output decoded, end unit included; None = twice the longest training target + 1."""
-    threads: PositiveInt | None = None
-    """CPU threads for torch; None keeps torch's default."""
+    threads: PositiveInt = 1
+    """CPU threads for torch and BLAS; part of the run key (two threads may round otherwise than one)."""
 
 
 class LstmGRuleSettings(LstmGSettings):

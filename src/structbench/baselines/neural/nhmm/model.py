@@ -99,8 +99,8 @@ class NhmmSettings(NhmmArchitecture):
     """Maximum gradient norm (§6.9: five); None disables clipping."""
     max_train_length: PositiveInt | None = 40
     """Train on sentences of at most this many words (§6.9: 40); all are tagged. None trains on all."""
-    threads: PositiveInt | None = None
-    """CPU threads for torch; None keeps torch's default."""
+    threads: PositiveInt = 1
+    """CPU threads for torch and BLAS; part of the run key (two threads may round otherwise than one)."""
 
 
 def padded(rows: Sequence[Sequence[int]], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
