@@ -313,6 +313,8 @@ class ResultRecord(Frozen):
     """split -> metric -> `Example.meta` key -> its value -> cell: the primary metric per condition."""
     partial: int | None = None
     """`--limit N`: only the first N examples of each test split were asked; such a run is never ranked."""
+    threads: int = Field(default=1, ge=1)
+    """The CPU threads every run of this configuration computes on; part of its key when not 1."""
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per (split, metric), in split order: mean, std, ci_low, ci_high, interval, n_seeds

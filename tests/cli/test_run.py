@@ -27,6 +27,7 @@ RECORD_KEYS = {
     "scores",
     "breakdowns",
     "partial",
+    "threads",
 }
 STATS_KEYS = {"mean", "std", "min", "max", "ci_low", "ci_high", "interval", "n_seeds", "per_seed"}
 
@@ -44,7 +45,7 @@ def test_oracle_solves_and_copy_fails_every_test_split(
     record = run_json(capsys, "--suite", suite_id, "--model", model, "--seeds", "0,1,2", "--store", str(store_path))
     assert set(record) == RECORD_KEYS
     assert (record["suite"], record["version"], record["model"]) == (suite_id, "1.0.0", model)
-    assert record["seeds"] == [0, 1, 2]
+    assert record["seeds"] == [0, 1, 2] and record["threads"] == 1
     assert record["status"] == {"0": "done", "1": "done", "2": "done"} and record["errors"] == {}
     tests = [s.name for s in registry.suite(suite_id).spec.splits_with_role("test")]
     assert sorted(record["scores"]) == sorted(tests)
