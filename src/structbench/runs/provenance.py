@@ -20,12 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from structbench import __version__
+from structbench.environments import MACHINE_FIELDS, PACKAGES, differing
 
-PACKAGES = ("numpy", "torch", "scipy", "scikit-learn", "pydantic")
-"""The libraries whose version a run records: those the baselines' numbers are computed with."""
-MACHINE_FIELDS = ("cpu", "simd_numpy", "simd_torch", "threads", "python", *PACKAGES)
-"""The environment entries that, when two runs of one key differ in them, explain different numbers
-without any change of code (`differing`)."""
+__all__ = ["MACHINE_FIELDS", "PACKAGES", "differing", "environment", "environment_json", "git_commit"]
 
 
 @cache
@@ -109,13 +106,3 @@ def environment(threads: int) -> dict[str, Any]:
 def environment_json(threads: int) -> str:
     """`environment(threads)` as the store's `environment` column holds it."""
     return json.dumps(environment(threads), sort_keys=True)
-
-
-def differing(made: dict[str, Any], here: dict[str, Any]) -> list[str]:
-    """The machine entries (`MACHINE_FIELDS`) in which `here` differs from `made`, as `name A -> B`
-    (an entry a run did not record, e.g. one stored before it was, is not compared)."""
-    return [
-        f"{name} {made[name]} -> {here.get(name)}"
-        for name in MACHINE_FIELDS
-        if made.get(name) is not None and here.get(name) is not None and made[name] != here[name]
-    ]
