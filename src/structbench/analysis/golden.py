@@ -17,13 +17,19 @@ regression test checks it through this same command): a cell's value on each see
 then compared seed by seed), a breakdown cell (`metric[key=level]`), an entry whose every seed
 ends without results (`status`, e.g. `n/a` for a model that does not speak the suite's protocol),
 and an entry's own tolerance (a neural baseline's, whose float summation order varies by CPU).
+
+`--write` also records the machine and code the file was made with (`environment`), so that when
+cells move `check` can say whether this machine differs from that one (CPU, SIMD level, library
+versions: the cells may be the machine) or matches it (the cells come from the code or the data).
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,6 +37,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, mode
 
 from structbench import __version__
 from structbench.errors import UserError
+from structbench.runs import provenance
 from structbench.runs.identity import Asked
 from structbench.runs.runner import Runner
 from structbench.specs import Frozen, ModelSpec, ResultRecord, SeedStats
@@ -38,6 +45,13 @@ from structbench.specs import Frozen, ModelSpec, ResultRecord, SeedStats
 Setting = str | int | float | bool | None
 BREAKDOWN_CELL = re.compile(r"(?P<metric>[^\[]+)\[(?P<key>[^=\]]+)=(?P<level>.*)\]")
 """A breakdown cell's metric as a golden file names it: `metric[key=level]`."""
+RECORDED = ("python", "platform", "cpu", "cpus", "simd_numpy", "simd_torch", "structbench", "git", *provenance.PACKAGES)
+"""The entries of `provenance.environment` a golden file records: the machine and the code, not what
+one run was asked (its threads)."""
+CODE = ("structbench", "git")
+"""The recorded entries that say which code made the file."""
+MATCHED = ("cpu", "simd_numpy", "simd_torch", "numpy", "torch")
+"""The machine entries `check` names when this machine matches the file's."""
 
 
 def _without_unset(handler: SerializerFunctionWrapHandler, value: Frozen, optional: Sequence[str]) -> Any:
@@ -95,6 +109,13 @@ class GoldenFile(Frozen):
     tolerance: float = Field(default=0.0, ge=0)
     """The largest absolute change of a mean that still passes (`--tolerance` overrides it)."""
     entries: list[GoldenEntry]
+    environment: dict[str, Any] | None = None
+    """The machine and code the file was made with (`RECORDED` entries of the process that wrote it);
+    None in a file written before it was recorded."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _without_unset(handler, self, ("environment",))
 
 
 class CheckResult(Frozen):
@@ -179,8 +200,48 @@ def entry(record: ResultRecord, model: ModelSpec, name: str | None, metrics: Seq
     )
 
 
-def write(path: Path, entries: list[GoldenEntry], tolerance: float) -> None:
-    golden = GoldenFile(structbench=__version__, tolerance=tolerance, entries=entries)
+def environment(with_torch: bool) -> dict[str, Any]:
+    """This process's `RECORDED` entries; `with_torch` loads torch first (where it is installed), so
+    that the SIMD level its kernels run at is known and not None."""
+    if with_torch and importlib.util.find_spec("torch") is not None:
+        importlib.import_module("torch")
+    here = provenance.environment(1)
+    return {name: here.get(name) for name in RECORDED}
+
+
+def _entry(name: str, value: object) -> str:
+    return str(value)[:12] if name == "git" else str(value)
+
+
+def machine(made: Mapping[str, Any] | None, here: Mapping[str, Any]) -> str:
+    """The sentence `check` adds when cells moved: whether this machine (`here`) differs from the
+    one the file was made on (`made`) in its machine entries (`provenance.differing`) or matches it;
+    empty where the file records no environment, or no machine entry both sides know."""
+    if not made:
+        return ""
+    if changed := provenance.differing(made, here):
+        code = [
+            f"{name} {_entry(name, made[name])} -> {_entry(name, here[name])}"
+            for name in CODE
+            if made.get(name) is not None and here.get(name) is not None and made[name] != here[name]
+        ]
+        listed = ", ".join(changed) + (f", and {' and '.join(code)}" if code else "")
+        return (
+            f"structbench check: the golden file was made on another machine ({listed}); "
+            "the moved cells may be the machine, not the code."
+        )
+    same = [f"{name} {made[name]}" for name in MATCHED if made.get(name) is not None and here.get(name) is not None]
+    if not same:
+        return ""
+    return (
+        f"structbench check: this machine matches the one the golden file was made on ({', '.join(same)}); "
+        "the moved cells come from the code or the data."
+    )
+
+
+def write(path: Path, entries: list[GoldenEntry], tolerance: float, made: dict[str, Any]) -> None:
+    """The golden file of `entries`, made on the machine `made` describes (`environment`)."""
+    golden = GoldenFile(structbench=__version__, tolerance=tolerance, entries=entries, environment=made)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(golden.model_dump_json(indent=2) + "\n")
 

@@ -134,7 +134,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                             "records finished runs only, so fix the model and write it again."
                         )
                     entries.append(golden.entry(record, spec, args.name, None if metrics is None else sorted(metrics)))
-        golden.write(args.golden, entries, args.tolerance or 0.0)
+        golden.write(args.golden, entries, args.tolerance or 0.0, golden.environment(with_torch=True))
         print(f"wrote {sum(len(e.cells) for e in entries)} cells of {len(entries)} runs to {args.golden}")
         return 0
     expected = golden.read(args.golden)
@@ -156,6 +156,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     moved = [v for v in verdicts if v.moved]
     for v in moved:
         print(f"structbench check: {v.suite} x {v.model}, {v.cell}: {v.why}", file=sys.stderr)
+    if moved and (made := expected.environment):
+        here = golden.environment(with_torch=made.get("simd_torch") is not None)  # torch's SIMD, where the file has it
+        if sentence := golden.machine(made, here):
+            print(sentence, file=sys.stderr)
     print(f"{len(verdicts)} cells checked against {args.golden}: {len(moved)} moved.", file=sys.stderr)
     return 1 if moved else 0
 
