@@ -1,0 +1,76 @@
+"""The determinism contract (docs/architecture.md, "Determinism"): a run's stored scores and predictions
+are a function of its key alone.
+
+One tiny cell per model family (`tests.support.determinism.CELLS`) is run in four fresh processes,
+each with a home of its own (so each builds the suites and trains from scratch), that differ in
+`PYTHONHASHSEED`, in the CPUs the process may use (one or two) and in the executor (serial `run` or
+`sweep --executor local --workers 2`): a half fraction of the 2 x 2 x 2 design, in which each factor
+takes both values and each pair of factors meets in every combination. Every store must hold the
+same bits: statuses, model keys, every score and every predictions block.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.support.determinism import CELLS, differences, stored
+
+CONFIGURATIONS = (
+    ("0", 1, "serial"),
+    ("1", 2, "serial"),
+    ("0", 2, "sweep"),
+    ("1", 1, "sweep"),
+)
+"""(PYTHONHASHSEED, available CPUs, executor)."""
+
+
+def _cpus(count: int) -> set[int]:
+    available = sorted(os.sched_getaffinity(0))
+    return set(available[:count])
+
+
+def run_configuration(folder: Path, hash_seed: str, cpus: int, mode: str) -> Path:
+    """Run every cell in a fresh process and home; the store it wrote."""
+    name = f"hash{hash_seed}-cpus{cpus}-{mode}"
+    home, store = folder / name, folder / f"{name}.sqlite"
+    home.mkdir()
+    environment = {
+        **{k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "PYTEST_XDIST_WORKER")},
+        "STRUCTBENCH_HOME": str(home),
+        "PYTHONHASHSEED": hash_seed,
+    }
+    chosen = _cpus(cpus)
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.support.determinism", mode, str(store)],
+        cwd=REPO,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        preexec_fn=lambda: os.sched_setaffinity(0, chosen),
+        check=False,
+    )
+    assert done.returncode == 0, f"{name} exited {done.returncode}:\n{done.stderr[-3000:]}"
+    return store
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to compare one against two")
+def test_every_family_stores_the_same_bits_under_any_hash_seed_cpu_count_and_executor(tmp_path: Path) -> None:
+    stores = {configuration: run_configuration(tmp_path, *configuration) for configuration in CONFIGURATIONS}
+    reference = stored(stores[CONFIGURATIONS[0]])
+    assert len(reference) == len(CELLS)
+    assert all(run["status"] == "done" for run in reference.values()), reference
+    moved = {
+        configuration: differences(reference, stored(path))
+        for configuration, path in stores.items()
+        if configuration != CONFIGURATIONS[0]
+    }
+    assert not any(moved.values()), "stored bits differ from (hash seed 0, 1 CPU, serial):\n" + "\n".join(
+        f"{configuration}: {line}" for configuration, lines in moved.items() for line in lines
+    )
