@@ -10,7 +10,9 @@ stay in the store (`structbench.cells.current_runs`). Two kinds of rows are set 
 (models that solve a suite from its definition, `ceiling = True` on the model class: the
 oracle) and models that see test-time information (recorded by the runner as not
 comparable). Neither is ever marked best. Every board also carries its failed and n/a runs,
-with their error, and each model's compute (parameters, device, training seconds per seed).
+with their error, and each model's compute (parameters, device, CPU threads, training seconds per
+seed) and whether its seeds were computed on machines that differ (`structbench.environments`), so
+that a reader can tell a number that depends on the machine from one that does not.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import partial
-from typing import cast
+from typing import Any, cast
 
 import pandas as pd
 
@@ -30,6 +32,7 @@ from structbench.analysis.references import Reference
 from structbench.analysis.statistics import Sample, sample, two_sample_test
 from structbench.analysis.suite_score import score_splits, suite_scores
 from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_runs, current_scores
+from structbench.environments import MACHINE_FIELDS, differing
 from structbench.errors import UserError
 from structbench.reports.ties import best_and_ties
 from structbench.specs import SeedStats, StatisticSpec, SuiteSpec
@@ -51,9 +54,64 @@ class RunProblem:
     error: str
 
 
+NOTED_ENTRIES = 2
+"""How many differing machine entries a row's note names with their values (the rest are counted)."""
+
+
+@dataclass(frozen=True)
+class Machines:
+    """Whether one model's finished seeds on one board were computed on machines that differ in an
+    entry of `MACHINE_FIELDS`, each seed compared with the first (an entry a run lacks is not)."""
+
+    first_seed: int | None = None
+    differences: dict[int, list[str]] = field(default_factory=dict)
+    """Seed -> the entries its machine differs in from the first seed's (`name A -> B`), where any."""
+    values: dict[str, list[str]] = field(default_factory=dict)
+    """Differing entry -> its values over the seeds, the first seed's first, in `MACHINE_FIELDS` order
+    but for the CPU model (a long name, which a differing SIMD level usually says already) last."""
+
+    @property
+    def count(self) -> int:
+        """How many machines the seeds come from, as the first seed's sees them."""
+        return 1 + len({tuple(entries) for entries in self.differences.values()})
+
+    @property
+    def note(self) -> str:
+        """The row's short note, e.g. `seeds from 2 machines: simd_numpy AVX512_ICL / X86_V3`; empty
+        where every seed's machine is the first's."""
+        if not self.differences:
+            return ""
+        named = [f"{name} {' / '.join(values)}" for name, values in list(self.values.items())[:NOTED_ENTRIES]]
+        more = len(self.values) - len(named)
+        return f"seeds from {self.count} machines: {', '.join(named)}" + (f" and {more} more" if more else "")
+
+    @property
+    def details(self) -> str:
+        """Every difference, seed by seed, against the first seed's machine."""
+        listed = "; ".join(f"seed {seed}: {', '.join(entries)}" for seed, entries in sorted(self.differences.items()))
+        return f"against seed {self.first_seed}'s machine, {listed}" if listed else ""
+
+
+def machines(environments: list[tuple[int, dict[str, Any]]]) -> Machines:
+    """How the machines of finished seeds (seed, its environment), in seed order, differ from the first's."""
+    if not environments:
+        return Machines()
+    (first_seed, first), *others = environments
+    differences = {seed: found for seed, here in others if (found := differing(first, here))}
+    order = [name for name in MACHINE_FIELDS if name != "cpu"] + ["cpu"]
+    values: dict[str, list[str]] = {}
+    for name in order:
+        if first.get(name) is None:
+            continue
+        theirs = [str(here[name]) for _, here in others if here.get(name) not in (None, first[name])]
+        if theirs:
+            values[name] = [str(first[name]), *dict.fromkeys(theirs)]
+    return Machines(first_seed=first_seed, differences=differences, values=values)
+
+
 @dataclass(frozen=True)
 class Compute:
-    """What one model's finished runs on one board cost."""
+    """What one model's finished runs on one board cost, and where they ran."""
 
     fit_seconds: float | None
     """Mean training time per finished seed."""
@@ -63,6 +121,17 @@ class Compute:
     """Devices the runs reported, comma-separated; empty when none did."""
     seed_statistics: dict[int, dict[str, float]] = field(default_factory=dict)
     """Finished seed -> the statistics of training (`dev_perplexity`) its run reported."""
+    threads: tuple[int, ...] = ()
+    """The CPU thread counts the finished runs computed on (one count: a count other than 1 keys a
+    run); empty where every run predates the record."""
+    machines: Machines = field(default_factory=Machines)
+
+    @property
+    def where(self) -> str:
+        """Device and threads as the row shows them, e.g. `cpu · 1 thread`; empty where neither is known."""
+        counts = ", ".join(map(str, self.threads))
+        shown = f"{counts} thread{'' if self.threads == (1,) else 's'}" if self.threads else ""
+        return " · ".join(part for part in (self.device, shown) if part)
 
     @property
     def seeds(self) -> int:
@@ -248,9 +317,19 @@ def _problems(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], list[RunPro
     return out
 
 
+def _environment(environment_json: object) -> dict[str, Any]:
+    """A run's `environment` JSON as a dict; {} where it is absent or not a JSON object (never raises:
+    a report reads old and damaged rows too)."""
+    try:
+        environment = json.loads(str(environment_json)) if isinstance(environment_json, str) else None
+    except (ValueError, RecursionError):
+        return {}
+    return environment if isinstance(environment, dict) else {}
+
+
 def _compute(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], Compute]:
     """cell -> the compute of its finished runs."""
-    done = runs[runs.status == "done"]
+    done = runs[runs.status == "done"].sort_values(["seed"])
     by_cell: dict[tuple[str, str, str, str], list[tuple[int, str, float]]] = {}
     columns = (done[c].tolist() for c in [*RUN_CELL, "seed", "environment", "fit_seconds"])
     for suite, version, suite_hash, model, seed, environment, fit_seconds in zip(*columns, strict=True):
@@ -261,11 +340,15 @@ def _compute(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], Compute]:
         parameters = [c["parameters"] for c in reported if isinstance(c.get("parameters"), int)]
         devices = sorted({str(c["device"]) for c in reported if isinstance(c.get("device"), str)})
         seconds = [float(s) for *_, s in cell_runs if s is not None and s == s]
+        environments = [(seed, _environment(environment)) for seed, environment, _ in cell_runs]
+        threads = {t for _, e in environments if type(t := e.get("threads")) is int and t > 0}
         out[key] = Compute(
             fit_seconds=sum(seconds) / len(seconds) if seconds else None,
             parameters=max(int(p) for p in parameters) if parameters else None,
             device=", ".join(devices),
             seed_statistics={seed: run_statistics(environment) for seed, environment, _ in cell_runs},
+            threads=tuple(sorted(threads)),
+            machines=machines(environments),
         )
     return out
 
