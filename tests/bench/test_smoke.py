@@ -114,6 +114,25 @@ def check_train_throughput(output: str) -> None:
     assert re.search(r"^lookup-tables-mt, seq2seq-gru-attn cpu-small, .* status done$", output, re.MULTILINE), output
 
 
+def check_threads(output: str) -> None:
+    assert re.search(r"1 thread ex/s\s+2 threads ex/s\s+2 / 1\s+predictions 1 = 2\s+1 = 1 across repeats", output)
+    speed, deterministic = output.split("torch.use_deterministic_algorithms(True), 1 thread\n")
+    assert re.search(r"plain ex/s\s+deterministic ex/s\s+det / plain\s+predictions plain = det", deterministic)
+    for model, suite, examples, timed in (
+        ("seq2seq-gru-attn", "lookup-tables-mt", "232", "fit"),
+        ("lstm-lm", "agreement-attractors", "20,000", "fit"),
+        ("nhmm", "pos-synthetic", "3,000", "fit+predict"),
+    ):
+        *columns, one, two, ratio, same, across = row(speed, model)
+        assert columns == [suite, examples, timed] and across == "-", output
+        assert float(ratio) == pytest.approx(float(two) / float(one), rel=0.01, abs=0.006), output
+        assert re.fullmatch(r"(yes 1|no 0)/1", same), output
+        found, plain, strict, strict_ratio, strict_same = row(deterministic, model)
+        assert (found, plain) == (suite, one), output
+        assert float(strict_ratio) == pytest.approx(float(strict) / float(plain), rel=0.01, abs=0.006), output
+        assert re.fullmatch(r"(yes 1|no 0)/1", strict_same), output
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "chaos.py": check_chaos,
     "interval_coverage.py": check_interval_coverage,
@@ -121,6 +140,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "report_scale.py": check_report_scale,
     "sweep_driver.py": check_sweep_driver,
     "sweep_equivalence.py": check_sweep_equivalence,
+    "threads.py": check_threads,
     "train_throughput.py": check_train_throughput,
 }
 """Every bench script -> what its smoke output must show."""
