@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from structbench.environments import PACKAGES
 from tests.conftest import REPO
+from tests.regression.golden import made_with
 from tests.support.lock import pins
 
 LOCK = REPO / "constraints.txt"
@@ -45,6 +47,21 @@ def test_every_locked_package_is_installed_at_its_pinned_version() -> None:
         "this environment is not the locked one, so golden numbers may move for that reason alone: "
         + "; ".join(differing)
         + ". Run the tests through tox, or install with `pip install -c constraints.txt ...`."
+    )
+
+
+def test_the_golden_table_was_made_with_the_locked_versions() -> None:
+    """A refreshed lock needs a golden table made under it: else a moved cell would be blamed on the code."""
+    made, pinned = made_with(), locked()
+    differing = [
+        f"{package} {made[package]} (constraints.txt pins {pinned[package]})"
+        for package in PACKAGES
+        if isinstance(made.get(package), str) and package in pinned and made[package].split("+")[0] != pinned[package]
+    ]
+    assert not differing, (
+        "tests/regression/golden.json was made with other versions than the lock's: "
+        + "; ".join(differing)
+        + '. Rewrite the table under the new lock (CONTRIBUTING.md, "The golden table") or restore the lock.'
     )
 
 

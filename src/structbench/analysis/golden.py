@@ -36,6 +36,7 @@ from typing import Any, Literal
 from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from structbench import __version__
+from structbench.environments import PACKAGES, differing
 from structbench.errors import UserError
 from structbench.runs import provenance
 from structbench.runs.identity import Asked
@@ -45,7 +46,7 @@ from structbench.specs import Frozen, ModelSpec, ResultRecord, SeedStats
 Setting = str | int | float | bool | None
 BREAKDOWN_CELL = re.compile(r"(?P<metric>[^\[]+)\[(?P<key>[^=\]]+)=(?P<level>.*)\]")
 """A breakdown cell's metric as a golden file names it: `metric[key=level]`."""
-RECORDED = ("python", "platform", "cpu", "cpus", "simd_numpy", "simd_torch", "structbench", "git", *provenance.PACKAGES)
+RECORDED = ("python", "platform", "cpu", "cpus", "simd_numpy", "simd_torch", "structbench", "git", *PACKAGES)
 """The entries of `provenance.environment` a golden file records: the machine and the code, not what
 one run was asked (its threads)."""
 CODE = ("structbench", "git")
@@ -215,11 +216,11 @@ def _entry(name: str, value: object) -> str:
 
 def machine(made: Mapping[str, Any] | None, here: Mapping[str, Any]) -> str:
     """The sentence `check` adds when cells moved: whether this machine (`here`) differs from the
-    one the file was made on (`made`) in its machine entries (`provenance.differing`) or matches it;
+    one the file was made on (`made`) in its machine entries (`differing`) or matches it;
     empty where the file records no environment, or no machine entry both sides know."""
     if not made:
         return ""
-    if changed := provenance.differing(made, here):
+    if changed := differing(made, here):
         code = [
             f"{name} {_entry(name, made[name])} -> {_entry(name, here[name])}"
             for name in CODE

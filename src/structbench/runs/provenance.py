@@ -20,9 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from structbench import __version__
-from structbench.environments import MACHINE_FIELDS, PACKAGES, differing
-
-__all__ = ["MACHINE_FIELDS", "PACKAGES", "differing", "environment", "environment_json", "git_commit"]
+from structbench.environments import PACKAGES
 
 
 @cache

@@ -115,6 +115,7 @@ class Runner:
             status=status,
             errors=errors,
             partial=keyed.asked.limit,
+            threads=keyed.threads,
             **self.cell_scores(keyed.suite, suite_hash, keyed.model_hash),
         )
 
