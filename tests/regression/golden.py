@@ -1,12 +1,16 @@
 """Golden results: every baseline on the offline suites with fixed seeds, per seed and split.
 
 - The trivial and classical baselines (oracle, copy, random, majority; n-gram, unigram, HMM at
-  5 EM steps, Brown) on every suite that builds from the published data: deterministic, so
-  compared exactly. Pairs a model does not serve are recorded as `n/a` (a change there is
-  drift too).
+  5 EM steps, Brown) on every suite that builds from the published data. Pairs a model does not
+  serve are recorded as `n/a` (a change there is drift too).
 - Each neural baseline on one suite it applies to, at its cpu-small budget where that trains
-  in seconds and at a tiny fixed budget otherwise: compared within `NEURAL_TOLERANCE`, since
-  float summation order may differ between CPUs and builds.
+  in seconds and at a tiny fixed budget otherwise.
+
+Every value is compared exactly (tolerance 0): a run's numbers are a function of its key
+(docs/architecture.md, "Determinism") at the library versions `constraints.txt` pins and the
+SIMD level tox pins (AVX2 kernels for torch and numpy). What the table was made with is recorded
+beside it (`golden.environment.json`, `made_with`), and `structbench check` says whether this
+machine differs from it when a cell moves.
 
 `golden_file` is the table as `structbench check` reads it: the regression test checks the
 numbers through that command, the one a model author runs on their own golden file, and
@@ -25,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from structbench import __version__, registry
-from structbench.analysis.golden import GoldenCell, GoldenEntry, GoldenFile
+from structbench.analysis.golden import GoldenCell, GoldenEntry, GoldenFile, environment
 from structbench.data import freeze
 from structbench.errors import SourceUnavailable
 from structbench.runs.runner import Runner
@@ -33,6 +37,8 @@ from structbench.specs import ModelSpec, ResultRecord
 from structbench.store import Store
 
 GOLDEN = Path(__file__).with_name("golden.json")
+MADE_WITH = GOLDEN.with_name("golden.environment.json")
+"""The machine and library versions `golden.json` was made with (`made_with`), written beside it."""
 FAST = (
     ModelSpec(name="oracle"),
     ModelSpec(name="copy"),
@@ -63,16 +69,14 @@ NEURAL = {
     "lla-lstm-noadv": ("miniscan", {"epochs": 3, "hidden": 16, "embedding": 8, "lexicon_epochs": 2}),
 }
 """Neural baseline -> (suite, settings of a tiny budget on top of its cpu-small recipe)."""
-NEURAL_TOLERANCE = 0.02
-"""Largest difference of a neural cell's per-seed value that is not drift (absolute)."""
 NEURAL_SPECS = [ModelSpec(name=name, params=settings) for name, (_, settings) in NEURAL.items()]
 NEURAL_LABELS = {spec.label for spec in NEURAL_SPECS}
 """A neural baseline runs on seed 0 alone (`compute`)."""
 MODELS: dict[str, tuple[ModelSpec, float | None]] = {
     **{spec.label: (spec, None) for spec in FAST},
-    **{spec.label: (spec, NEURAL_TOLERANCE) for spec in NEURAL_SPECS},
+    **{spec.label: (spec, None) for spec in NEURAL_SPECS},
 }
-"""The table's model labels -> what `--model`/`--set` ask for, and the tolerance where it is not 0."""
+"""The table's model labels -> what `--model`/`--set` ask for, and a tolerance (none: every cell is exact)."""
 
 
 def seeds_of(suite: str) -> tuple[int, ...]:
@@ -163,7 +167,7 @@ def golden_file(table: Mapping[str, Any], models: Mapping[str, tuple[ModelSpec, 
                     tolerance=tolerance,
                 )
             )
-    return GoldenFile(structbench=__version__, tolerance=0.0, entries=entries)
+    return GoldenFile(structbench=__version__, tolerance=0.0, entries=entries, environment=made_with())
 
 
 def coverage(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> list[str]:
@@ -189,6 +193,20 @@ def coverage(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> list[str
     return lines
 
 
+def machine() -> dict[str, Any]:
+    """This process's environment as a golden file records it (`structbench.analysis.golden.environment`:
+    CPU, SIMD levels, Python and package versions), less the git revision: the table is committed
+    after the code that made it, often from a tree with changes."""
+    return {key: value for key, value in environment(with_torch=True).items() if key != "git"}
+
+
+def made_with() -> dict[str, Any]:
+    """What the committed table was made with (`MADE_WITH`)."""
+    recorded: dict[str, Any] = json.loads(MADE_WITH.read_text())
+    return recorded
+
+
 if __name__ == "__main__":
     GOLDEN.write_text(json.dumps(compute(), indent=1, sort_keys=True) + "\n")
-    print(f"wrote {GOLDEN}", file=sys.stderr)
+    MADE_WITH.write_text(json.dumps(machine(), indent=1, sort_keys=True) + "\n")
+    print(f"wrote {GOLDEN} and {MADE_WITH}", file=sys.stderr)

@@ -3,8 +3,7 @@ naming the cell that moved and by how much.
 
 The numbers are checked by `structbench check`, the command a model author runs on their own
 golden file: the committed table (`golden.json`) is handed to it as a golden file that pins every
-seed's value (`tests.regression.golden.golden_file`), at zero tolerance but for the neural
-baselines' `NEURAL_TOLERANCE`. What `check` cannot see, a suite, model or cell the table lacks,
+seed's value (`tests.regression.golden.golden_file`), at zero tolerance. What `check` cannot see, a suite, model or cell the table lacks,
 is `coverage`'s."""
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ import pytest
 
 from structbench.cli import main
 from structbench.specs import ModelSpec
-from tests.regression.golden import GOLDEN, MODELS, NEURAL_TOLERANCE, compute, coverage, golden_file
+from tests.regression.golden import GOLDEN, MODELS, compute, coverage, golden_file
 
 pytestmark = pytest.mark.regression
 
@@ -55,10 +54,10 @@ def test_results_match_golden_table(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_check_names_the_cell_and_the_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The committed values of three fast models on lookup-tables, one of them moved: copy at zero
-    tolerance, random at the neural tolerance, ngram (which does not speak transduction) as n/a."""
+    tolerance, random at a tolerance of its own (0.02), ngram (which does not speak transduction) as n/a."""
     models = {
         "copy": (ModelSpec(name="copy"), None),
-        "random": (ModelSpec(name="random"), NEURAL_TOLERANCE),
+        "random": (ModelSpec(name="random"), 0.02),
         "ngram": (ModelSpec(name="ngram"), None),
     }
     committed = json.loads(GOLDEN.read_text())["lookup-tables"]
@@ -74,15 +73,17 @@ def test_check_names_the_cell_and_the_change(tmp_path: Path, capsys: pytest.Capt
     )
     was_copy, was_random = copy[1], random[0]
     copy[1] += 0.05
-    random[0] += 0.01  # within the neural tolerance
+    random[0] += 0.01  # within its tolerance
     cells["ngram"] = "failed"
     code, lines = checked(moved, tmp_path, capsys, models)
     assert code == 1
-    assert lines == [
+    assert lines[:2] == [
         f"lookup-tables@1.0.0 x copy, heldout_inputs sequence_accuracy seed 1: moved from {was_copy + 0.05:.6f} "
         f"to {was_copy:.6f} (tolerance 0)",
         "lookup-tables@1.0.0 x ngram, status: every seed ended failed; now n/a",
     ]
+    # then whether this machine is the one the table was made on (golden.environment.json)
+    assert len(lines) == 3 and lines[2].startswith(("this machine matches", "the golden file was made on another"))
     random[0] = was_random - 0.05
     assert (
         f"lookup-tables@1.0.0 x random, longer_3 sequence_accuracy seed 0: moved from {was_random - 0.05:.6f} "
