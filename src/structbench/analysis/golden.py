@@ -16,7 +16,7 @@ A file may pin more than `--write` writes, and the project's own golden table do
 regression test checks it through this same command): a cell's value on each seed (`per_seed`,
 then compared seed by seed), a breakdown cell (`metric[key=level]`), an entry whose every seed
 ends without results (`status`, e.g. `n/a` for a model that does not speak the suite's protocol),
-and an entry's own tolerance (a neural baseline's, whose float summation order varies by CPU).
+and an entry's own tolerance.
 
 `--write` also records the machine and code the file was made with (`environment`), so that when
 cells move `check` can say whether this machine differs from that one (CPU, SIMD level, library
