@@ -79,7 +79,7 @@ def drive(suite_id: str, runs: int, folder: Path) -> list[str]:
             claim = store.claim_run(context.fields)
             result = WorkResult.model_validate_json(text)
             try:
-                runner.record(claim, context, outcome_of(result), environment=result.environment)
+                runner.record(claim, context, outcome_of(result))
             finally:
                 store.release(claim)
             seconds += time.perf_counter() - started
