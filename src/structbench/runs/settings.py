@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import ConfigDict, ValidationError, create_model
@@ -81,9 +81,9 @@ def without_defaults(spec: ModelSpec, factory: Callable[..., Any], suite_id: str
     constructor takes as a keyword override whose removal leaves that configuration as it is on this
     suite (`epochs=20` where the recipe says 20)."""
     try:
-        parameters = inspect.signature(factory).parameters
+        parameters: Mapping[str, inspect.Parameter] = inspect.signature(factory).parameters
     except (TypeError, ValueError):
-        parameters = {}  # type: ignore[assignment]
+        parameters = {}
     params = {
         key: value
         for key, value in spec.params.items()

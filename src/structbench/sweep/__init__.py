@@ -241,7 +241,8 @@ def _drive(
                 in_flight[key] = (run, claim)
                 try:
                     executor.submit(
-                        work_order(key, run, source_dir), resources_of(run.cell.asked.spec, gpus_available=gpus)
+                        work_order(key, run, source_dir),
+                        resources_of(run.cell.asked.spec, run.cell.keyed.threads, gpus_available=gpus),
                     )
                 except BaseException:
                     del in_flight[key]

@@ -13,8 +13,8 @@ died: killed by SIGKILL"), so that the sweep goes on.
   Each run holds its worker to the run's own thread count (`structbench.runs.threads`), so the
   pool's parallelism is its workers.
 - `RayExecutor`: one Ray task per run (`pip install 'structbench[ray]'`), on a local Ray started
-  with N CPUs or on the cluster at `--address`. A task asks for the CPUs and GPUs its model's
-  settings say (`resources_of`); `STRUCTBENCH_HOME` and `STRUCTBENCH_SOURCE_DIR` are passed to
+  with N CPUs or on the cluster at `--address`. A task asks for as many CPUs as its run has
+  threads and the GPU its settings ask for (`resources_of`); `STRUCTBENCH_HOME` and `STRUCTBENCH_SOURCE_DIR` are passed to
   the workers, so that checkpoints land in a shared home where it is shared and on the worker's
   disk where it is not. Tasks are never retried by Ray: a crashed worker is a failed run. A run's
   time-out counts from when its task starts on a worker, which says so on a Ray queue: starting
@@ -44,7 +44,6 @@ from typing import IO, Any, Protocol
 from structbench.data.sources import SOURCE_DIR_VARIABLE
 from structbench.errors import UserError
 from structbench.paths import HOME_VARIABLE, structbench_home
-from structbench.runs.threads import run_threads
 from structbench.specs import ModelSpec
 from structbench.sweep.worker import PARENT_VARIABLE, STARTED, WorkOrder, WorkResult, ended, run_order_text
 
@@ -63,12 +62,11 @@ class Resources:
     gpus: float = 0.0
 
 
-def resources_of(spec: ModelSpec, *, gpus_available: bool) -> Resources:
-    """A run's CPUs and GPUs from its model's settings: the threads it computes on (`run_threads`:
-    `threads`, default 1); one GPU for `device=cuda` (or `cuda:N`), and for `device=auto` where the
-    cluster has GPUs (auto takes one)."""
+def resources_of(spec: ModelSpec, threads: int, *, gpus_available: bool) -> Resources:
+    """A run's CPUs and GPUs: the `threads` it computes on (`Keyed.threads`); one GPU for
+    `device=cuda` (or `cuda:N`), and for `device=auto` where the cluster has GPUs (auto takes one)."""
     device = spec.params.get("device")
-    cpus = float(run_threads(spec.params))
+    cpus = float(threads)
     wants_gpu = isinstance(device, str) and (device.startswith("cuda") or (device == "auto" and gpus_available))
     return Resources(cpus=cpus, gpus=1.0 if wants_gpu else 0.0)
 
