@@ -7,9 +7,10 @@ matching method. Tokens are whitespace tokens of the suite's own vocabulary. `as
 whole split in batches and returns one JSON-serialisable prediction per example, which is
 what the store keeps and the scorers read.
 
-Optionally, a model reports the compute it used (`ComputeReporter`) and statistics of its
-training (`StatisticsReporter`): the runner asks it after fit and prediction and the store keeps
-what `checked_compute` and `checked_statistics` accept, for the leaderboard.
+Optionally, a model reports the compute it used (`ComputeReporter`), statistics of its
+training (`StatisticsReporter`) and whether training reached its criterion
+(`ConvergenceReporter`): the runner asks it after fit and prediction and the store keeps what
+`checked_compute`, `checked_statistics` and `checked_convergence` accept, for the leaderboard.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ Hook = Literal[
     "use_oracle",
     "compute",
     "statistics",
+    "convergence",
     "close",
     "name",
     "label",
@@ -103,6 +105,12 @@ class Model(Protocol):
     def statistics(self) -> Mapping[str, float]:
         """Optional: numbers the training produced (e.g. `dev_perplexity`), asked once after prediction;
         checked by `checked_statistics` where the runner receives it."""
+        ...
+
+    def convergence(self) -> Mapping[str, Any]:
+        """Optional: whether training reached the criterion of "learned the training distribution",
+        a `structbench.convergence.Convergence` or its fields; asked once after prediction, checked by
+        `checked_convergence`. A run that reports it did not is flagged under-trained."""
         ...
 
     def close(self) -> None:
@@ -252,6 +260,15 @@ class StatisticsReporter(Protocol):
     entries are dropped and a `statistics` that raises is logged: a finished run is never lost."""
 
     def statistics(self) -> Mapping[str, float]: ...
+
+
+@runtime_checkable
+class ConvergenceReporter(Protocol):
+    """Optional, any protocol: whether the model's training reached its criterion of having learned
+    the training distribution (`structbench.convergence`). A report that does not validate is logged
+    and left out: a finished run is never lost."""
+
+    def convergence(self) -> Mapping[str, Any]: ...
 
 
 MAX_STATISTICS = 12

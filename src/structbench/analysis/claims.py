@@ -14,7 +14,11 @@ models report of their training (`statistics()`: a language model's `dev_perplex
   censorable (see `structbench.analysis.statistics`; such a cell's mean is a restricted mean);
 - `not reproduced` when the means contradict it;
 - `inconclusive` when the means agree with it but the intervals overlap (or a cell has none);
-- `not measured` when a cell it needs has no finished run in the store.
+- `not measured` when a cell it needs has no finished run in the store;
+- `undecided (under-trained)` when a cell it needs rests on runs whose training did not reach their
+  recipe's criterion of having learned the training distribution (`structbench.convergence`): what
+  such a cell measures is the budget, not the architecture, so the claim is neither reproduced nor
+  refuted by it. The evidence names the dev values.
 
 `not_below` is a finding that one cell is no worse (Monner's strong systematicity against weak):
 reproduced when its mean is at least each other's, not reproduced when its interval lies wholly
@@ -36,14 +40,16 @@ from pydantic import Field, model_validator
 from structbench import registry
 from structbench.analysis.entries import load_entries
 from structbench.analysis.statistics import Sample, two_sample_test
-from structbench.cells import CELL_KEYS, current_runs
+from structbench.cells import CELL_KEYS, RUN_CELL, current_runs
 from structbench.cells import cells as seed_cells
+from structbench.convergence import Convergence, under_trained
 from structbench.errors import UserError
 from structbench.specs import Frozen
-from structbench.store import run_statistics
+from structbench.store import run_convergence, run_statistics
 
 CLAIMS = Path(__file__).resolve().parent / "claims.yaml"
-Status = Literal["reproduced", "not reproduced", "inconclusive", "not measured"]
+Status = Literal["reproduced", "not reproduced", "inconclusive", "not measured", "undecided (under-trained)"]
+UNDER_TRAINED: Status = "undecided (under-trained)"
 TRAINING = "training"
 """The split name under which a claim reads a training statistic instead of a test split's metric."""
 
@@ -152,6 +158,9 @@ def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
         return Verdict(claim=claim, status="not measured", evidence=f"no finished run of {names}")
     rows = [(ref, row) for ref, row in found if row is not None]
     evidence = " vs ".join(_shown(ref, row) for ref, row in rows)
+    under = {f"{ref.model}: {why}" for ref, row in rows if (why := row.get("under_trained"))}
+    if under:
+        return Verdict(claim=claim, status=UNDER_TRAINED, evidence=f"{evidence}; {'; '.join(sorted(under))}")
     if claim.at_most is not None:
         (_, row), bound = rows[0], claim.at_most
         evidence += f"; bound {100 * bound:.1f}"
@@ -225,10 +234,26 @@ def statistic_cells(runs: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def under_trained_cells(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], str]:
+    """(suite, version, suite_hash, model) -> why the cell's finished runs (each cell's newest
+    configuration) did not all reach their recipe's criterion; cells whose runs did are absent."""
+    current = current_runs(runs)
+    done = current[current.status == "done"].sort_values("seed")
+    records: dict[tuple[str, str, str, str], list[Convergence]] = {}
+    for *cell, environment in done[[*RUN_CELL, "environment"]].itertuples(index=False):
+        if (judged := run_convergence(environment)) is not None:
+            records.setdefault((str(cell[0]), str(cell[1]), str(cell[2]), str(cell[3])), []).append(judged)
+    return {cell: why for cell, found in records.items() if (why := under_trained(found)) is not None}
+
+
 def claim_cells(results: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """What claims are checked on: the report's cells (`results`) and the training statistics of `runs`."""
+    """What claims are checked on: the report's cells (`results`) and the training statistics of `runs`,
+    each with `under_trained`, why its runs count as under-trained ("" where they do not)."""
     statistics = statistic_cells(runs)
-    return results if statistics.empty else pd.concat([results, statistics], ignore_index=True)
+    cells = results if statistics.empty else pd.concat([results, statistics], ignore_index=True)
+    under = under_trained_cells(runs)
+    keys = zip(*(cells[column].astype(str).tolist() for column in RUN_CELL), strict=True)
+    return cells.assign(under_trained=[under.get(key, "") for key in keys])
 
 
 def check_all(cells: pd.DataFrame, claims: list[Claim] | None = None) -> list[Verdict]:

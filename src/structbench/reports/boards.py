@@ -36,7 +36,8 @@ from structbench.environments import MACHINE_FIELDS, differing
 from structbench.errors import UserError
 from structbench.reports.ties import best_and_ties
 from structbench.specs import SeedStats, StatisticSpec, SuiteSpec
-from structbench.store import Store, run_compute, run_statistics
+from structbench.convergence import Convergence, under_trained
+from structbench.store import Store, run_compute, run_convergence, run_statistics
 
 RESULT_COLUMNS = [
     "suite", "version", "suite_hash", "model", "split", "metric", "breakdown", "level",
@@ -121,6 +122,8 @@ class Compute:
     """Devices the runs reported, comma-separated; empty when none did."""
     seed_statistics: dict[int, dict[str, float]] = field(default_factory=dict)
     """Finished seed -> the statistics of training (`dev_perplexity`) its run reported."""
+    seed_convergence: dict[int, Convergence] = field(default_factory=dict)
+    """Finished seed -> whether its training reached the recipe's criterion, where the model reports it."""
     threads: tuple[int, ...] = ()
     """The CPU thread counts the finished runs computed on (one count: a count other than 1 keys a
     run); empty where every run predates the record."""
@@ -147,6 +150,11 @@ class Compute:
                 out.setdefault(name, []).append(value)
         return dict(sorted(out.items()))
 
+    @property
+    def under_trained(self) -> str | None:
+        """Why the cell's seeds count as under-trained (`structbench.convergence.under_trained`); None if they do not."""
+        return under_trained([record for _, record in sorted(self.seed_convergence.items())])
+
     def sample(self, name: str, censored_by: str | None) -> Sample:
         """Statistic `name` over the finished seeds, those that report `censored_by` instead censored."""
         return sample(self.seed_statistics, name, censored_by)
@@ -172,6 +180,9 @@ class SuiteBoard:
     """Models that solve the suite from its definition (the oracle): set apart below the ranked rows."""
     partial: set[str] = field(default_factory=set)
     """Runs on the first N examples of each test split (`--limit N`): set apart below the ranked rows."""
+    under_trained: dict[str, str] = field(default_factory=dict)
+    """model -> why its training did not reach the recipe's criterion on some seed: ranked, tagged, never
+    marked best (its score says more about the budget than about the architecture)."""
     problems: dict[str, list[RunProblem]] = field(default_factory=dict)
     """model -> its failed and n/a runs."""
     compute: dict[str, Compute] = field(default_factory=dict)
@@ -347,6 +358,9 @@ def _compute(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], Compute]:
             parameters=max(int(p) for p in parameters) if parameters else None,
             device=", ".join(devices),
             seed_statistics={seed: run_statistics(environment) for seed, environment, _ in cell_runs},
+            seed_convergence={
+                seed: judged for seed, environment, _ in cell_runs if (judged := run_convergence(environment))
+            },
             threads=tuple(sorted(threads)),
             machines=machines(environments),
         )
@@ -358,7 +372,7 @@ def statistic_marks(board: SuiteBoard) -> dict[str, dict[str, str]]:
     censored seeds, the restricted mean) or `tie` (the two-sample test over seeds, 95%, cannot tell
     it from the best: Welch's t-test, or the logrank test where a seed is censored). A model with
     fewer than two seeds is never tested, so never marked."""
-    ranked = [model for model, _ in board.ranked_rows if model in board.compute]
+    ranked = [m for m, _ in board.ranked_rows if m in board.compute and m not in board.under_trained]
     marks: dict[str, dict[str, str]] = {}
     for declared in board.spec.statistics:
         samples = {m: found for m in ranked if (found := board.statistic_sample(m, declared.name)) is not None}
@@ -478,9 +492,13 @@ def boards(
                 board.problems[model] = problems[cell_key]
             if cell_key in compute:
                 board.compute[model] = compute[cell_key]
+                if (why := compute[cell_key].under_trained) is not None:
+                    board.under_trained[model] = why
         board.rows.sort(key=partial(_rank, board=board))
         columns: dict[str, dict[str, SeedStats]] = {split: {} for split in board.ranked}
         for model, row_cells in board.ranked_rows:
+            if model in board.under_trained:
+                continue
             for split in board.ranked:
                 if (cell := row_cells[split]) is not None:
                     columns[split][model] = cell

@@ -3,8 +3,9 @@
 `attempt` builds the model, fits it on the draw's train split (dev only for model selection), asks
 it every test split and scores the answers; a model's crash (or `sys.exit`) is a `failed` outcome
 and a model that does not speak the suite's protocol an `n/a` one. A model with the optional
-`compute()` or `statistics()` (`structbench.protocols.Model`) is asked after prediction; its report
-is checked here, where it enters the harness (`checked_compute`, `checked_statistics`), and what
+`compute()`, `statistics()` or `convergence()` (`structbench.protocols.Model`) is asked after
+prediction; its report is checked here, where it enters the harness (`checked_compute`,
+`checked_statistics`, `checked_convergence`), and what
 passes is trusted from then on. A report that raises or has invalid entries is only logged:
 the run it describes has finished and is stored without them.
 """
@@ -23,10 +24,12 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 from tqdm import tqdm
 
+from structbench.convergence import Convergence, checked_convergence
 from structbench.data import freeze
 from structbench.errors import NotApplicable, UserError
 from structbench.protocols import (
     ComputeReporter,
+    ConvergenceReporter,
     OracleUser,
     StatisticsReporter,
     Trainable,
@@ -85,6 +88,8 @@ class Evaluated:
     environment: str | None = None
     """The environment JSON of the process that ran the model (`structbench.runs.provenance`), taken
     after it ran (so that it names the SIMD level of a torch the model loaded); None: the claim's."""
+    convergence: Convergence | None = None
+    """The model's checked `convergence()` report; None when it has none, or it raised or was invalid."""
 
 
 @dataclass(frozen=True)
@@ -206,18 +211,19 @@ def _evaluate_model(
         _checked_report(model, "compute", ComputeReporter, checked_compute, where, log),
         own_label if isinstance(own_label, str) else None,
         _checked_report(model, "statistics", StatisticsReporter, checked_statistics, where, log),
+        convergence=_checked_report(model, "convergence", ConvergenceReporter, checked_convergence, where, log),
     )
 
 
 def _checked_report(
     model: Any,
-    method: Literal["compute", "statistics"],
+    method: Literal["compute", "statistics", "convergence"],
     reporter: type,
     check: Callable[[object], tuple[R, list[str]]],
     where: str,
     log: Callable[[str], None],
 ) -> R | None:
-    """The model's optional `compute()` or `statistics()` report (`reporter` is its protocol), as
+    """The model's optional `compute()`, `statistics()` or `convergence()` report (`reporter` is its protocol), as
     `check` accepts it; None without the method or when it raises."""
     if not isinstance(model, reporter):
         return None

@@ -164,8 +164,8 @@ class Runner:
     def record(self, claim: RunClaim, context: SeedContext, outcome: Outcome) -> SeedOutcome:
         """Store how a claimed run came out, in one transaction: its results (`finish_run`), with the
         environment of the process that ran the model (this one, or a sweep's worker), or its
-        failure or n/a reason (`end_run`). A failure is logged. The outcome's compute and statistics
-        were checked where they entered (`attempt`)."""
+        failure or n/a reason (`end_run`). A failure is logged. The outcome's compute, statistics and
+        convergence were checked where they entered (`attempt`)."""
         label = context.keyed.label
         if isinstance(outcome, Ended):
             self.store.end_run(claim, outcome.status, outcome.error)
@@ -183,6 +183,7 @@ class Runner:
             outcome.compute,
             outcome.statistics,
             environment=outcome.environment,
+            convergence=outcome.convergence,
         )
         return SeedOutcome(claim.run_id, "done", None, False, label)
 

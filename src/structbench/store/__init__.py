@@ -6,7 +6,7 @@ JSON are encoded), `ownership` (the claim a process holds on a run), `migration`
 and its migration in place). The names other modules use are importable from here.
 """
 
-from structbench.store.codec import SplitResult, config_hash, run_compute, run_statistics
+from structbench.store.codec import SplitResult, config_hash, run_compute, run_convergence, run_statistics
 from structbench.store.database import Store
 from structbench.store.ownership import ClaimLost, RunClaim
 from structbench.store.schema import RUN_FIELDS, SCHEMA_VERSION
@@ -20,5 +20,6 @@ __all__ = [
     "Store",
     "config_hash",
     "run_compute",
+    "run_convergence",
     "run_statistics",
 ]

@@ -2,7 +2,7 @@
 
 A split's predictions are one zlib-compressed JSON block of columns (`[[ids], [predictions],
 [correct]]`), which takes about a tenth of the bytes of one row per example. A run's
-`environment` JSON carries the model's optional reports ("compute", "statistics"), read back
+`environment` JSON carries the model's optional reports ("compute", "statistics", "convergence"), read back
 here without ever raising, since a report reads old and damaged rows too.
 """
 
@@ -14,6 +14,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from structbench.convergence import Convergence, checked_convergence
 from structbench.protocols import checked_compute, checked_statistics
 from structbench.scoring import SplitScores
 
@@ -52,6 +53,12 @@ def run_statistics(environment_json: str) -> dict[str, float]:
     """The statistics a run's model reported (e.g. `dev_perplexity`), read from its `environment`
     JSON; {} for a run without them."""
     return checked_statistics(_environment_entry(environment_json, "statistics"))[0]
+
+
+def run_convergence(environment_json: str) -> Convergence | None:
+    """Whether a run's training reached its recipe's criterion, read from its `environment` JSON;
+    None for a run without a report (a model with no criterion, or one stored before they were kept)."""
+    return checked_convergence(_environment_entry(environment_json, "convergence"))[0]
 
 
 def with_entries(environment_json: str, entries: Mapping[str, Mapping[str, Any]]) -> str:

@@ -38,6 +38,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from structbench.convergence import Convergence
 from structbench.errors import UserError
 from structbench.specs import SuiteSpec
 from structbench.store.codec import JSON, SplitResult, pack_predictions, unpack_predictions, with_entries
@@ -294,6 +295,7 @@ class Store:
         statistics: Mapping[str, float] | None = None,
         *,
         environment: str | None = None,
+        convergence: Convergence | None = None,
     ) -> None:
         """Store every split's scores and predictions and mark the claimed run done, in one transaction.
 
@@ -303,8 +305,12 @@ class Store:
         transaction, as given: the run checked them where they entered (`structbench.runs.attempt`),
         and readers check them again (`run_compute`, `run_statistics`), since a store file is input too.
         `environment`, where given, replaces the environment JSON the claim recorded: that of the
-        process that ran the model when it is not the claimant (a sweep's worker, maybe on another host)."""
+        process that ran the model when it is not the claimant (a sweep's worker, maybe on another host).
+        `convergence`, whether training reached its recipe's criterion, goes under "convergence"
+        (read with `run_convergence`)."""
         entries: dict[str, Mapping[str, Any]] = {}
+        if convergence is not None:
+            entries["convergence"] = convergence.model_dump(mode="json")
         if compute:
             entries["compute"] = compute
         if statistics:

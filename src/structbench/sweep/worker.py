@@ -36,6 +36,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from structbench import __version__, registry
+from structbench.convergence import Convergence
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.runs.attempt import Ended, Evaluated, Outcome, attempt
@@ -116,6 +117,7 @@ class WorkResult(Frozen):
     predict_seconds: float = 0.0
     compute: dict[str, int | str] | None = None
     statistics: dict[str, float] | None = None
+    convergence: Convergence | None = None
     label: str | None = None
     """What the built model calls itself (a command model's hello name)."""
     environment: str | None = None
@@ -208,6 +210,7 @@ def result_of(key: int, outcome: Outcome) -> WorkResult:
         predict_seconds=outcome.predict_seconds,
         compute=outcome.compute,
         statistics=outcome.statistics,
+        convergence=outcome.convergence,
         label=outcome.label,
         environment=outcome.environment,
     )
@@ -250,6 +253,7 @@ def outcome_of(result: WorkResult) -> Outcome:
         result.label,
         result.statistics,
         result.environment,
+        result.convergence,
     )
 
 

@@ -153,7 +153,8 @@ def test_settings_errors_name_the_problem() -> None:
 def test_training_on_a_trivial_toy_split_learns_it(name: str) -> None:
     model = fitted(name)
     _, dev = toy(name)
-    assert accuracy(model, dev) >= 0.95
+    assert accuracy(model, dev) >= 0.9
+    assert model.convergence()["reached"]  # training stopped at the recipe's criterion, and says so
     stats = model.statistics()
     assert stats["dev_accuracy"] == pytest.approx(accuracy(model, dev))  # the kept epoch is the one answering
     evaluations = model.history["evaluations"]

@@ -1,6 +1,7 @@
 """The shared training loop: the epoch's training loss is the weighted mean of its batches', evaluations
 are made every `eval_every` epochs and after the last, selection keeps the best weights and stops on
-patience, and a non-finite loss ends training with the reason."""
+patience, the recipe's criterion ends training and is judged (reached where and when, or the best value
+seen), and a non-finite loss ends training with the reason."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 import torch
 
 from structbench.baselines.neural.fit import Evaluation, Figures, History, Schedule, Selector, fit
+from structbench.convergence import Criterion
 
 
 def run(
@@ -54,7 +56,14 @@ def test_the_training_loss_is_the_weighted_mean_and_the_best_weights_are_kept() 
     assert float(net.weight.detach()) == 2.0
     assert history.as_dict()["selected_epoch"] == 2
     assert [e.as_dict()["epoch"] for e in history.evaluations] == [1, 2, 3]
-    assert list(history.evaluations[0].as_dict()) == ["epoch", "train_loss", "dev_loss", "dev_accuracy", "seconds"]
+    assert list(history.evaluations[0].as_dict()) == [
+        "epoch",
+        "train_loss",
+        "dev_loss",
+        "dev_accuracy",
+        "seconds",
+        "updates",
+    ]
     kept = history.selected()
     assert kept is not None and kept.figures["dev_accuracy"] == 0.9
 
@@ -77,13 +86,42 @@ def test_patience_stops_with_the_selection_s_words() -> None:
     assert history.selected_epoch == 2 and float(net.weight.detach()) == 2.0
 
 
-def test_stop_at_ends_training_once_dev_accuracy_reaches_it() -> None:
+def test_the_criterion_ends_training_once_reached_and_says_when() -> None:
     history, _, _ = run(
         [[(1.0, 1)]] * 4,
-        Selector("dev_accuracy", 0.5, None),
+        Selector("dev_accuracy", Criterion(statistic="dev_accuracy", at_least=0.5), None),
         lambda epoch, loss: {"dev_accuracy": 0.25 * epoch},
     )
-    assert history.selected_epoch == 2 and history.stopped == "dev accuracy 0.500 reached stop_at"
+    assert history.selected_epoch == 2 and history.stopped == "criterion dev_accuracy ≥ 0.5 reached"
+    judged = history.convergence
+    assert judged is not None and judged.reached and (judged.value, judged.epochs, judged.updates) == (0.5, 2, 0)
+    assert history.as_dict()["convergence"] == judged.model_dump(mode="json")
+
+
+def test_a_run_that_never_reaches_the_criterion_reports_its_best_value() -> None:
+    accuracy = {1: 0.3, 2: 0.39, 3: 0.2}
+    history, _, _ = run(
+        [[(1.0, 1)]] * 3,
+        Selector("dev_accuracy", Criterion(statistic="dev_accuracy", at_least=0.95), None),
+        lambda epoch, loss: {"dev_accuracy": accuracy[epoch]},
+    )
+    judged = history.convergence
+    assert judged is not None and not judged.reached and judged.value == 0.39 and judged.epochs == 3
+    assert judged.shown() == "under-trained: dev_accuracy 0.39 < 0.95"
+    assert history.stopped == "epochs"
+
+
+def test_a_plateau_is_reached_when_the_statistic_stops_falling() -> None:
+    nll = {1: 7.0, 2: 6.5, 3: 6.45, 4: 6.0}
+    history, _, _ = run(
+        [[(1.0, 1)]] * 4,
+        Selector("last", Criterion(statistic="nll_per_word", plateau=0.01), None),
+        lambda epoch, loss: {"nll_per_word": nll[epoch]},
+    )
+    judged = history.convergence
+    assert judged is not None and judged.reached and judged.epochs == 3 and judged.value == 6.45
+    assert judged.change == pytest.approx(0.05 / 6.5)
+    assert [e.epoch for e in history.evaluations] == [1, 2, 3]
 
 
 def test_a_non_finite_training_loss_is_an_error() -> None:
@@ -93,8 +131,9 @@ def test_a_non_finite_training_loss_is_an_error() -> None:
 
 def test_selection_falls_back_to_the_last_epoch_without_dev() -> None:
     class Settings:
-        selection, stop_at, patience = "dev_accuracy", None, None
+        selection, criterion, patience = "dev_accuracy", Criterion(statistic="dev_accuracy", at_least=0.9), None
 
     assert Selector.of(Settings(), has_dev=False).selection == "last"
+    assert Selector.of(Settings(), has_dev=False).criterion is None  # nothing to judge it on
     assert Selector.of(Settings(), has_dev=True).selection == "dev_accuracy"
     assert Evaluation(3, {"x": None}, 1.5).as_dict() == {"epoch": 3, "x": None, "seconds": 1.5}

@@ -25,6 +25,8 @@ from typing import Any, TypeVar
 import torch
 from tqdm import tqdm
 
+from structbench.convergence import Convergence, Criterion, improvement
+
 Figures = dict[str, float | None]
 """What one evaluation measured, by name (e.g. `train_loss`, `dev_accuracy`, `dev_perplexity`)."""
 B = TypeVar("B")
@@ -38,6 +40,8 @@ class Optimiser:
         self.optimizer = torch.optim.Adam(self.parameters, lr=lr)
         self.scaler = torch.amp.GradScaler("cuda", enabled=amp)
         self.clip = clip
+        self.updates = 0
+        """Steps taken so far."""
 
     def update(self, loss: torch.Tensor) -> None:
         """One step down the gradient of `loss`, as every neural baseline trains: gradients (scaled for
@@ -50,6 +54,7 @@ class Optimiser:
             torch.nn.utils.clip_grad_norm_(self.parameters, self.clip)
         self.scaler.step(self.optimizer)
         self.scaler.update()
+        self.updates += 1
 
 
 @dataclass
@@ -63,9 +68,12 @@ class Evaluation:
     """What was measured, e.g. the epoch's training loss and the dev accuracy."""
     seconds: float
     """Since training started."""
+    updates: int | None = None
+    """Optimiser updates since training started (None where the loop does not count them)."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"epoch": self.epoch, **self.figures, "seconds": self.seconds}
+        counted = {} if self.updates is None else {"updates": self.updates}
+        return {"epoch": self.epoch, **self.figures, "seconds": self.seconds, **counted}
 
 
 @dataclass
@@ -75,12 +83,16 @@ class History:
     evaluations: list[Evaluation] = field(default_factory=list)
     selected_epoch: int = 0
     stopped: str = "epochs"
+    convergence: Convergence | None = None
+    """How training went against the recipe's criterion; None without one (or without the dev split it reads)."""
 
     def as_dict(self) -> dict[str, object]:
+        judged = {} if self.convergence is None else {"convergence": self.convergence.model_dump(mode="json")}
         return {
             "evaluations": [e.as_dict() for e in self.evaluations],
             "selected_epoch": self.selected_epoch,
             "stopped": self.stopped,
+            **judged,
         }
 
     def selected(self) -> Evaluation | None:
@@ -102,13 +114,47 @@ def selection_key(selection: str, evaluation: Evaluation) -> tuple[float, ...]:
     return (float(evaluation.epoch),)
 
 
+def judged(criterion: Criterion, evaluations: list[Evaluation]) -> Convergence:
+    """`criterion` against a run's evaluations: where it first held (the statistic, epoch, updates and
+    seconds there), else the best value measured and the whole run's epochs, updates and seconds."""
+    values = [(e, e.figures.get(criterion.statistic)) for e in evaluations]
+    measured = [(e, float(v)) for e, v in values if v is not None]
+    previous: float | None = None
+    change: float | None = None
+    for evaluation, value in measured:
+        if previous is not None:
+            change = improvement(previous, value)
+        if criterion.holds(value, previous):
+            took = {"epochs": evaluation.epoch, "updates": evaluation.updates, "seconds": evaluation.seconds}
+            return Convergence(criterion=criterion, reached=True, value=value, change=change, **took)
+        previous = value
+    last = evaluations[-1] if evaluations else None
+    took = {} if last is None else {"epochs": last.epoch, "updates": last.updates, "seconds": last.seconds}
+    if not measured:
+        return Convergence(criterion=criterion, reached=False, **took)
+    if criterion.plateau is not None:
+        best = measured[-1][1]
+    else:
+        best = (max if criterion.at_least is not None else min)(value for _, value in measured)
+    return Convergence(criterion=criterion, reached=False, value=best, change=change, **took)
+
+
+def criterion_of(settings: Any, has_dev: bool) -> Criterion | None:
+    """The recipe's criterion, unless it reads a dev split there is none of."""
+    criterion: Criterion | None = settings.criterion
+    if criterion is not None and criterion.statistic.startswith("dev_") and not has_dev:
+        return None
+    return criterion
+
+
 @dataclass
 class Selector:
     """Model selection over one training run: records each evaluation in `history`, keeps the
-    network's state at the best by `selection`, and says when to stop (`stop_at`, `patience`)."""
+    network's state at the best by `selection`, and says when to stop (`criterion` reached, or
+    `patience` run out)."""
 
     selection: str
-    stop_at: float | None
+    criterion: Criterion | None
     patience: int | None
     worse: str = "no improvement"
     """How the stop by `patience` is told: `{worse} in N evaluations`."""
@@ -119,9 +165,10 @@ class Selector:
 
     @classmethod
     def of(cls, settings: Any, has_dev: bool) -> Selector:
-        """The recipe's selection, or the last epoch where it needs a dev split there is none of."""
+        """The recipe's selection and criterion; without a dev split, the last epoch and no criterion
+        that reads dev."""
         selection = settings.selection if has_dev or settings.selection in ("train_loss", "last") else "last"
-        return cls(selection, settings.stop_at, settings.patience)
+        return cls(selection, criterion_of(settings, has_dev), settings.patience)
 
     def consider(self, net: torch.nn.Module, evaluation: Evaluation) -> bool:
         """Record `evaluation`, keeping `net`'s state if it is the best yet; True when training should stop."""
@@ -133,10 +180,11 @@ class Selector:
             self.history.selected_epoch = evaluation.epoch
         else:
             self.waited += 1
-        accuracy = evaluation.figures.get("dev_accuracy")
-        if self.stop_at is not None and accuracy is not None and accuracy >= self.stop_at:
-            self.history.stopped = f"dev accuracy {accuracy:.3f} reached stop_at"
-            return True
+        if self.criterion is not None:
+            self.history.convergence = judged(self.criterion, self.history.evaluations)
+            if self.history.convergence.reached:
+                self.history.stopped = f"criterion {self.criterion.shown()} reached"
+                return True
         if self.patience is not None and self.waited >= self.patience:
             self.history.stopped = f"{self.worse} in {self.waited} evaluations"
             return True
@@ -206,7 +254,7 @@ def fit(
             raise FloatingPointError(f"training loss became {train_loss} in epoch {epoch}; lower lr or set clip.")
         if epoch % schedule.eval_every and epoch != schedule.epochs:
             continue
-        evaluation = Evaluation(epoch, evaluate(train_loss), time.perf_counter() - started)
+        evaluation = Evaluation(epoch, evaluate(train_loss), time.perf_counter() - started, optimiser.updates)
         bar.set_postfix({name: "-" if value is None else f"{value:.3f}" for name, value in evaluation.figures.items()})
         if selector.consider(net, evaluation):
             break

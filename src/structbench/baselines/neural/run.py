@@ -133,6 +133,12 @@ class NeuralRun:
             reported["parameters"] = sum(p.numel() for p in net.parameters() if p.requires_grad)
         return reported
 
+    def convergence(self) -> dict[str, Any]:
+        """Whether training reached the recipe's criterion (`structbench.convergence`), as the training
+        history recorded it (a reload's too); empty without a criterion or before training."""
+        judged = self.history.get("convergence")
+        return dict(judged) if isinstance(judged, dict) else {}
+
     def close(self) -> None:
         """Give torch back the thread count it had before `threads` changed it (the runner calls this)."""
         if self._threads_before is not None:

@@ -1,9 +1,10 @@
 """Training settings and recipes: the paper's hyper-parameters per (model, task), plus small budgets.
 
-A recipe is `recipes/MODEL/TASK.yaml` with a `citation`, a `notes` line and one block of
-settings per budget (`paper`: the published configuration; `cpu-small`: what trains in a
-minute or two on a laptop CPU, used by tests and by `quickstart --neural` on the suites the
-recipe lists under `quickstart`). The task is the one the suite's spec declares
+A recipe is `recipes/MODEL/TASK.yaml` with a `citation`, a `notes` line, the task's convergence
+`criterion` (when the network has learned its training distribution; training stops there) and
+one block of settings per budget (`paper`: the published configuration; `cpu-small`: a budget
+chosen on dev splits to reach the criterion on one CPU thread where that is feasible, used by
+tests and by `quickstart --neural` on the suites the recipe lists under `quickstart`). The task is the one the suite's spec declares
 (`scan-length` -> `scan`); a model without a recipe for a task uses its `default.yaml`.
 `--set key=value` overrides any single setting.
 """
@@ -18,6 +19,7 @@ import yaml
 from pydantic import BaseModel, Field, NonNegativeFloat, PositiveFloat, PositiveInt, ValidationError
 
 from structbench import registry
+from structbench.convergence import Criterion
 from structbench.errors import UserError
 from structbench.specs import Frozen
 
@@ -50,6 +52,9 @@ class RunSettings(Frozen):
     """Mixed precision (float16 autocast and loss scaling); used on CUDA only."""
     threads: PositiveInt = 1
     """CPU threads for torch and BLAS; part of the run key (two threads may round otherwise than one)."""
+    criterion: Criterion | None = None
+    """When the network counts as having learned its training distribution; training stops there
+    (`structbench.convergence`). Every recipe states one; None trains every epoch and judges nothing."""
 
 
 class TrainSettings(RunSettings):
@@ -59,8 +64,6 @@ class TrainSettings(RunSettings):
     """Probability that a batch is decoded with the gold previous tokens as inputs."""
     selection: Literal["dev_accuracy", "dev_loss", "train_loss", "last"] = "dev_accuracy"
     """Which parameters are kept: best dev sequence accuracy (ties: lower dev loss), lowest dev or training loss, or the last."""
-    stop_at: Fraction | None = None
-    """Stop as soon as dev sequence accuracy reaches this fraction (a budget, not a paper setting)."""
     guidance: NonNegativeFloat = 0.0
     """Weight of the attention loss toward the suite's attention targets (attentive guidance; 0 = off)."""
     max_length: PositiveInt | None = None
@@ -74,6 +77,9 @@ class Recipe(Frozen):
     """Where the `paper` settings come from (paper, table or section)."""
     notes: str = ""
     """What deviates from the paper, or what is a guess where the paper is silent."""
+    criterion: Criterion | None = None
+    """When a network counts as having learned the task's training distribution (`structbench.convergence`):
+    every budget stops training there unless its block sets `criterion` itself."""
     budgets: dict[str, dict[str, Any]]
     """Budget name -> settings."""
     quickstart: tuple[str, ...] = ()
@@ -120,8 +126,9 @@ def resolve_settings(cls: type[S], model: str, suite_id: str, budget: str, overr
         raise UserError(
             f"recipe {path.name} of {model!r} has no budget {budget!r}; use one of {', '.join(recipe.budgets)}."
         )
+    judged = {} if recipe.criterion is None else {"criterion": recipe.criterion}
     try:
-        return cls.model_validate({**recipe.budgets[budget], **overrides}), recipe.citation
+        return cls.model_validate({**judged, **recipe.budgets[budget], **overrides}), recipe.citation
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in error.errors())
         raise UserError(f"invalid settings for {model!r} ({problems}); fix the --set values or {path}.") from None

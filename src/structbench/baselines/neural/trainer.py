@@ -2,7 +2,8 @@
 
 Token-level cross-entropy (plus the attention loss of attentive guidance and any loss the
 network adds itself), teacher forcing decided per batch, dev loss and greedy sequence
-accuracy for model selection on the dev split only (the test splits are never seen before
+accuracy for model selection and the convergence criterion (greedy accuracy on the training
+split too where the criterion reads it: MiniSCAN, whose 14 pairs are their own dev set) on the dev split only (the test splits are never seen before
 the harness asks for predictions), and batched greedy decoding.
 """
 
@@ -146,9 +147,15 @@ class Trainer:
             update(loss)
             return float(loss.detach()), len(batch.order)
 
+        judged_on_train = settings.criterion is not None and settings.criterion.statistic == "train_accuracy"
+        train_set = list(train[: settings.dev_limit] if settings.dev_limit else train) if judged_on_train else []
+
         def evaluate(train_loss: float) -> Figures:
             dev_loss, dev_accuracy = self.evaluate(dev_set) if dev_set else (None, None)
-            return {"train_loss": train_loss, "dev_loss": dev_loss, "dev_accuracy": dev_accuracy}
+            figures: Figures = {"train_loss": train_loss, "dev_loss": dev_loss, "dev_accuracy": dev_accuracy}
+            if train_set:  # a criterion on the training data itself (a task whose train split is its dev set)
+                figures["train_accuracy"] = self.evaluate(train_set)[1]
+            return figures
 
         return fit(
             net,

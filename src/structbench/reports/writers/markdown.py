@@ -47,7 +47,8 @@ def _claims_markdown(verdicts: list[Verdict]) -> list[str]:
         "## Claims",
         "",
         "Published findings checked on the measured cells: reproduced when the 95% intervals separate, "
-        "not reproduced when the means contradict the claim, inconclusive otherwise.",
+        "not reproduced when the means contradict the claim, undecided (under-trained) when a cell rests on runs "
+        "whose training never reached its recipe's criterion, inconclusive otherwise.",
         "",
         tabulate(rows, headers=["claim", "source", "status", "evidence (%)"], tablefmt="github"),
         "",
@@ -55,12 +56,14 @@ def _claims_markdown(verdicts: list[Verdict]) -> list[str]:
 
 
 def _apart(board: SuiteBoard, model: str) -> str:
-    """The note on a row shown below the ranked ones."""
+    """The note on a row shown below the ranked ones, or on an under-trained one."""
     if model in board.ceilings:
         return " (ceiling, not ranked)"
     if model in board.partial:
         return " (partial, not ranked)"
-    return " (not comparable, not ranked)" if model in board.not_comparable else ""
+    if model in board.not_comparable:
+        return " (not comparable, not ranked)"
+    return f" ({board.under_trained[model]})" if model in board.under_trained else ""
 
 
 def leaderboard_markdown(board_list: list[SuiteBoard], verdicts: list[Verdict]) -> str:

@@ -45,7 +45,7 @@ from pydantic import PositiveInt
 from structbench import registry
 from structbench.baselines.neural import checkpoint
 from structbench.baselines.neural.batching import length_buckets
-from structbench.baselines.neural.fit import Figures, History, Schedule, Selector, fit
+from structbench.baselines.neural.fit import Figures, History, Schedule, Selector, criterion_of, fit
 from structbench.baselines.neural.lm.nets import (
     FanLm,
     FanLmArchitecture,
@@ -331,7 +331,7 @@ class NeuralLanguageModel(NeuralRun):
         return fit(
             net,
             schedule,
-            Selector(selection, None, settings.patience, worse="no lower dev perplexity"),
+            Selector(selection, criterion_of(settings, bool(dev)), settings.patience, worse="no lower dev perplexity"),
             batches=lambda: length_buckets(lengths, settings.batch_size, rng),
             step=step,
             evaluate=evaluate,

@@ -64,6 +64,7 @@ from structbench.baselines.neural.fit import Evaluation, Figures, History
 from structbench.baselines.neural.lstm_g.nets import Architecture, LocalLearner, LstmNetwork, Rule, Squash
 from structbench.baselines.neural.run import NeuralRun
 from structbench.baselines.neural.settings import Fraction
+from structbench.convergence import Convergence, Criterion
 from structbench.errors import NotApplicable
 from structbench.specs import Example, Frozen, Split
 
@@ -308,6 +309,8 @@ class LstmGRun(NeuralRun):
         last = history.evaluations[-1].figures if history.evaluations else None
         if dev_trials and (last is None or last["trials"] != consumed):
             check(consumed)
+        if settings.criterion is not None and dev_trials:
+            history.convergence = self._judged(settings.criterion, history, reached)
         self.history = history.as_dict()
         self.reported = {"trials_trained": float(consumed)}
         if history.evaluations:
@@ -316,6 +319,22 @@ class LstmGRun(NeuralRun):
             self.reported["criterion_reached"] = 1.0 if reached is not None else 0.0
             if reached is not None:
                 self.reported["trials_to_criterion"] = float(reached)
+
+    @staticmethod
+    def _judged(criterion: float, history: History, reached: int | None) -> Convergence:
+        """Monner's criterion against the checks made: the trials (not epochs: learning is online) and
+        seconds to the check where it held, else the best share of dev and the whole run."""
+        rule = Criterion(
+            statistic="dev_strict_accuracy",
+            at_least=criterion,
+            source="Monner 2011 §2.7.1: trained until 95% of never-seen trials are correct",
+        )
+        shares = [(e, float(e.figures["dev_strict_accuracy"] or 0.0)) for e in history.evaluations]
+        at, value = next(((e, v) for e, v in shares if v >= criterion), max(shares, key=lambda pair: pair[1]))
+        if reached is None:
+            at = history.evaluations[-1]
+        trials = int(at.figures["trials"] or 0)
+        return Convergence(criterion=rule, reached=reached is not None, value=value, epochs=trials, seconds=at.seconds)
 
     def statistics(self) -> dict[str, float]:
         """`trials_to_criterion` (training sequences until the dev criterion held) and `criterion_reached`

@@ -71,6 +71,7 @@ from structbench.baselines.neural.batching import length_buckets
 from structbench.baselines.neural.fit import Figures, History, Schedule, Selector, fit
 from structbench.baselines.neural.nhmm.nets import NeuralHmmNet, NhmmArchitecture, forward_log_likelihood, viterbi
 from structbench.baselines.neural.run import NeuralRun
+from structbench.convergence import Criterion
 from structbench.errors import NotApplicable
 from structbench.specs import Split
 
@@ -101,6 +102,8 @@ class NhmmSettings(NhmmArchitecture):
     """Train on sentences of at most this many words (§6.9: 40); all are tagged. None trains on all."""
     threads: PositiveInt = 1
     """CPU threads for torch and BLAS; part of the run key (two threads may round otherwise than one)."""
+    criterion: Criterion | None = None
+    """When training has converged (a plateau of `nll_per_word`); training stops there (`structbench.convergence`)."""
 
 
 def padded(rows: Sequence[Sequence[int]], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -153,7 +156,7 @@ class NeuralHmm(NeuralRun):
             train = [[ids[w] for w in s] for s in corpus if limit is None or len(s) <= limit]
             history = self._train(self.net, settings, train)
             self.history = history.as_dict()
-            updates = sum(e.figures["updates"] or 0 for e in history.evaluations)
+            updates = history.evaluations[-1].updates
             nll = ", ".join(f"{e.figures['nll_per_word']:.3f}" for e in history.evaluations)
             self.log(
                 f"{self.name} seed {self.seed}: {updates:.0f} updates in {history.evaluations[-1].seconds:.0f} s; "
@@ -169,10 +172,8 @@ class NeuralHmm(NeuralRun):
         steps were taken. Every epoch is recorded (its per-word NLL and updates); the last is kept."""
         rng = np.random.default_rng(self.seed)
         lengths = [len(s) for s in train]
-        updates = 0
 
         def step(indices: list[int], update: Callable[[torch.Tensor], None]) -> tuple[float, int]:
-            nonlocal updates
             words, batch_lengths = padded([train[i] for i in indices], self.device)
             count = int(batch_lengths.sum())
             previous: float | None = None
@@ -184,19 +185,16 @@ class NeuralHmm(NeuralRun):
                 if previous is not None and (current - previous) / abs(previous) < settings.tolerance:
                     break
                 update(-loglik / count)
-                previous, updates = current, updates + 1
+                previous = current
             return -current, count
 
         def evaluate(nll_per_word: float) -> Figures:
-            nonlocal updates
-            figures: Figures = {"nll_per_word": nll_per_word, "updates": float(updates)}
-            updates = 0
-            return figures
+            return {"nll_per_word": nll_per_word}
 
         return fit(
             net,
             Schedule(settings.epochs, settings.lr, settings.clip),
-            Selector("last", None, None),
+            Selector("last", settings.criterion, None),
             batches=lambda: length_buckets(lengths, settings.batch_size, rng),
             step=step,
             evaluate=evaluate,
@@ -231,11 +229,8 @@ class NeuralHmm(NeuralRun):
         reported: dict[str, float] = {}
         if self.nll_per_word is not None:
             reported["nll_per_word"] = float(self.nll_per_word)
-        updates: object
-        if "evaluations" in self.history:
-            updates = [evaluation.get("updates") for evaluation in self.history["evaluations"]]
-        else:  # weights saved before the shared history record, which kept per-epoch lists
-            updates = self.history.get("updates")
-        if isinstance(updates, list) and all(isinstance(u, int | float) for u in updates):
-            reported["updates"] = float(sum(updates))
+        evaluations = self.history.get("evaluations")
+        updates = evaluations[-1].get("updates") if isinstance(evaluations, list) and evaluations else None
+        if isinstance(updates, int | float):
+            reported["updates"] = float(updates)
         return reported
