@@ -8,7 +8,7 @@ epoch of the shared `Trainer` with the recipe's settings (teacher forcing, clipp
 differing only in the batch size.
 
 Part 2: wall time of `structbench run --suite scan-simple --model seq2seq-gru-attn` from
-an untrained model to 95% dev sequence accuracy (`stop_at=0.95`, checked every epoch on
+an untrained model to 95% dev sequence accuracy (`criterion` at_least 0.95, checked every epoch on
 500 dev examples), then its test sequence accuracy.
 
     STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/train_throughput.py [--examples 8192] [--repeats 3] [--smoke]
@@ -91,7 +91,9 @@ def time_to_accuracy(goal: float, suite_id: str = "scan-simple", epochs: int = 3
         with Store(Path(folder) / "results.sqlite") as store:
             runner = Runner(store, progress=False)
             runner.log = lambda message: None
-            spec = ModelSpec(name=MODEL, params={"stop_at": goal, "epochs": epochs})
+            spec = ModelSpec(
+                name=MODEL, params={"criterion": {"statistic": "dev_accuracy", "at_least": goal}, "epochs": epochs}
+            )
             started = time.perf_counter()
             record = runner.evaluate(suite_id, spec, [0])
             wall = time.perf_counter() - started

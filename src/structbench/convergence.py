@@ -137,7 +137,9 @@ def under_trained(records: Sequence[Convergence]) -> str | None:
     values = ", ".join("not measured" if r.value is None else f"{r.value:.3g}" for r in missed)
     if rule.plateau is not None:
         changes = ", ".join("?" if r.change is None else f"{100 * r.change:.2g}%" for r in missed)
-        detail = f"{rule.statistic} {values}, still changing {changes} per evaluation; plateau < {100 * rule.plateau:g}%"
+        detail = (
+            f"{rule.statistic} {values}, still changing {changes} per evaluation; plateau < {100 * rule.plateau:g}%"
+        )
     else:
         detail = f"{rule.statistic} {values} {'<' if rule.at_least is not None else '>'} {_bound(rule):g}"
     return f"under-trained: {len(missed)} of {len(records)} seeds ({detail})"

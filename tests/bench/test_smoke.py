@@ -114,6 +114,13 @@ def check_train_throughput(output: str) -> None:
     assert re.search(r"^lookup-tables-mt, seq2seq-gru-attn cpu-small, .* status done$", output, re.MULTILINE), output
 
 
+def check_time_to_criterion(output: str) -> None:
+    header, line = output.strip().splitlines()[:2]
+    assert "cpu-small: reached, median to it" in header and "old budget: fit s" in header
+    assert re.match(r"miniscan-lstm\s+miniscan x lstm-thrush\s+train_accuracy at_least 1\s+", line), line
+    assert re.search(rf"(\d/1, {NUMBER} s \({NUMBER} epochs\)|0/1 \(best [\d., ]+\))\s+{NUMBER}\s+", line), line
+
+
 def check_threads(output: str) -> None:
     assert re.search(r"1 thread ex/s\s+2 threads ex/s\s+2 / 1\s+predictions 1 = 2\s+1 = 1 across repeats", output)
     speed, deterministic = output.split("torch.use_deterministic_algorithms(True), 1 thread\n")
@@ -142,6 +149,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "sweep_equivalence.py": check_sweep_equivalence,
     "threads.py": check_threads,
     "train_throughput.py": check_train_throughput,
+    "time_to_criterion.py": check_time_to_criterion,
 }
 """Every bench script -> what its smoke output must show."""
 

@@ -32,11 +32,11 @@ from structbench.analysis.references import Reference
 from structbench.analysis.statistics import Sample, sample, two_sample_test
 from structbench.analysis.suite_score import score_splits, suite_scores
 from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_runs, current_scores
+from structbench.convergence import Convergence, under_trained
 from structbench.environments import MACHINE_FIELDS, differing
 from structbench.errors import UserError
 from structbench.reports.ties import best_and_ties
 from structbench.specs import SeedStats, StatisticSpec, SuiteSpec
-from structbench.convergence import Convergence, under_trained
 from structbench.store import Store, run_compute, run_convergence, run_statistics
 
 RESULT_COLUMNS = [

@@ -95,12 +95,15 @@ def make_batch(
     )
 
 
-def length_buckets(lengths: Sequence[int], batch_size: int, rng: np.random.Generator | None) -> list[list[int]]:
+def length_buckets(
+    lengths: Sequence[int] | Sequence[tuple[int, ...]], batch_size: int, rng: np.random.Generator | None
+) -> list[list[int]]:
     """Index lists of at most `batch_size`, of similar lengths.
 
     With `rng`, a fresh random order per call: examples are shuffled, sorted by length
     within pools of 50 batches, cut into batches and the batches shuffled. Without it, a
-    fixed order sorted by length (for prediction).
+    fixed order sorted by length (for prediction). A length may be a tuple (target, source):
+    sorted on the first, ties on the next.
     """
     n = len(lengths)
     if rng is None:
@@ -122,8 +125,10 @@ def example_batches(
     batch_size: int,
     rng: np.random.Generator | None,
 ) -> list[Batch]:
-    """Training batches of `examples` (targets and attention targets included)."""
-    lengths = [len(e.input) for e in examples]
+    """Training batches of `examples` (targets and attention targets included), bucketed by target
+    length, then source length: the decoder's steps are most of a transducer's work (on SCAN, bucketing
+    by source length alone had the decoder compute twice the target steps there are)."""
+    lengths = [(len(e.target or []), len(e.input)) for e in examples]
     out = []
     for indices in length_buckets(lengths, batch_size, rng):
         chosen = [examples[i] for i in indices]
