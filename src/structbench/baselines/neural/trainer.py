@@ -147,13 +147,16 @@ class Trainer:
             update(loss)
             return float(loss.detach()), len(batch.order)
 
+        # greedy accuracy on the training data where the criterion reads it, or where there is no dev split
+        # to say how far training got (MiniSCAN's 14 pairs are their own validation set)
         judged_on_train = settings.criterion is not None and settings.criterion.statistic == "train_accuracy"
-        train_set = list(train[: settings.dev_limit] if settings.dev_limit else train) if judged_on_train else []
+        train_set = list(train[: settings.dev_limit] if settings.dev_limit else train)
+        train_set = train_set if judged_on_train or not dev_set else []
 
         def evaluate(train_loss: float) -> Figures:
             dev_loss, dev_accuracy = self.evaluate(dev_set) if dev_set else (None, None)
             figures: Figures = {"train_loss": train_loss, "dev_loss": dev_loss, "dev_accuracy": dev_accuracy}
-            if train_set:  # a criterion on the training data itself (a task whose train split is its dev set)
+            if train_set:
                 figures["train_accuracy"] = self.evaluate(train_set)[1]
             return figures
 
