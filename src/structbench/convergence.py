@@ -27,9 +27,9 @@ class Criterion(Frozen):
     """What counts as "learned the training distribution": one statistic of training and one rule.
 
     `at_least` / `at_most`: the statistic reaches the bound (a dev accuracy, a dev perplexity).
-    `plateau`: the statistic, which training lowers (a loss, a perplexity, a negative
-    log-likelihood), improved by less than this fraction of its previous value between two
-    consecutive evaluations."""
+    `plateau`: the best value of the statistic, which training lowers (a loss, a perplexity, a
+    negative log-likelihood), improved by less than this fraction over the last two evaluations:
+    two, so that one noisy evaluation (a dev perplexity that rises once) does not end training."""
 
     statistic: StatisticName
     """The figure of an evaluation the rule reads, e.g. `dev_accuracy`, `dev_perplexity`."""
@@ -46,16 +46,17 @@ class Criterion(Frozen):
             raise ValueError("give exactly one of at_least, at_most or plateau")
         return self
 
-    def holds(self, value: float, previous: float | None) -> bool:
-        """Whether `value` (after `previous`, the statistic at the evaluation before) meets the rule."""
-        if not math.isfinite(value):
+    def holds(self, values: Sequence[float]) -> bool:
+        """Whether the statistic's values so far (one per evaluation, the latest last) meet the rule."""
+        if not values or not math.isfinite(values[-1]):
             return False
         if self.at_least is not None:
-            return value >= self.at_least
+            return values[-1] >= self.at_least
         if self.at_most is not None:
-            return value <= self.at_most
+            return values[-1] <= self.at_most
         assert self.plateau is not None
-        return previous is not None and improvement(previous, value) < self.plateau
+        change = recent_improvement(values)
+        return change is not None and change < self.plateau
 
     def shown(self) -> str:
         """The rule in a few words, e.g. `dev_accuracy ≥ 0.95`."""
@@ -63,12 +64,20 @@ class Criterion(Frozen):
             return f"{self.statistic} ≥ {self.at_least:g}"
         if self.at_most is not None:
             return f"{self.statistic} ≤ {self.at_most:g}"
-        return f"{self.statistic} improving by < {100 * (self.plateau or 0):g}% per evaluation"
+        return f"{self.statistic} improving by < {100 * (self.plateau or 0):g}% over {PLATEAU_WINDOW} evaluations"
 
 
-def improvement(previous: float, value: float) -> float:
-    """How much lower `value` is than `previous`, as a fraction of `previous` (negative: it rose)."""
-    return (previous - value) / abs(previous) if previous else (0.0 if value == previous else math.inf)
+PLATEAU_WINDOW = 2
+"""Evaluations over which a plateau's improvement is measured."""
+
+
+def recent_improvement(values: Sequence[float]) -> float | None:
+    """How much the best (lowest) value improved over the last `PLATEAU_WINDOW` evaluations, as a fraction
+    of the best before them (0: no better); None before there are that many evaluations after the first."""
+    if len(values) <= PLATEAU_WINDOW:
+        return None
+    before, now = min(values[:-PLATEAU_WINDOW]), min(values)
+    return (before - now) / abs(before) if before else (0.0 if now == before else math.inf)
 
 
 class Convergence(Frozen):
@@ -80,7 +89,7 @@ class Convergence(Frozen):
     """The statistic where the criterion was reached; if it never was, its best value (highest for
     `at_least`, lowest otherwise). None when training never measured it."""
     change: float | None = None
-    """For a `plateau`: the last improvement between two evaluations (a fraction)."""
+    """For a `plateau`: the best value's last improvement over two evaluations (a fraction)."""
     epochs: NonNegativeInt | None = None
     """Epochs (for online learners, training sequences) when it was reached, else all those trained."""
     updates: NonNegativeInt | None = None
@@ -94,7 +103,7 @@ class Convergence(Frozen):
         rule = self.criterion
         value = "not measured" if self.value is None else f"{self.value:.3g}"
         if rule.plateau is not None:
-            change = "" if self.change is None else f", last change {100 * self.change:.2g}%"
+            change = "" if self.change is None else f", last improvement {100 * self.change:.2g}%"
             state = f"{rule.statistic} {value}{change}; plateau < {100 * rule.plateau:g}%"
         elif self.reached:
             state = f"{rule.statistic} {value} {'≥' if rule.at_least is not None else '≤'} {_bound(rule):g}"

@@ -111,17 +111,17 @@ def test_a_run_that_never_reaches_the_criterion_reports_its_best_value() -> None
     assert history.stopped == "epochs"
 
 
-def test_a_plateau_is_reached_when_the_statistic_stops_falling() -> None:
-    nll = {1: 7.0, 2: 6.5, 3: 6.45, 4: 6.0}
+def test_a_plateau_is_reached_when_the_best_value_stops_falling_over_two_evaluations() -> None:
+    nll = {1: 7.0, 2: 6.5, 3: 6.6, 4: 6.48, 5: 6.0}  # one evaluation that rises (3) does not end training
     history, _, _ = run(
-        [[(1.0, 1)]] * 4,
+        [[(1.0, 1)]] * 5,
         Selector("last", Criterion(statistic="nll_per_word", plateau=0.01), None),
         lambda epoch, loss: {"nll_per_word": nll[epoch]},
     )
     judged = history.convergence
-    assert judged is not None and judged.reached and judged.epochs == 3 and judged.value == 6.45
-    assert judged.change == pytest.approx(0.05 / 6.5)
-    assert [e.epoch for e in history.evaluations] == [1, 2, 3]
+    assert judged is not None and judged.reached and judged.epochs == 4 and judged.value == 6.48
+    assert judged.change == pytest.approx(0.02 / 6.5)
+    assert [e.epoch for e in history.evaluations] == [1, 2, 3, 4]
 
 
 def test_a_non_finite_training_loss_is_an_error() -> None:

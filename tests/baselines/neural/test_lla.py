@@ -161,3 +161,22 @@ def test_every_variant_runs_through_the_harness(runner: Runner, cls: str) -> Non
     )
     assert record.status == {"0": "done"}
     check_stored_run(runner, "miniscan")
+
+
+def test_training_stops_at_the_recipe_criterion_and_reports_it() -> None:
+    """MiniSCAN has no dev split: the recipe's criterion reads the training pairs, training stops at the first
+    evaluation where all 14 are right, and the run says so; without the criterion it trains every epoch."""
+    train = miniscan_train()
+    model = ThrushLstm()
+    model.log = lambda message: None
+    model.fit(train, None, seed=0)
+    judged = model.convergence()
+    evaluations = model.history["evaluations"]
+    assert judged["reached"] and judged["value"] == 1.0 and judged["criterion"]["statistic"] == "train_accuracy"
+    assert judged["epochs"] == evaluations[-1]["epoch"] < 150 and evaluations[-2]["train_accuracy"] < 1.0
+    assert model.history["stopped"] == "criterion train_accuracy ≥ 1 reached"
+    unjudged = ThrushLstm(criterion=None, epochs=judged["epochs"] + 2)
+    unjudged.log = lambda message: None
+    unjudged.fit(train, None, seed=0)
+    assert unjudged.convergence() == {} and len(unjudged.history["evaluations"]) == judged["epochs"] + 2
+    assert "train_accuracy" in unjudged.history["evaluations"][0]  # still reported: there is no dev split

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import torch
 from tqdm import tqdm
 
-from structbench.convergence import Convergence, Criterion, improvement
+from structbench.convergence import Convergence, Criterion, recent_improvement
 
 Figures = dict[str, float | None]
 """What one evaluation measured, by name (e.g. `train_loss`, `dev_accuracy`, `dev_perplexity`)."""
@@ -119,23 +119,20 @@ def judged(criterion: Criterion, evaluations: list[Evaluation]) -> Convergence:
     seconds there), else the best value measured and the whole run's epochs, updates and seconds."""
     values = [(e, e.figures.get(criterion.statistic)) for e in evaluations]
     measured = [(e, float(v)) for e, v in values if v is not None]
-    previous: float | None = None
+    plateau = criterion.plateau is not None
     change: float | None = None
-    for evaluation, value in measured:
-        if previous is not None:
-            change = improvement(previous, value)
-        if criterion.holds(value, previous):
+    for seen in range(1, len(measured) + 1):
+        evaluation, value = measured[seen - 1]
+        so_far = [v for _, v in measured[:seen]]
+        change = recent_improvement(so_far) if plateau else None
+        if criterion.holds(so_far):
             took = {"epochs": evaluation.epoch, "updates": evaluation.updates, "seconds": evaluation.seconds}
             return Convergence(criterion=criterion, reached=True, value=value, change=change, **took)
-        previous = value
     last = evaluations[-1] if evaluations else None
     took = {} if last is None else {"epochs": last.epoch, "updates": last.updates, "seconds": last.seconds}
     if not measured:
         return Convergence(criterion=criterion, reached=False, **took)
-    if criterion.plateau is not None:
-        best = measured[-1][1]
-    else:
-        best = (max if criterion.at_least is not None else min)(value for _, value in measured)
+    best = (max if criterion.at_least is not None else min)(value for _, value in measured)
     return Convergence(criterion=criterion, reached=False, value=best, change=change, **took)
 
 
