@@ -8,6 +8,7 @@ from typing import Any
 
 import structbench
 from structbench.analysis.claims import CellRef, Claim, check_all, claim_cells
+from structbench.cli import main
 from structbench.convergence import Convergence, Criterion, checked_convergence
 from structbench.reports.boards import aggregate, boards
 from structbench.specs import Split
@@ -37,7 +38,9 @@ class Guesser:
         return Convergence(criterion=RULE, reached=reached, value=value, epochs=10, seconds=1.0).model_dump()
 
 
-def test_an_under_trained_row_is_flagged_never_best_and_its_claims_are_undecided(store_path: Path) -> None:
+def test_an_under_trained_row_is_flagged_never_best_and_its_claims_are_undecided(
+    store_path: Path, tmp_path: Path
+) -> None:
     seeds = [0, 1]
     structbench.evaluate(SUITE, Guesser("singular"), seeds=seeds, store=store_path, name="under", progress=False)
     structbench.evaluate(
@@ -62,6 +65,13 @@ def test_an_under_trained_row_is_flagged_never_best_and_its_claims_are_undecided
         cell=CellRef(model="learned", split="mixed"), at_most=0.99,
     )  # fmt: skip
     assert check_all(cells, [bound])[0].status == "reproduced"  # a cell of converged runs is judged as ever
+    assert main(["report", "--store", str(store_path), "--out", str(tmp_path / "site")]) == 0
+    page = (tmp_path / "site" / "suites" / f"{board.slug}.html").read_text()
+    row = page[page.index('data-value="under"') : page.index("</tr>", page.index('data-value="under"'))]
+    assert "under-trained: 2 of 2 seeds (dev_accuracy 0.39, 0.49 &lt; 0.95)" in row and "tag rank" not in row
+    index = (tmp_path / "site" / "index.html").read_text()
+    overview = index[index.index('data-value="under"') : index.index("</tr>", index.index('data-value="under"'))]
+    assert "tag undertrained" in overview and "tag rank" not in overview
 
 
 def test_a_convergence_report_is_checked_where_it_enters() -> None:

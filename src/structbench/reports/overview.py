@@ -64,7 +64,7 @@ class OverviewRow:
     """"" for ranked models, else why the row is set apart (`ceiling`, `not comparable`, `partial`)."""
     mean_rank: float | None
     cells: dict[str, tuple[SeedStats, str]]
-    """board slug -> (cell, mark)."""
+    """board slug -> (cell, mark: `best`, `tie`, `under-trained` or "")."""
 
 
 def overview_rows(summaries: list[Summary]) -> list[OverviewRow]:
@@ -81,13 +81,14 @@ def overview_rows(summaries: list[Summary]) -> list[OverviewRow]:
         )
         positions.append({model: position for position, model in enumerate(ranked, start=1)})
         means = {general[m].mean for m in ranked}
-        best_mean = general[ranked[0]].mean if len(means) > 1 else None  # no best where all are equal
+        trained = [m for m in ranked if m not in board.under_trained]  # an under-trained row is never best
+        best_mean = general[trained[0]].mean if len(means) > 1 and trained else None  # no best where all are equal
         for model, cell in general.items():
             apart = next((tag for tag, models in APART if model in getattr(board, models)), "")
             row = rows.setdefault(model, OverviewRow(model, apart, None, {}))
             row.apart = row.apart or apart
-            mark = ""
-            if not apart and best_mean is not None:
+            mark = "under-trained" if model in board.under_trained else ""
+            if not apart and not mark and best_mean is not None:
                 if cell.mean == best_mean:
                     mark = "best"
                 elif all(board.mark(model, split) for split in board.generalisation):

@@ -119,12 +119,11 @@ def judged(criterion: Criterion, evaluations: list[Evaluation]) -> Convergence:
     seconds there), else the best value measured and the whole run's epochs, updates and seconds."""
     values = [(e, e.figures.get(criterion.statistic)) for e in evaluations]
     measured = [(e, float(v)) for e, v in values if v is not None]
-    plateau = criterion.plateau is not None
+    so_far: list[float] = []
     change: float | None = None
-    for seen in range(1, len(measured) + 1):
-        evaluation, value = measured[seen - 1]
-        so_far = [v for _, v in measured[:seen]]
-        change = recent_improvement(so_far) if plateau else None
+    for evaluation, value in measured:
+        so_far.append(value)
+        change = recent_improvement(so_far) if criterion.plateau is not None else None
         if criterion.holds(so_far):
             took = {"epochs": evaluation.epoch, "updates": evaluation.updates, "seconds": evaluation.seconds}
             return Convergence(criterion=criterion, reached=True, value=value, change=change, **took)
