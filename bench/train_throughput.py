@@ -1,11 +1,12 @@
 """Training throughput of the neural trainer, and wall time to the recipe's criterion on scan-simple.
 
 Part 1, side by side in one run: training examples per second of `seq2seq-gru-attn`
-(cpu-small recipe for SCAN: GRU 128, Luong dot attention) through our trainer — padded,
-length-bucketed batches of 32 — against a per-example loop of the very same network
-(batch size 1, one update per example), on the same SCAN training examples. Both are one
-epoch of the shared `Trainer` with the recipe's settings (teacher forcing, clipping, Adam),
-differing only in the batch size.
+(cpu-small recipe for SCAN: GRU 128, Luong dot attention) through our trainer — padded batches
+of 32, bucketed by target then source length — against a per-example loop of the very same
+network (batch size 1, one update per example) and against batches of 32 bucketed by source
+length alone (the trainer before its decoder's padding was cut), on the same SCAN training
+examples. All are one epoch of the shared `Trainer` with the recipe's settings (teacher
+forcing, clipping, Adam), differing only in how batches are made.
 
 Part 2: wall time of `structbench run --suite scan-simple --model seq2seq-gru-attn` in a fresh
 home, building the suite included, with the recipe as shipped: it trains until its criterion
@@ -27,11 +28,14 @@ import argparse
 import os
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from structbench import registry
+from structbench.baselines.neural.batching import Batch, length_buckets, make_batch
 from structbench.baselines.neural.net import TransductionNet
 from structbench.baselines.neural.settings import TrainSettings
 from structbench.baselines.neural.trainer import Trainer
@@ -44,11 +48,34 @@ MODEL = "seq2seq-gru-attn"
 SMOKE_EXAMPLES, SMOKE_SUITE, SMOKE_EPOCHS = 256, "lookup-tables-mt", 1
 
 
+class SourceBucketed(Trainer):
+    """The trainer as it was before its batches were bucketed by target length: by source length alone."""
+
+    def batches(self, examples: Sequence[Example], rng: np.random.Generator | None) -> list[Batch]:
+        chosen = length_buckets([len(e.input) for e in examples], self.settings.batch_size, rng)
+        return [
+            make_batch(
+                [examples[i].input for i in indices],
+                self.source_vocab,
+                [examples[i].target or [] for i in indices],
+                self.target_vocab,
+                [examples[i].attention for i in indices],
+                indices,
+            )
+            for indices in chosen
+        ]
+
+
 def examples_per_second(
-    net: TransductionNet, examples: list[Example], settings: TrainSettings, source: Vocabulary, target: Vocabulary
+    net: TransductionNet,
+    examples: list[Example],
+    settings: TrainSettings,
+    source: Vocabulary,
+    target: Vocabulary,
+    trainer_class: type[Trainer] = Trainer,
 ) -> float:
-    """One epoch of `Trainer` on `examples` with `settings`; training examples per wall-clock second."""
-    trainer = Trainer(net, settings, source, target, torch.device("cpu"), seed=0, max_length=64)
+    """One epoch of `trainer_class` on `examples` with `settings`; training examples per wall-clock second."""
+    trainer = trainer_class(net, settings, source, target, torch.device("cpu"), seed=0, max_length=64)
     started = time.perf_counter()
     trainer.train(examples, None, progress=False)
     return len(examples) / (time.perf_counter() - started)
@@ -72,15 +99,20 @@ def throughput(n_examples: int, repeats: int) -> None:
         return net
 
     # alternating repetitions, best of each: a shared machine's slow moments hit both loops alike
-    batched, per_example = 0.0, 0.0
+    batched, by_source, per_example = 0.0, 0.0, 0.0
     for _ in range(repeats):
         batched = max(batched, examples_per_second(fresh_net(), examples, one_epoch, source, target))
+        by_source = max(
+            by_source, examples_per_second(fresh_net(), examples, one_epoch, source, target, SourceBucketed)
+        )
         per_example = max(per_example, examples_per_second(fresh_net(), single, one_by_one, source, target))
     print(f"torch threads: {torch.get_num_threads()}, cpus: {os.cpu_count()}, best of {repeats}")
     print(f"{'loop':<28}{'examples':>10}{'examples/s':>14}")
     print(f"{'batch size 1 (per example)':<28}{len(single):>10}{per_example:>14.1f}")
+    print(f"{'source-length buckets':<28}{len(examples):>10}{by_source:>14.1f}")
     print(f"{f'our trainer (batches of {settings.batch_size})':<28}{len(examples):>10}{batched:>14.1f}")
     print(f"ratio: {batched / per_example:.1f}x (goal: at least 10x)")
+    print(f"target-length over source-length buckets: {batched / by_source:.2f}x")
 
 
 def time_to_criterion(threads: int, suite_id: str = "scan-simple", epochs: int | None = None) -> None:

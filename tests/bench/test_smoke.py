@@ -110,6 +110,8 @@ def check_chaos(output: str) -> None:
 def check_train_throughput(output: str) -> None:
     assert row(output, "batch size 1 (per example)")[0] == "64"
     assert row(output, "our trainer (batches of 32)")[0] == "256"
+    assert row(output, "source-length buckets")[0] == "256"
+    assert re.search(rf"^target-length over source-length buckets: {NUMBER}x$", output, re.MULTILINE), output
     assert re.search(rf"^ratio: {NUMBER}x \(goal: at least 10x\)$", output, re.MULTILINE), output
     assert re.search(
         r"^lookup-tables-mt, seq2seq-gru-attn cpu-small on 1 thread, building included: .* status done; "
