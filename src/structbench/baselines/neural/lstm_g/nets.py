@@ -280,7 +280,7 @@ class LocalLearner:
 
         # eligibility traces (2.17) of the cells, extended traces (2.18) of the input and forget gates
         self.cell_trace *= y_f[:, None]
-        self.cell_trace += np.outer(y_i, u)
+        self.cell_trace += y_i[:, None] * u  # np.outer, without its per-call overhead
         gain = y_if * (1.0 - y_if)
         gain[INPUT] *= cell_input
         gain[FORGET] *= previous_state
@@ -304,12 +304,12 @@ class LocalLearner:
         # weight changes (2.24)
         alpha = self.alpha
         changes: dict[str, FloatArray] = {
-            "out_cell": alpha * np.outer(delta_out, gated),
+            "out_cell": alpha * (delta_out[:, None] * gated),
             "cell": (alpha * delta_c)[:, None] * self.cell_trace,
         }
         gates = np.empty_like(self.gates)
         gates[:2] = (alpha * delta_c)[None, :, None] * self.gate_trace
-        gates[OUTPUT] = alpha * np.outer(delta_o, u)
+        gates[OUTPUT] = alpha * (delta_o[:, None] * u)
         changes["gates"] = gates
         if self.peepholes is not None:
             peepholes = np.empty_like(self.peepholes)
@@ -317,7 +317,7 @@ class LocalLearner:
             peepholes[OUTPUT] = alpha * delta_o * activation
             changes["peepholes"] = peepholes
         if self.out_direct is not None:
-            changes["out_direct"] = alpha * np.outer(delta_out, x)
+            changes["out_direct"] = alpha * (delta_out[:, None] * x)
         target_arrays = self.parameters if apply else self.pending
         for name, change in changes.items():
             target_arrays[name] += change
