@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import structbench
 from structbench.analysis.claims import CellRef, Claim, check_all, claim_cells
 from structbench.cli import main
@@ -39,10 +41,12 @@ class Guesser:
 
 
 def test_an_under_trained_row_is_flagged_never_best_and_its_claims_are_undecided(
-    store_path: Path, tmp_path: Path
+    store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     seeds = [0, 1]
     structbench.evaluate(SUITE, Guesser("singular"), seeds=seeds, store=store_path, name="under", progress=False)
+    said = capsys.readouterr().err
+    assert "seed 1: under-trained: dev_accuracy 0.49 < 0.95 (flagged on the leaderboard)" in said
     structbench.evaluate(
         SUITE, Guesser("plural", learned=(0, 1)), seeds=seeds, store=store_path, name="learned", progress=False
     )

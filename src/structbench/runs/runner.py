@@ -185,6 +185,8 @@ class Runner:
             environment=outcome.environment,
             convergence=outcome.convergence,
         )
+        if outcome.convergence is not None and not outcome.convergence.reached:
+            self.log(f"{context.where}: {outcome.convergence.shown()} (flagged on the leaderboard)")
         return SeedOutcome(claim.run_id, "done", None, False, label)
 
     def cell_scores(self, suite: Suite, suite_hash: str, model_key: str) -> dict[str, Any]:
