@@ -147,7 +147,8 @@ def under_trained(records: Sequence[Convergence]) -> str | None:
     if rule.plateau is not None:
         changes = ", ".join("?" if r.change is None else f"{100 * r.change:.2g}%" for r in missed)
         detail = (
-            f"{rule.statistic} {values}, still changing {changes} per evaluation; plateau < {100 * rule.plateau:g}%"
+            f"{rule.statistic} {values}, still improving {changes} over {PLATEAU_WINDOW} evaluations; "
+            f"plateau < {100 * rule.plateau:g}%"
         )
     else:
         detail = f"{rule.statistic} {values} {'<' if rule.at_least is not None else '>'} {_bound(rule):g}"

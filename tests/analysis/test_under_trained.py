@@ -11,7 +11,7 @@ import pytest
 import structbench
 from structbench.analysis.claims import CellRef, Claim, check_all, claim_cells
 from structbench.cli import main
-from structbench.convergence import Convergence, Criterion, checked_convergence
+from structbench.convergence import Convergence, Criterion, checked_convergence, under_trained
 from structbench.reports.boards import aggregate, boards
 from structbench.specs import Split
 from structbench.store import Store
@@ -83,5 +83,10 @@ def test_a_convergence_report_is_checked_where_it_enters() -> None:
     record, problems = checked_convergence({"criterion": {"statistic": "dev_accuracy"}, "reached": True})
     assert record is None and "exactly one of at_least, at_most or plateau" in problems[0]
     assert checked_convergence([1])[1] == ["convergence() returned a list, not a mapping"]
+    plateau = Criterion(statistic="dev_loss", plateau=0.02)
+    rising = Convergence(criterion=plateau, reached=False, value=1.19, change=0.032)
+    assert under_trained([rising, rising.model_copy(update={"reached": True})]) == (
+        "under-trained: 1 of 2 seeds (dev_loss 1.19, still improving 3.2% over 2 evaluations; plateau < 2%)"
+    )
     shown = Convergence(criterion=RULE, reached=True, value=0.96, epochs=4, seconds=12.3).shown()
     assert shown == "converged: dev_accuracy 0.96 ≥ 0.95 in 4 epochs, 12 s"
