@@ -100,15 +100,7 @@ class Convergence(Frozen):
     def shown(self) -> str:
         """One phrase for the leaderboard: `converged: dev_accuracy 0.97 ≥ 0.95 in 6 epochs` or
         `under-trained: dev_accuracy 0.39 < 0.95`."""
-        rule = self.criterion
-        value = "not measured" if self.value is None else f"{self.value:.3g}"
-        if rule.plateau is not None:
-            change = "" if self.change is None else f", last improvement {100 * self.change:.2g}%"
-            state = f"{rule.statistic} {value}{change}; plateau < {100 * rule.plateau:g}%"
-        elif self.reached:
-            state = f"{rule.statistic} {value} {'≥' if rule.at_least is not None else '≤'} {_bound(rule):g}"
-        else:
-            state = f"{rule.statistic} {value} {'<' if rule.at_least is not None else '>'} {_bound(rule):g}"
+        state = _against(self.criterion, [self], self.reached)
         if not self.reached:
             return f"under-trained: {state}"
         took = [] if self.epochs is None else [f"{self.epochs} epochs"]
@@ -116,8 +108,20 @@ class Convergence(Frozen):
         return f"converged: {state}" + (f" in {', '.join(took)}" if took else "")
 
 
-def _bound(rule: Criterion) -> float:
-    return rule.at_least if rule.at_least is not None else rule.at_most if rule.at_most is not None else 0.0
+def _against(rule: Criterion, records: Sequence[Convergence], reached: bool) -> str:
+    """The records' values against `rule`, e.g. `dev_accuracy 0.39, 0.49 < 0.95`."""
+    values = ", ".join("not measured" if r.value is None else f"{r.value:.3g}" for r in records)
+    if rule.plateau is not None:
+        changes = ", ".join("?" if r.change is None else f"{100 * r.change:.2g}%" for r in records)
+        still = "" if reached else "still "
+        return (
+            f"{rule.statistic} {values}, {still}improving {changes} over {PLATEAU_WINDOW} evaluations; "
+            f"plateau < {100 * rule.plateau:g}%"
+        )
+    upper = rule.at_least is None
+    bound = rule.at_most if upper else rule.at_least
+    relation = ("≤" if upper else "≥") if reached else (">" if upper else "<")
+    return f"{rule.statistic} {values} {relation} {bound:g}"
 
 
 def checked_convergence(reported: object) -> tuple[Convergence | None, list[str]]:
@@ -142,14 +146,5 @@ def under_trained(records: Sequence[Convergence]) -> str | None:
     missed = [record for record in records if not record.reached]
     if not missed:
         return None
-    rule = missed[0].criterion
-    values = ", ".join("not measured" if r.value is None else f"{r.value:.3g}" for r in missed)
-    if rule.plateau is not None:
-        changes = ", ".join("?" if r.change is None else f"{100 * r.change:.2g}%" for r in missed)
-        detail = (
-            f"{rule.statistic} {values}, still improving {changes} over {PLATEAU_WINDOW} evaluations; "
-            f"plateau < {100 * rule.plateau:g}%"
-        )
-    else:
-        detail = f"{rule.statistic} {values} {'<' if rule.at_least is not None else '>'} {_bound(rule):g}"
+    detail = _against(missed[0].criterion, missed, reached=False)
     return f"under-trained: {len(missed)} of {len(records)} seeds ({detail})"

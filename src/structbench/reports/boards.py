@@ -28,16 +28,16 @@ from typing import Any, cast
 import pandas as pd
 
 from structbench import registry
+from structbench.analysis.claims import under_trained_cells
 from structbench.analysis.references import Reference
 from structbench.analysis.statistics import Sample, sample, two_sample_test
 from structbench.analysis.suite_score import score_splits, suite_scores
 from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_runs, current_scores
-from structbench.convergence import Convergence, under_trained
 from structbench.environments import MACHINE_FIELDS, differing
 from structbench.errors import UserError
 from structbench.reports.ties import best_and_ties
 from structbench.specs import SeedStats, StatisticSpec, SuiteSpec
-from structbench.store import Store, run_compute, run_convergence, run_statistics
+from structbench.store import Store, run_compute, run_statistics
 
 RESULT_COLUMNS = [
     "suite", "version", "suite_hash", "model", "split", "metric", "breakdown", "level",
@@ -122,8 +122,6 @@ class Compute:
     """Devices the runs reported, comma-separated; empty when none did."""
     seed_statistics: dict[int, dict[str, float]] = field(default_factory=dict)
     """Finished seed -> the statistics of training (`dev_perplexity`) its run reported."""
-    seed_convergence: dict[int, Convergence] = field(default_factory=dict)
-    """Finished seed -> whether its training reached the recipe's criterion, where the model reports it."""
     threads: tuple[int, ...] = ()
     """The CPU thread counts the finished runs computed on (one count: a count other than 1 keys a
     run); empty where every run predates the record."""
@@ -149,11 +147,6 @@ class Compute:
             for name, value in reported.items():
                 out.setdefault(name, []).append(value)
         return dict(sorted(out.items()))
-
-    @property
-    def under_trained(self) -> str | None:
-        """Why the cell's seeds count as under-trained (`structbench.convergence.under_trained`); None if they do not."""
-        return under_trained([record for _, record in sorted(self.seed_convergence.items())])
 
     def sample(self, name: str, censored_by: str | None) -> Sample:
         """Statistic `name` over the finished seeds, those that report `censored_by` instead censored."""
@@ -358,9 +351,6 @@ def _compute(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], Compute]:
             parameters=max(int(p) for p in parameters) if parameters else None,
             device=", ".join(devices),
             seed_statistics={seed: run_statistics(environment) for seed, environment, _ in cell_runs},
-            seed_convergence={
-                seed: judged for seed, environment, _ in cell_runs if (judged := run_convergence(environment))
-            },
             threads=tuple(sorted(threads)),
             machines=machines(environments),
         )
@@ -455,6 +445,7 @@ def boards(
     ceilings = ceiling_labels(runs)
     problems = _problems(runs)
     compute = _compute(runs)
+    under = under_trained_cells(runs)
     whole_split = results[results.breakdown == ""]
     by_suite = dict(list(whole_split.groupby(["suite", "version", "suite_hash"])))
     ordered = sorted(specs.items())
@@ -492,8 +483,8 @@ def boards(
                 board.problems[model] = problems[cell_key]
             if cell_key in compute:
                 board.compute[model] = compute[cell_key]
-                if (why := compute[cell_key].under_trained) is not None:
-                    board.under_trained[model] = why
+            if cell_key in under:
+                board.under_trained[model] = under[cell_key]
         board.rows.sort(key=partial(_rank, board=board))
         columns: dict[str, dict[str, SeedStats]] = {split: {} for split in board.ranked}
         for model, row_cells in board.ranked_rows:

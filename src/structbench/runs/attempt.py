@@ -5,8 +5,7 @@ it every test split and scores the answers; a model's crash (or `sys.exit`) is a
 and a model that does not speak the suite's protocol an `n/a` one. A model with the optional
 `compute()`, `statistics()` or `convergence()` (`structbench.protocols.Model`) is asked after
 prediction; its report is checked here, where it enters the harness (`checked_compute`,
-`checked_statistics`, `checked_convergence`), and what
-passes is trusted from then on. A report that raises or has invalid entries is only logged:
+`checked_statistics`, `checked_convergence`), and what passes is trusted from then on. A report that raises or has invalid entries is only logged:
 the run it describes has finished and is stored without them.
 """
 
@@ -223,8 +222,8 @@ def _checked_report(
     where: str,
     log: Callable[[str], None],
 ) -> R | None:
-    """The model's optional `compute()`, `statistics()` or `convergence()` report (`reporter` is its protocol), as
-    `check` accepts it; None without the method or when it raises."""
+    """The model's optional `compute()`, `statistics()` or `convergence()` report (`reporter` is its
+    protocol), as `check` accepts it; None without the method or when it raises."""
     if not isinstance(model, reporter):
         return None
     try:

@@ -4,8 +4,9 @@ A recipe is `recipes/MODEL/TASK.yaml` with a `citation`, a `notes` line, the tas
 `criterion` (when the network has learned its training distribution; training stops there) and
 one block of settings per budget (`paper`: the published configuration; `cpu-small`: a budget
 chosen on dev splits to reach the criterion on one CPU thread where that is feasible, used by
-tests and by `quickstart --neural` on the suites the recipe lists under `quickstart`). The task is the one the suite's spec declares
-(`scan-length` -> `scan`); a model without a recipe for a task uses its `default.yaml`.
+tests and by `quickstart --neural` on the suites the recipe lists under `quickstart`). The task
+is the one the suite's spec declares (`scan-length` -> `scan`); a model without a recipe for a
+task uses its `default.yaml`.
 `--set key=value` overrides any single setting.
 """
 

@@ -2,9 +2,9 @@
 
 Token-level cross-entropy (plus the attention loss of attentive guidance and any loss the
 network adds itself), teacher forcing decided per batch, dev loss and greedy sequence
-accuracy for model selection and the convergence criterion (greedy accuracy on the training
-split too where the criterion reads it: MiniSCAN, whose 14 pairs are their own dev set) on the dev split only (the test splits are never seen before
-the harness asks for predictions), and batched greedy decoding.
+accuracy for model selection and the convergence criterion on the dev split only (the test
+splits are never seen before the harness asks for predictions; greedy accuracy on the training
+split too where the criterion reads it or there is no dev split), and batched greedy decoding.
 """
 
 from __future__ import annotations
@@ -113,6 +113,11 @@ class Trainer:
     def batches(self, examples: Sequence[Example], rng: np.random.Generator | None) -> list[Batch]:
         return example_batches(examples, self.source_vocab, self.target_vocab, self.settings.batch_size, rng)
 
+    def limited(self, examples: Sequence[Example]) -> list[Example]:
+        """The first `dev_limit` of `examples` (all where it is None): what an evaluation reads."""
+        limit = self.settings.dev_limit
+        return list(examples[:limit] if limit else examples)
+
     def evaluate(self, dev: Sequence[Example]) -> tuple[float, float]:
         """Teacher-forced loss and greedy sequence accuracy on `dev`."""
         self.net.eval()
@@ -138,7 +143,7 @@ class Trainer:
         rng = np.random.default_rng(self.seed)
         coin = random.Random(self.seed)
         net.pretrain(lambda epoch: self.batches(train, rng), self.device, progress is not False)
-        dev_set = list(dev[: settings.dev_limit] if settings.dev_limit else dev) if dev else []
+        dev_set = self.limited(dev) if dev else []
 
         def step(batch: Batch, update: Callable[[torch.Tensor], None]) -> tuple[float, int]:
             batch = batch.to(self.device)
@@ -150,8 +155,7 @@ class Trainer:
         # greedy accuracy on the training data where the criterion reads it, or where there is no dev split
         # to say how far training got (MiniSCAN's 14 pairs are their own validation set)
         judged_on_train = settings.criterion is not None and settings.criterion.statistic == "train_accuracy"
-        train_set = list(train[: settings.dev_limit] if settings.dev_limit else train)
-        train_set = train_set if judged_on_train or not dev_set else []
+        train_set = self.limited(train) if judged_on_train or not dev_set else []
 
         def evaluate(train_loss: float) -> Figures:
             dev_loss, dev_accuracy = self.evaluate(dev_set) if dev_set else (None, None)

@@ -60,7 +60,7 @@ from tqdm import tqdm
 
 from structbench.baselines.neural import checkpoint
 from structbench.baselines.neural.device import seed_everything
-from structbench.baselines.neural.fit import Evaluation, Figures, History
+from structbench.baselines.neural.fit import Evaluation, Figures, History, judged
 from structbench.baselines.neural.lstm_g.nets import Architecture, LocalLearner, LstmNetwork, Rule, Squash
 from structbench.baselines.neural.run import NeuralRun
 from structbench.baselines.neural.settings import Fraction
@@ -310,7 +310,7 @@ class LstmGRun(NeuralRun):
         if dev_trials and (last is None or last["trials"] != consumed):
             check(consumed)
         if settings.criterion is not None and dev_trials:
-            history.convergence = self._judged(settings.criterion, history, reached)
+            history.convergence = self._judged(settings.criterion, history)
         self.history = history.as_dict()
         self.reported = {"trials_trained": float(consumed)}
         if history.evaluations:
@@ -321,20 +321,17 @@ class LstmGRun(NeuralRun):
                 self.reported["trials_to_criterion"] = float(reached)
 
     @staticmethod
-    def _judged(criterion: float, history: History, reached: int | None) -> Convergence:
-        """Monner's criterion against the checks made: the trials (not epochs: learning is online) and
-        seconds to the check where it held, else the best share of dev and the whole run."""
+    def _judged(criterion: float, history: History) -> Convergence:
+        """Monner's criterion against the checks made (`fit.judged`), counted in training sequences, not
+        epochs: learning is online."""
         rule = Criterion(
             statistic="dev_strict_accuracy",
             at_least=criterion,
             source="Monner 2011 §2.7.1: trained until 95% of never-seen trials are correct",
         )
-        shares = [(e, float(e.figures["dev_strict_accuracy"] or 0.0)) for e in history.evaluations]
-        at, value = next(((e, v) for e, v in shares if v >= criterion), max(shares, key=lambda pair: pair[1]))
-        if reached is None:
-            at = history.evaluations[-1]
-        trials = int(at.figures["trials"] or 0)
-        return Convergence(criterion=rule, reached=reached is not None, value=value, epochs=trials, seconds=at.seconds)
+        found = judged(rule, history.evaluations)
+        check = history.evaluations[(found.epochs or 1) - 1]  # checks are numbered from 1
+        return found.model_copy(update={"epochs": int(check.figures["trials"] or 0)})
 
     def statistics(self) -> dict[str, float]:
         """`trials_to_criterion` (training sequences until the dev criterion held) and `criterion_reached`
