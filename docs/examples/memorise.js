@@ -7,7 +7,8 @@
 // - transduce answers an input seen in training with its memorised target, and echoes any other;
 // - classify answers a seen input with its memorised label, any other with the commonest training
 //   label among those offered;
-// - logprob scores a sequence under an add-one unigram model of the training tokens;
+// - logprob scores a sequence under an add-one unigram model of the training tokens, and
+//   loglikelihood a continuation (its context ignored, as a unigram model does);
 // - induce gives each of the n_clusters - 1 commonest training tokens a cluster of its own, and
 //   every other token the last one.
 // It answers exactly as docs/examples/memorise.py does. No packages: one JSON object per line in,
@@ -36,6 +37,13 @@ function fit(train) {
   }
 }
 
+function unigram(tokens) {
+  let total = 0;
+  for (const n of tokenCounts.values()) total += n;
+  const denominator = total + tokenCounts.size + 1;
+  return tokens.reduce((sum, token) => sum + Math.log(((tokenCounts.get(token) ?? 0) + 1) / denominator), 0);
+}
+
 const methods = {
   transduce: (request) => request.inputs.map((tokens) => targets.get(key(tokens)) ?? tokens),
   classify: (request) => {
@@ -47,14 +55,8 @@ const methods = {
       return offered.includes(label) ? label : commonest;
     });
   },
-  logprob: (request) => {
-    let total = 0;
-    for (const n of tokenCounts.values()) total += n;
-    const denominator = total + tokenCounts.size + 1;
-    return request.sequences.map((tokens) =>
-      tokens.reduce((sum, token) => sum + Math.log(((tokenCounts.get(token) ?? 0) + 1) / denominator), 0),
-    );
-  },
+  logprob: (request) => request.sequences.map(unigram),
+  loglikelihood: (request) => request.requests.map(([, continuation]) => unigram(continuation)),
   induce: (request) => {
     const last = request.n_clusters - 1;
     const commonest = [...tokenCounts.keys()]
@@ -67,7 +69,7 @@ const methods = {
 
 async function main() {
   const protocols = ["transduction", "classification", "minimal-pair", "forced-choice", "tag-induction"];
-  send({ type: "hello", name: "memorise", protocols });
+  send({ type: "hello", name: "memorise", protocols, continuations: true });
   for await (const line of readline.createInterface({ input: process.stdin, crlfDelay: Infinity })) {
     const request = JSON.parse(line);
     if (request.type === "close") break;

@@ -6,7 +6,8 @@ It learns nothing: `fit` memorises the train split, then
 - transduce answers an input seen in training with its memorised target, and echoes any other;
 - classify answers a seen input with its memorised label, any other with the commonest training
   label among those offered;
-- logprob scores a sequence under an add-one unigram model of the training tokens;
+- logprob scores a sequence under an add-one unigram model of the training tokens, and
+  loglikelihood a continuation (its context ignored, as a unigram model does);
 - induce gives each of the n_clusters - 1 commonest training tokens a cluster of its own, and
   every other token the last one.
 Standard library only: one JSON object per line in, one per line out.
@@ -53,11 +54,17 @@ def classify(request: dict[str, Any]) -> list[str]:
     return [label if label in offered else commonest for label in seen]
 
 
-def logprob(request: dict[str, Any]) -> list[float]:
+def unigram(tokens: list[str]) -> float:
     denominator = sum(token_counts.values()) + len(token_counts) + 1
-    return [
-        sum(math.log((token_counts[token] + 1) / denominator) for token in tokens) for tokens in request["sequences"]
-    ]
+    return sum(math.log((token_counts[token] + 1) / denominator) for token in tokens)
+
+
+def logprob(request: dict[str, Any]) -> list[float]:
+    return [unigram(tokens) for tokens in request["sequences"]]
+
+
+def loglikelihood(request: dict[str, Any]) -> list[float]:
+    return [unigram(continuation) for _context, continuation in request["requests"]]
 
 
 def induce(request: dict[str, Any]) -> list[list[int]]:
@@ -67,10 +74,16 @@ def induce(request: dict[str, Any]) -> list[list[int]]:
     return [[cluster.get(token, last) for token in tokens] for tokens in request["sentences"]]
 
 
-METHODS = {"transduce": transduce, "classify": classify, "logprob": logprob, "induce": induce}
+METHODS = {
+    "transduce": transduce,
+    "classify": classify,
+    "logprob": logprob,
+    "loglikelihood": loglikelihood,
+    "induce": induce,
+}
 PROTOCOLS = ["transduction", "classification", "minimal-pair", "forced-choice", "tag-induction"]
 
-send({"type": "hello", "name": "memorise", "protocols": PROTOCOLS})
+send({"type": "hello", "name": "memorise", "protocols": PROTOCOLS, "continuations": True})
 for line in sys.stdin:
     request = json.loads(line)
     if request["type"] == "close":

@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from collections.abc import Callable, Collection, Mapping
-from typing import Any, ClassVar, Literal, Protocol, cast, runtime_checkable
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from typing import Any, ClassVar, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from structbench.errors import NotApplicable
 from structbench.specs import PROTOCOLS, Example, ProtocolName, Split, SuiteSpec
@@ -28,6 +28,7 @@ Hook = Literal[
     "protocols",
     "transduce",
     "logprob",
+    "loglikelihood",
     "classify",
     "induce",
     "fit",
@@ -52,7 +53,9 @@ class Model(Protocol):
     """Every hook the harness looks for on a model: the reference for a model's author.
 
     Required: `protocols`, and for each protocol declared there the method that serves it
-    (`METHOD_OF_PROTOCOL`): `transduce`, `logprob`, `classify` or `induce`. Everything else is
+    (`METHOD_OF_PROTOCOL`): `transduce`, `logprob`, `classify` or `induce`; a minimal-pair or
+    forced-choice suite whose candidates are continuations of a shared prefix (`SuiteSpec.continuations`,
+    agreement scored at the verb) asks `loglikelihood` instead of `logprob`. Everything else is
     optional; the engine reads each through `hook`, and a model that lacks one gets the default
     its docstring names. The class-level hooks (`name`, `label`, `fingerprint`, `configuration`,
     `unkeyed_settings`, `comparable`, `ceiling`, `in_quickstart`) are read from the model's class (its factory)
@@ -75,6 +78,13 @@ class Model(Protocol):
     def logprob(self, sequences: list[list[str]]) -> list[float]:
         """Required for `minimal-pair` and `forced-choice`: the summed natural-log token probability
         of each sequence, in order."""
+        ...
+
+    def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
+        """Required for a minimal-pair or forced-choice suite with `continuations`: for each (context,
+        continuation), the summed natural-log probability of the continuation's tokens given the
+        context, with no end token (lm-evaluation-harness's `loglikelihood`), in order. Many requests
+        share a context: `shared_contexts` groups them, so that each context is computed once."""
         ...
 
     def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
@@ -196,6 +206,24 @@ class SequenceScorer(Protocol):
     def logprob(self, sequences: list[list[str]]) -> list[float]: ...
 
 
+T = TypeVar("T", bound=Hashable)
+
+
+@runtime_checkable
+class ContinuationScorer(Protocol):
+    """Minimal-pair and forced-choice suites with `continuations`: log p(continuation | context) per request."""
+
+    def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]: ...
+
+
+def shared_contexts(requests: Sequence[tuple[Sequence[T], object]]) -> tuple[list[list[T]], list[int]]:
+    """The distinct contexts of `requests`, in order of first use, and each request's index into them:
+    what a `loglikelihood` computes once per context instead of once per candidate."""
+    index: dict[tuple[T, ...], int] = {}
+    of_request = [index.setdefault(tuple(context), len(index)) for context, _ in requests]
+    return [list(context) for context in index], of_request
+
+
 @runtime_checkable
 class Classifier(Protocol):
     def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]: ...
@@ -303,10 +331,18 @@ SERVES: dict[str, type] = {
 """The typed protocol class whose method serves each protocol."""
 
 
-def speaks(model: object, protocol: ProtocolName) -> bool:
-    """Whether `model` declares `protocol` and has the method that serves it."""
+def method_of(spec: SuiteSpec) -> Hook:
+    """The model method that serves `spec`: its protocol's (`METHOD_OF_PROTOCOL`), or `loglikelihood`
+    where its candidates are continuations of a shared prefix."""
+    return "loglikelihood" if spec.continuations else METHOD_OF_PROTOCOL[spec.protocol]
+
+
+def speaks(model: object, protocol: ProtocolName, *, continuations: bool = False) -> bool:
+    """Whether `model` declares `protocol` and has the method that serves it (`loglikelihood` for
+    continuations)."""
     declared = hook(model, "protocols", ())
-    return protocol in declared and isinstance(model, SERVES[protocol])
+    served_by = ContinuationScorer if continuations else SERVES[protocol]
+    return protocol in declared and isinstance(model, served_by)
 
 
 def undeclared(model: object, protocol: ProtocolName) -> str | None:
@@ -318,6 +354,16 @@ def undeclared(model: object, protocol: ProtocolName) -> str | None:
         return None
     name = model.__name__ if isinstance(model, type) else type(model).__name__
     return f"{name} has {method}() but no `protocols` attribute; add `protocols = ({protocol!r},)` to the class."
+
+
+def not_spoken(label: str, model: object, spec: SuiteSpec) -> str:
+    """Why `model`, shown as `label`, is `n/a` on `spec`, in one sentence."""
+    if spec.continuations and speaks(model, spec.protocol):
+        return (
+            f"{label} does not score continuations: {spec.key} compares its candidates as continuations of a "
+            "shared prefix, asked through loglikelihood(requests), which it lacks"
+        )
+    return f"{label} does not speak the {spec.protocol} protocol"
 
 
 def _batched(items: list[Any], size: int) -> list[list[Any]]:
@@ -356,10 +402,10 @@ def _label(answer: Any, labels: list[str], example: Example) -> str:
     return str(answer)
 
 
-def _logprob(value: Any, example: Example) -> float:
+def _logprob(value: Any, example: Example, method: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         raise InvalidAnswer(
-            f"logprob answered a candidate of example {example.id} with {repr(value)[:40]}; "
+            f"{method} answered a candidate of example {example.id} with {repr(value)[:40]}; "
             "return a finite log-probability (a float) for every candidate."
         )
     return float(value)
@@ -391,9 +437,9 @@ def ask(
     protocol = spec.protocol
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}")
-    if not speaks(model, protocol):
-        raise NotApplicable(f"{hook(model, 'name', model)} does not speak {protocol}")
-    method = METHOD_OF_PROTOCOL[protocol]
+    if not speaks(model, protocol, continuations=spec.continuations):
+        raise NotApplicable(not_spoken(str(hook(model, "name", model)), model, spec))
+    method = method_of(spec)
     if protocol == "tag-induction":
         # Induction clusters a whole corpus at once: batching would change the answer.
         sentences = [list(e.input) for e in examples]
@@ -416,12 +462,16 @@ def ask(
             labels = list(spec.labels or [])
             predictions.extend(_label(answer, labels, example) for answer, example in zip(answers, batch, strict=True))
         else:
-            flat = [list(c) for e in batch for c in (e.candidates or [])]
-            scores = _checked(cast(SequenceScorer, model).logprob(flat), len(flat), method)
+            if spec.continuations:
+                requests = [(list(e.input), list(c)) for e in batch for c in (e.candidates or [])]
+                scores = _checked(cast(ContinuationScorer, model).loglikelihood(requests), len(requests), method)
+            else:
+                flat = [list(c) for e in batch for c in (e.candidates or [])]
+                scores = _checked(cast(SequenceScorer, model).logprob(flat), len(flat), method)
             start = 0
             for example in batch:
                 k = len(example.candidates or [])
-                predictions.append([_logprob(value, example) for value in scores[start : start + k]])
+                predictions.append([_logprob(value, example, method) for value in scores[start : start + k]])
                 start += k
         if on_batch:
             on_batch(len(batch))

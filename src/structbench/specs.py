@@ -41,11 +41,13 @@ class Example(Frozen):
     id: str
     """Stable identifier, unique within its split; predictions are stored under it."""
     input: list[str]
-    """Whitespace tokens the model is given (the prefix, for classification of a verb's number)."""
+    """Whitespace tokens the model is given (the prefix, for classification of a verb's number; the shared
+    context of the candidates, where they are continuations)."""
     target: list[str] | None = None
     """Gold output tokens (transduction)."""
     candidates: list[list[str]] | None = None
-    """Whole token sequences to compare (minimal-pair: [good, bad]; forced-choice: K options)."""
+    """Token sequences to compare (minimal-pair: [good, bad]; forced-choice: K options): whole sentences,
+    or continuations of `input` where the suite's spec says `continuations`."""
     answer: int | None = None
     """Index of the correct candidate (forced-choice; 0 for minimal-pair)."""
     label: str | None = None
@@ -175,6 +177,10 @@ class SuiteSpec(Frozen):
     """Label set for classification suites."""
     n_clusters: int | None = None
     """Number of clusters asked of tag-induction models (K)."""
+    continuations: bool = False
+    """Minimal-pair and forced-choice only: each example's candidates are continuations of its `input`,
+    a prefix they share, compared by log p(candidate | input) with no end token (the model's
+    `loglikelihood`), as agreement is scored at the verb; False compares whole sentences (`logprob`)."""
     statistics: list[StatisticSpec] = Field(default_factory=list)
     """Statistics of training the suite asks models to report, each shown as its own leaderboard
     column with its direction (sample efficiency, where the suite's question is how fast a model
@@ -220,6 +226,8 @@ class SuiteSpec(Frozen):
         statistics = [s.name for s in self.statistics]
         if len(set(statistics)) != len(statistics):
             raise ValueError(f"{self.id}: statistic names repeat: {statistics}")
+        if self.continuations and self.protocol not in ("minimal-pair", "forced-choice"):
+            raise ValueError(f"{self.id}: continuations apply to minimal-pair and forced-choice suites only")
         series = [point.series for point in self.series]
         if len(set(series)) != len(series):
             raise ValueError(f"{self.id}: a suite has one point per series, but {series} repeat")

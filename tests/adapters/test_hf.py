@@ -93,6 +93,21 @@ def test_logprob_is_the_sum_of_subword_logprobs_after_bos(gpt2: HfCausalLm) -> N
     assert expected[3] == 0.0 and expected[2] < 0.0, "the first word is scored, after the start token"
 
 
+def test_loglikelihood_scores_the_continuation_after_its_context(gpt2: HfCausalLm) -> None:
+    context = ["the", "pilot", "with", "the", "cats"]
+    requests = [(context, ["is"]), (context, ["are"]), (["the", "teacher"], ["has", "smiled", "."]), ([], ["the"])]
+    expected = []
+    for words, continuation in requests:
+        begin = 1 + len(encode(gpt2.tokenizer, " ".join(words)))
+        expected.append(
+            direct_logprob(
+                gpt2.model, [gpt2.start_id, *encode(gpt2.tokenizer, " ".join([*words, *continuation]))], begin
+            )
+        )
+    assert gpt2.loglikelihood(requests) == pytest.approx(expected, abs=1e-5)
+    assert gpt2.loglikelihood(requests[::-1]) == pytest.approx(expected[::-1], abs=1e-5)
+
+
 def test_without_a_bos_token_sequences_start_with_eos(tmp_path: Path, words: list[str]) -> None:
     model = HfCausalLm(pretrained=str(tiny_gpt2(words, tmp_path / "no-bos", bos=False)), threads=1)
     assert model.tokenizer.bos_token_id is None
@@ -435,7 +450,8 @@ def test_hf_runs_a_minimal_pair_suite_end_to_end(
         ids, predictions, _ = store.stored_predictions(int(runs["id"][0]))["attractors-1"]
     examples = split("agreement-attractors", "attractors-1").examples[:3]
     assert ids[:3] == [e.id for e in examples]
-    direct = [gpt2.logprob(e.candidates or []) for e in examples]
+    # the verb forms, scored as continuations of the prefix (agreement-attractors 2.0.0)
+    direct = [gpt2.loglikelihood([(e.input, c) for c in e.candidates or []]) for e in examples]
     assert predictions[:3] == [pytest.approx(pair, abs=1e-5) for pair in direct]
 
 

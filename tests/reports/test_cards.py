@@ -261,7 +261,9 @@ def test_declared_checks_stop_where_the_checks_end() -> None:
     gulordava = registry.suite("agreement-gulordava").spec
     assert gulordava.checked.endswith("the oracle (the gold forms read from the frozen test split) scores 1.0.")
     assert "Deviation" not in gulordava.checked  # the deviation sentence is declared on its own
-    assert gulordava.deviations.startswith("Deviation: none in the data; we score the whole sequence")
+    assert gulordava.deviations.startswith("Deviation: none; the verb forms are scored as continuations")
+    first = registry.suite("agreement-gulordava@1.0.0").spec
+    assert first.deviations.startswith("Deviation: none in the data; the whole sequence is scored")
 
     scan = registry.suite("scan-simple").spec
     assert scan.checked.startswith("The interpreter (grammar and semantics")  # the sentence that says what "it" is

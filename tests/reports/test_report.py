@@ -234,7 +234,7 @@ def test_the_report_marks_the_best_and_the_models_a_paired_bootstrap_cannot_tell
     runner: Runner, tmp_path: Path
 ) -> None:
     for order in (2, 4, 5):
-        runner.evaluate("agreement-attractors", ModelSpec(name="ngram", params={"order": order}), [0])
+        runner.evaluate("agreement-attractors@1.0.0", ModelSpec(name="ngram", params={"order": order}), [0])
     (board,) = boards(runner.store, aggregate(runner.store))
     assert board.ties_note == ""
     # attractors-1: order 2 is best (18.0); order 5 (17.4) cannot be told from it; order 4 (13.4)

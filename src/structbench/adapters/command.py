@@ -45,7 +45,7 @@ from typing import IO, Any
 
 from pydantic import PositiveFloat
 
-from structbench.errors import UserError
+from structbench.errors import NotApplicable, UserError
 from structbench.runs.fingerprint import command_fingerprint
 from structbench.specs import PROTOCOLS, Split
 
@@ -237,6 +237,8 @@ class CommandModel:
             raise
         self._busy = False
         self.protocols = tuple(protocols)
+        self.continuations = hello.get("continuations") is True
+        """Whether the hello says `"continuations": true`: the command answers `loglikelihood` requests."""
         self.name = str(hello.get("name", "command"))
         self.label = self.name.strip() or "command"
 
@@ -392,6 +394,17 @@ class CommandModel:
     def logprob(self, sequences: list[list[str]]) -> list[float]:
         message = {"type": "predict", "method": "logprob", "sequences": sequences}
         return [float(v) for v in self._outputs(message, len(sequences))]
+
+    def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
+        """log p(continuation | context) per request, from a command whose hello says `"continuations": true`;
+        `NotApplicable` (the run is n/a with this reason) for one that does not."""
+        if not self.continuations:
+            raise NotApplicable(
+                f'{self.label} does not score continuations: its hello lacks "continuations": true, the '
+                "promise to answer loglikelihood requests (docs/command-protocol.md)"
+            )
+        message = {"type": "predict", "method": "loglikelihood", "requests": [[c, w] for c, w in requests]}
+        return [float(v) for v in self._outputs(message, len(requests))]
 
     def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
         message = {"type": "predict", "method": "classify", "inputs": inputs, "labels": labels}

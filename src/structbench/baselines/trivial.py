@@ -46,6 +46,9 @@ class Oracle:
     def logprob(self, sequences: list[list[str]]) -> list[float]:
         return self._method("logprob")(sequences)  # type: ignore[no-any-return]
 
+    def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
+        return self._method("loglikelihood")(requests)  # type: ignore[no-any-return]
+
     def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
         return self._method("classify")(inputs, labels)  # type: ignore[no-any-return]
 

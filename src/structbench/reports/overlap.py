@@ -63,7 +63,9 @@ class SplitOverlap(Frozen):
     induction every example (train is the test's sentences without tags, by the task's protocol)."""
     gold_sequence_in_train: int | None
     """Minimal-pair and forced-choice suites: examples whose correct candidate is the input of some
-    train example (a sentence of the language-model training text); None for other protocols."""
+    train example (a sentence of the language-model training text), or, where candidates continue the
+    example's input (`SuiteSpec.continuations`), whose input followed by the correct continuation
+    begins a train sentence; None for other protocols."""
 
 
 class OverlapAudit(Frozen):
@@ -108,10 +110,15 @@ def _answer_key(example: Example) -> tuple[Hashable, ...]:
     )
 
 
-def _gold_sequence(example: Example) -> tuple[str, ...] | None:
+def _gold_sequence(example: Example, continued: bool) -> tuple[str, ...] | None:
+    """The correct candidate, after the example's input where candidates are continuations of it."""
     if example.candidates is None or example.answer is None or not 0 <= example.answer < len(example.candidates):
         return None
-    return tuple(example.candidates[example.answer])
+    return (
+        (*example.input, *example.candidates[example.answer])
+        if continued
+        else tuple(example.candidates[example.answer])
+    )
 
 
 def audit(suite: Suite, manifest: Manifest) -> OverlapAudit:
@@ -126,6 +133,12 @@ def audit(suite: Suite, manifest: Manifest) -> OverlapAudit:
     answers = {_answer_key(e) for e in train_examples}
     inputs = {tuple(e.input) for e in train_examples}
     with_candidates = spec.protocol in ("minimal-pair", "forced-choice")
+    # where candidates continue the input, a gold continuation was read if some train sentence begins with it
+    read = (
+        {tuple(e.input[:end]) for e in train_examples for end in range(1, len(e.input) + 1)}
+        if spec.continuations
+        else inputs
+    )
     records = []
     for split in spec.splits:
         if split.role == "train":
@@ -138,7 +151,9 @@ def audit(suite: Suite, manifest: Manifest) -> OverlapAudit:
                 n_examples=len(examples),
                 exact_duplicates=sum(_answer_key(e) in answers for e in examples),
                 input_in_train=sum(tuple(e.input) in inputs for e in examples),
-                gold_sequence_in_train=sum(_gold_sequence(e) in inputs for e in examples) if with_candidates else None,
+                gold_sequence_in_train=sum(_gold_sequence(e, spec.continuations) in read for e in examples)
+                if with_candidates
+                else None,
             )
         )
     if not trains:

@@ -36,6 +36,7 @@ from structbench.protocols import (
     checked_compute,
     checked_statistics,
     hook,
+    not_spoken,
     speaks,
     undeclared,
 )
@@ -166,11 +167,11 @@ def _evaluate_model(
 ) -> Evaluated:
     suite, asked, seed = context.suite, context.asked, context.seed
     spec = suite.spec
-    if not speaks(model, spec.protocol):
+    if not speaks(model, spec.protocol, continuations=spec.continuations):
         missing = undeclared(model, spec.protocol)
         if missing:
             raise UserError(missing)
-        raise NotApplicable(f"{asked.label} does not speak the {spec.protocol} protocol")
+        raise NotApplicable(not_spoken(asked.label, model, spec))
     own_label = hook(model, "label") if not asked.label_is_final else None
     splits = DrawSplits(suite, context.manifest, context.draw)
     train = [splits[s.name] for s in spec.splits_with_role("train")]

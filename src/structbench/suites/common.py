@@ -53,7 +53,8 @@ NUMBER_LABELS = ["singular", "plural"]
 
 
 class GoldPairScorer:
-    """Log-probability 0 for every gold candidate of the given splits, -1 for any other sequence.
+    """Log-probability 0 for every gold candidate of the given splits, -1 for any other sequence: a
+    whole sentence (`logprob`) or a continuation after its example's input (`loglikelihood`).
 
     The oracle of minimal-pair and forced-choice suites whose answers are only known from
     published gold labels (Gulordava's agreement set, the MSR completion questions)."""
@@ -62,10 +63,15 @@ class GoldPairScorer:
     protocols = ("minimal-pair", "forced-choice")
 
     def __init__(self, *tested: Split) -> None:
-        self.correct = {tuple(e.candidates[e.answer or 0]) for split in tested for e in split.examples if e.candidates}
+        gold = [e for split in tested for e in split.examples if e.candidates]
+        self.correct = {tuple(e.candidates[e.answer or 0]) for e in gold if e.candidates}
+        self.continued = {(tuple(e.input), tuple(e.candidates[e.answer or 0])) for e in gold if e.candidates}
 
     def logprob(self, sequences: list[list[str]]) -> list[float]:
         return [0.0 if tuple(s) in self.correct else -1.0 for s in sequences]
+
+    def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
+        return [0.0 if (tuple(c), tuple(s)) in self.continued else -1.0 for c, s in requests]
 
 
 class GoldLabels:

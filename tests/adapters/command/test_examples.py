@@ -89,9 +89,11 @@ def test_the_python_and_node_examples_score_alike(
         commonest = max(offered, key=lambda label: counts[label])
         for split, scores in python.items():
             examples = frozen(suite, split)
-            right = sum(memorised.get(tuple(e.input), commonest) == e.label for e in examples)
+            assert not any(tuple(e.input) in memorised for e in examples)  # 2.0.0: no tested prefix was read
+            right = sum(e.label == commonest for e in examples)
             assert scores["accuracy"] == right / len(examples)
-        assert python["attractors-0"]["accuracy"] > python["attractors-2"]["accuracy"]  # where train overlaps
+    if suite == "agreement-attractors":  # continuations of the prefix: the verb alone, under a unigram model
+        assert set(python) == {f"attractors-{k}" for k in range(5)} | {"mixed"}
 
 
 class Recorder:
@@ -146,6 +148,7 @@ def test_the_document_shows_each_message_with_the_fields_the_adapter_sends(monke
     model.transduce([["walk"]])
     model.classify([["walk"]], ["yes", "no"])
     model.logprob([["walk"]])
+    model.loglikelihood([(["walk"], ["twice"])])
     model.induce([["walk"]], 3)
     model.close()
 
@@ -153,7 +156,7 @@ def test_the_document_shows_each_message_with_the_fields_the_adapter_sends(monke
         return message["type"], message.get("method", ""), frozenset(message)
 
     sent = {shape(message) for message in recorder.sent()}
-    assert len(sent) == 6
+    assert len(sent) == 7
     documented = {shape(message) for message in documented_messages()}
     assert sent <= documented
     answers = {"hello", "ok", "predictions", "error"}

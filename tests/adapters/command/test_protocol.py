@@ -56,6 +56,15 @@ def test_protocol_not_declared_in_hello_is_not_applicable(runner: Runner) -> Non
     assert record.status == {"0": "n/a"}
 
 
+def test_continuations_are_asked_of_a_command_that_declares_them(runner: Runner) -> None:
+    record = runner.evaluate("agreement-gulordava", command("verb-length"), [0])
+    # the shorter verb form wins: right where the correct form is the shorter one (is/are, has/have)
+    assert record.status == {"0": "done"} and 0.0 < record.scores["test"]["accuracy"].mean < 1.0
+    undeclared = runner.evaluate("agreement-gulordava", command("verb-length-undeclared"), [0])
+    assert undeclared.status == {"0": "n/a"}
+    assert '"continuations": true' in undeclared.errors["0"]
+
+
 def test_fit_may_take_two_hours_by_default_and_fit_timeout_is_a_setting() -> None:
     parameters = inspect.signature(CommandModel).parameters
     assert (parameters["fit_timeout"].default, parameters["timeout"].default) == (7200, 600)

@@ -84,6 +84,29 @@ def test_logprob_is_the_sum_of_the_word_and_end_probabilities(name: str) -> None
 
 
 @pytest.mark.parametrize("name", list(MODELS))
+def test_loglikelihood_is_the_continuation_given_its_context_with_no_end(name: str) -> None:
+    model = fitted(name)
+    requests = [
+        (["the", "dogs", "near", "the", "cat"], ["are"]),
+        (["the", "dogs", "near", "the", "cat"], ["is"]),
+        (["the", "dog"], ["is", "here", "."]),  # longer than a word: scored on its own row
+        ([], ["the"]),
+        (["the", "zebra"], ["sleeps"]),
+    ]
+    scores = model.loglikelihood(requests)
+    for (context, words), score in zip(requests, scores, strict=True):
+        assert model.net is not None
+        ids = [SOS, *model.vocabulary.encode(context), *model.vocabulary.encode(words)]
+        with torch.no_grad():
+            logits = model.net.eval()(torch.tensor([ids[:-1]]))[0]
+        direct = torch.log_softmax(logits.double(), dim=-1)
+        assert score == pytest.approx(
+            sum(float(direct[t - 1, ids[t]]) for t in range(len(ids) - len(words), len(ids))), abs=1e-4
+        )
+    assert model.loglikelihood(requests[::-1]) == pytest.approx(scores[::-1], abs=1e-5)
+
+
+@pytest.mark.parametrize("name", list(MODELS))
 def test_sentences_are_scored_independently_of_their_batch(name: str) -> None:
     """Sentence level: no state passes between sequences, and padding changes nothing."""
     model = fitted(name)

@@ -25,8 +25,9 @@ def frozen_splits() -> dict[str, Split]:
     return {s.name: freeze.load_split(suite, manifest, 0, s.name) for s in suite.spec.splits}
 
 
-def test_rows_pair_into_410_items() -> None:
-    suite = registry.suite(PATH)
+@pytest.mark.parametrize("path", [PATH, "agreement-gulordava@1.0.0"])
+def test_rows_pair_into_410_items(path: str) -> None:
+    suite = registry.suite(path)
     manifest = freeze.ensure_built(suite)
     assert (
         manifest.suite_hash
@@ -37,7 +38,10 @@ def test_rows_pair_into_410_items() -> None:
     assert Counter(e.meta["n_attr"] for e in items) == {0: 330, 1: 70, 2: 10}
     for item in items:
         good, bad = item.candidates or [[], []]
-        assert good[:-1] == bad[:-1] == item.input and good[-1] != bad[-1]
+        if suite.spec.continuations:  # 2.0.0: the two forms, as continuations of the prefix
+            assert len(good) == len(bad) == 1 and good != bad
+        else:  # 1.0.0: prefix + form, compared as whole sequences
+            assert good[:-1] == bad[:-1] == item.input and good[-1] != bad[-1]
     assert len(freeze.load_split(suite, manifest, 0, "train")) == 0
 
 
@@ -53,16 +57,26 @@ class ConstantScorer:
     name = "constant"
     protocols = ("minimal-pair",)
 
-    def logprob(self, sequences: list[list[str]]) -> list[float]:
-        return [-1.0] * len(sequences)
+    def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
+        return [-1.0] * len(requests)
 
 
 class PreferShorterVerb:
     name = "shorter-verb"
     protocols = ("minimal-pair",)
 
+    def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
+        return [-float(len(words[-1])) for _, words in requests]
+
+
+class WholeSentences:
+    """A model that scores whole sentences only, as every minimal-pair model did before continuations."""
+
+    name = "whole-sentences"
+    protocols = ("minimal-pair",)
+
     def logprob(self, sequences: list[list[str]]) -> list[float]:
-        return [-float(len(s[-1])) for s in sequences]
+        return [0.0] * len(sequences)
 
 
 def test_oracle_passes_ties_fail_and_breakdowns_add_up() -> None:
@@ -89,6 +103,16 @@ def test_the_runner_hands_the_oracle_its_frozen_splits(runner: Runner) -> None:
         "test"
     ]
     assert tied["accuracy"].mean == 0.0
+
+
+def test_a_model_without_loglikelihood_is_not_applicable_with_the_reason(runner: Runner) -> None:
+    record = runner.evaluate(PATH, ModelSpec(name="tests.suites.agreement.test_gulordava:WholeSentences"), [0])
+    assert record.status == {"0": "n/a"}
+    assert "does not score continuations" in record.errors["0"] and "loglikelihood" in record.errors["0"]
+    old = runner.evaluate(
+        "agreement-gulordava@1.0.0", ModelSpec(name="tests.suites.agreement.test_gulordava:WholeSentences"), [0]
+    )
+    assert old.status == {"0": "done"}
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ from structbench.adapters.hf.common import (
     sum_target_logprobs,
 )
 from structbench.errors import NotApplicable, UserError
+from structbench.protocols import shared_contexts
 from structbench.specs import Example, Split
 
 TRANSDUCTION_PROMPT = "Input: {input}\nOutput:"
@@ -62,7 +63,9 @@ class HfCausalLm(HfModel):
     refused.
 
     - minimal-pair, forced-choice (`logprob`): the sum of the natural-log probabilities of all
-      sub-words of the sentence after the start token; no end-of-sequence token is scored.
+      sub-words of the sentence after the start token; no end-of-sequence token is scored. Where a
+      suite's candidates continue a shared prefix (`loglikelihood`): the continuation's sub-words
+      after the start token and the prefix, each prefix run once for all its one-sub-word candidates.
     - classification (`classify`): the prompt is `classification_prompt` with `{input}` replaced
       by the input (default `"{input}\\nAnswer:"`); each label is scored as the continuation
       `" " + label`, by the summed log-probability of its sub-words (not length-normalised), and
@@ -214,6 +217,53 @@ class HfCausalLm(HfModel):
             )
         continuations = self._encode([" ".join(tokens) for tokens in sequences])
         return self._score([[self.start_id]] * len(continuations), continuations)
+
+    def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
+        """Summed natural-log probability of each continuation's sub-words after the start token and its
+        context (words joined by spaces), with no end token: lm-evaluation-harness's `loglikelihood`.
+
+        The continuation's sub-words are those of context + " " + continuation beyond the context's own,
+        as in `classify`. A one-sub-word continuation (an agreement verb, mostly) is read off one forward
+        pass over its context, shared by every candidate after that context; a longer one is scored on
+        its own row (`_score`)."""
+        if self.shots:
+            raise UserError(
+                f"shots={self.shots} applies to transduction and classification only; continuations are "
+                "scored after their bare context, so drop --set shots."
+            )
+        texts = [" ".join(context) for context, _ in requests]
+        context_ids = [[self.start_id, *ids] for ids in self._encode(texts)]
+        whole_ids = self._encode(
+            [
+                f"{text} {' '.join(words)}" if text else " ".join(words)
+                for text, (_, words) in zip(texts, requests, strict=True)
+            ]
+        )
+        continuations = [whole[len(context) - 1 :] for whole, context in zip(whole_ids, context_ids, strict=True)]
+        scores = [0.0] * len(requests)
+        single = [i for i, ids in enumerate(continuations) if len(ids) == 1]
+        contexts, of_request = shared_contexts([(context_ids[i], None) for i in single])
+        if contexts:
+            self._check_context(max(len(c) for c in contexts) + 1, "a scored sequence")
+        asked: list[list[int]] = [[] for _ in contexts]
+        for i, context in zip(single, of_request, strict=True):
+            asked[context].append(i)
+        for batch in by_length([len(c) for c in contexts], self.batch_size):
+            ids, mask = right_padded([contexts[j] for j in batch], self.pad_id, self.device)
+            with torch.no_grad():
+                logits = self.model(input_ids=ids, attention_mask=mask).logits
+            last = torch.tensor([len(contexts[j]) - 1 for j in batch], device=self.device)
+            following = torch.log_softmax(logits[torch.arange(len(batch), device=self.device), last].float(), dim=-1)
+            rows = [row for row, j in enumerate(batch) for _ in asked[j]]
+            words = [continuations[i][0] for j in batch for i in asked[j]]
+            for i, value in zip((i for j in batch for i in asked[j]), following[rows, words].tolist(), strict=True):
+                scores[i] = float(value)
+        longer = [i for i, ids in enumerate(continuations) if len(ids) != 1]
+        for i, value in zip(
+            longer, self._score([context_ids[i] for i in longer], [continuations[i] for i in longer]), strict=True
+        ):
+            scores[i] = value
+        return scores
 
     def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
         """The label whose continuation `" " + label` is most probable after the classification prompt."""

@@ -6,7 +6,8 @@ estimates to zero), continuation counts for the lower orders, interpolation down
 uniform distribution over the vocabulary plus `<unk>`. Sentences are padded with `<s>` and
 end in `</s>`; words unseen in training become `<unk>`. `unigram` is add-one smoothed. Both
 are trained on the `input` tokens of a suite's train split and serve the minimal-pair and
-forced-choice protocols (`logprob`, natural logs, end of sentence included).
+forced-choice protocols: whole sentences (`logprob`, natural logs, end of sentence included) and
+continuations of a context (`loglikelihood`, no end of sentence).
 """
 
 from __future__ import annotations
@@ -81,17 +82,23 @@ class KneserNey:
         stored = sum(len(following) for level in self.counts for following in level.values())
         return {"parameters": stored, "device": "cpu"}
 
+    def _continued(self, context: list[str], words: list[str]) -> float:
+        """log p(words | `<s>` context), each word given the n-1 before it; unseen words are `<unk>`."""
+        history = [BOS] * (self.order - 1) + [w if w in self.vocabulary else UNK for w in context]
+        total = 0.0
+        for word in words:
+            word = word if word in self.vocabulary else UNK
+            total += math.log(self._probability(tuple(history[len(history) - self.order + 1 :]), word))
+            history.append(word)
+        return total
+
     def logprob(self, sequences: list[list[str]]) -> list[float]:
-        out = []
-        for sequence in sequences:
-            words = [w if w in self.vocabulary else UNK for w in sequence] + [EOS]
-            history = [BOS] * (self.order - 1)
-            total = 0.0
-            for word in words:
-                total += math.log(self._probability(tuple(history[len(history) - self.order + 1 :]), word))
-                history.append(word)
-            out.append(total)
-        return out
+        """log p of each whole sentence and its `</s>`."""
+        return [self._continued([], [*sequence, EOS]) for sequence in sequences]
+
+    def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
+        """log p(continuation | `<s>` context) of each request, with no `</s>`."""
+        return [self._continued(context, continuation) for context, continuation in requests]
 
 
 def _discounts(level: dict[tuple[str, ...], Counter[str]]) -> tuple[float, float, float]:
@@ -128,6 +135,14 @@ class Unigram:
         word type, `</s>` included); `device` is "cpu" (pure Python)."""
         return {"parameters": len(self.counts), "device": "cpu"}
 
-    def logprob(self, sequences: list[list[str]]) -> list[float]:
+    def _words(self, words: list[str]) -> float:
         denominator = self.total + len(self.counts) + 1
-        return [sum(math.log((self.counts.get(w, 0) + 1) / denominator) for w in [*s, EOS]) for s in sequences]
+        return sum(math.log((self.counts.get(w, 0) + 1) / denominator) for w in words)
+
+    def logprob(self, sequences: list[list[str]]) -> list[float]:
+        """log p of each whole sentence and its `</s>`."""
+        return [self._words([*s, EOS]) for s in sequences]
+
+    def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
+        """log p of each continuation's words, with no `</s>`: the context is ignored, as a unigram model does."""
+        return [self._words(continuation) for _, continuation in requests]

@@ -9,8 +9,11 @@ differs from the subject's. The verb is an auxiliary (is/are, has/have, does/do,
 fitting continuation) or a lexical present-tense verb (sleeps/sleep, ...).
 
 Two suites on the same items, reported separately:
-- `agreement-attractors` (minimal-pair): the sentence with the correct verb against the same
-  sentence with the wrong form; the correct one must be strictly more probable (ties wrong).
+- `agreement-attractors` (minimal-pair): the correct verb form against the wrong one as
+  continuations of the prefix before the verb, compared by p(verb | prefix) as Linzen et al.,
+  Gulordava et al. and Tran (Table 5.1a) compare them; the correct one must be strictly more
+  probable (ties wrong). Version 1.0.0 compared whole sentences, the words after the verb and
+  `</s>` included, so that words conditioned on different verbs entered the comparison.
 - `agreement-attractors-number` (classification): the prefix up to the verb, labelled
   `singular` or `plural`, as in Linzen et al.'s number-prediction task.
 
@@ -22,7 +25,17 @@ as language-model training text), `dev`
 an attractor), `attractors-1` … `attractors-4` (exactly k intervening nouns, all attractors:
 the homogeneous condition) and `mixed` (2-4 intervening nouns, some but not all attractors).
 `meta`: n_attractors, n_intervening, distance (words between subject noun and verb),
-construction (e.g. `pp+src`), subject_number, verb_kind. Test sentences never occur in train.
+construction (e.g. `pp+src`), subject_number, verb_kind.
+
+What the tests repeat of train (version 2.0.0): no test or dev item's prefix occurs in train, nor
+in another test split, so no item is one a model has read (the overlap audit counts 0): the six
+test splits are drawn first, then train from the natural distribution without their prefixes,
+then dev from the natural distribution without any prefix of train or the tests. Dev therefore
+holds no sentence without intervening nouns (all 20 such prefixes occur in train) and is model
+selection on unseen prefixes. In the LM suite dev is language-model text (whole sentences, as
+train), in the number suite prefixes with their labels. Version 1.0.0 kept test sentences out of
+train but not their prefixes: 95 of attractors-0's 500 and 152 of attractors-1's prefixes, and 773
+of dev's 1,000, repeated a train prefix (and, in the LM suite, 622 dev sentences a train sentence).
 
 Primary metric `accuracy` (higher is better; Linzen et al.'s and Tran's measure, reported per
 attractor count), broken down by verb_kind, construction and subject_number within each split.
@@ -42,7 +55,8 @@ How the suites were checked, and where they deviate from the paper, are declared
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import ClassVar
 
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
@@ -151,9 +165,9 @@ def controlled(rng: random.Random, split: str) -> Item:
     return Item(rng, subject_plural, [subject_plural != a for a in attract])
 
 
-def items(draw: int) -> dict[str, list[Item]]:
-    """Every split's items. Test sentences are unique and never occur in dev or train; dev and
-    train follow the natural distribution, repeats included (its short sentences are few)."""
+def items_v1(draw: int) -> dict[str, list[Item]]:
+    """Every split's items in version 1.0.0. Test sentences are unique and never occur in dev or
+    train, but their prefixes may; dev and train follow the natural distribution, repeats included."""
     rng = random.Random(GENERATOR_SEED + draw)
     tested: set[tuple[str, ...]] = set()
     out: dict[str, list[Item]] = {}
@@ -176,19 +190,51 @@ def items(draw: int) -> dict[str, list[Item]]:
     return out
 
 
+def items(draw: int) -> dict[str, list[Item]]:
+    """Every split's items (version 2.0.0): no test or dev prefix occurs in train or in another test
+    split. Tests first (prefixes unique across the six), then train from the natural distribution
+    without the tested prefixes, then dev from it without any prefix of train or the tests."""
+    rng = random.Random(GENERATOR_SEED + draw)
+    seen: set[tuple[str, ...]] = set()
+
+    def unseen(size: int, make: Callable[[], Item], *, unique: bool) -> list[Item]:
+        chosen: list[Item] = []
+        taken: set[tuple[str, ...]] = set()
+        while len(chosen) < size:
+            item = make()
+            prefix = tuple(item.prefix)
+            if prefix not in seen and not (unique and prefix in taken):
+                chosen.append(item)
+                taken.add(prefix)
+        return chosen
+
+    out: dict[str, list[Item]] = {}
+    for split in TEST_SPLITS:
+        out[split] = unseen(SIZES["test"], partial(controlled, rng, split), unique=True)
+        seen.update(tuple(item.prefix) for item in out[split])
+    out["train"] = unseen(SIZES["train"], partial(natural, rng), unique=False)
+    seen.update(tuple(item.prefix) for item in out["train"])
+    out["dev"] = unseen(SIZES["dev"], partial(natural, rng), unique=False)
+    return {split: out[split] for split in (*TEST_SPLITS, "dev", "train")}
+
+
 class AttractorSuite(Suite):
     """Shared generation; subclasses encode items for their protocol."""
 
     breakdown_keys: ClassVar[tuple[str, ...]] = ("verb_kind", "construction", "subject_number")
     licence = GENERATED_LICENCE
 
-    def encode(self, item: Item, example_id: str, train: bool) -> Example:
+    def drawn(self, draw: int) -> dict[str, list[Item]]:
+        """The items of `draw`, by split (`items`; version 1.0.0 `items_v1`)."""
+        return items(draw)
+
+    def encode(self, item: Item, example_id: str, split: str) -> Example:
         raise NotImplementedError
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         return {
-            split: [self.encode(item, f"{split}-{i:05d}", split == "train") for i, item in enumerate(chosen)]
-            for split, chosen in items(draw).items()
+            split: [self.encode(item, f"{split}-{i:05d}", split) for i, item in enumerate(chosen)]
+            for split, chosen in self.drawn(draw).items()
         }
 
 
@@ -198,7 +244,7 @@ SPLITS: list[SplitSpec] = [
     *(scored_split(name, SIZES["test"], TEST_ROLES[name], TEST_DESCRIPTIONS[name]) for name in TEST_SPLITS),
 ]
 
-ATTRACTORS = SuiteSpec(
+ATTRACTORS_V1 = SuiteSpec(
     id="agreement-attractors",
     version="1.0.0",
     family="agreement",
@@ -213,16 +259,50 @@ ATTRACTORS = SuiteSpec(
     task="default",
     splits=SPLITS,
 )
+"""Version 1.0.0 of the minimal-pair member (superseded): whole sentences compared."""
+
+CHANGELOG_V2 = (
+    "2.0.0: no test or dev item's prefix occurs in train or in another test split (1.0.0 kept only test "
+    "sentences out of train: 95 of attractors-0's and 152 of attractors-1's 500 prefixes, and 773 of dev's "
+    "1,000, repeated a train prefix); every split is drawn anew."
+)
+CHECKED_V2 = """How it was checked (tests/suites/agreement/test_attractors.py): every item's attractor count, distance and
+construction are recomputed from its words; no test or dev prefix occurs in train, and test prefixes are
+unique across the six test splits (the overlap audit counts 0 repeated items); the oracle (which reads
+the subject's number off the prefix, as the grammar defines agreement) scores 1.0; an n-gram model's
+accuracy falls as attractors rise, the effect this suite exists to measure."""
+"""How version 2.0.0 of the suites was checked (`SuiteSpec.checked`)."""
+
+ATTRACTORS = ATTRACTORS_V1.variant(
+    version="2.0.0",
+    description="Subject-verb agreement across 0-4 intervening nouns: after the prefix before the verb, the "
+    "correct verb form must be more probable than the wrong one.",
+    continuations=True,
+    checked=CHECKED_V2,
+    splits=[
+        train_split(SIZES["train"], "LM training text, natural distribution"),
+        dev_split(SIZES["dev"], "LM text, natural distribution without any prefix of train (model selection)"),
+        *SPLITS[2:],
+    ],
+    changelog=[
+        f"{CHANGELOG_V2} The verb forms are continuations of the prefix before the verb, compared by "
+        "p(verb | prefix) as Linzen et al., Gulordava et al. and Tran compare them; 1.0.0 compared whole "
+        "sentences, the words after the verb and `</s>` included. Dev is language-model text (whole sentences)."
+    ],
+)
 """The minimal-pair member; the number-prediction member is its variant on the same items and splits."""
 
 
-class AgreementAttractors(AttractorSuite):
-    """Minimal pairs: correct verb form against the wrong one."""
+class AgreementAttractorsV1(AttractorSuite):
+    """Minimal pairs of whole sentences, correct verb form against the wrong one (version 1.0.0, superseded)."""
 
-    spec = ATTRACTORS
+    spec = ATTRACTORS_V1
 
-    def encode(self, item: Item, example_id: str, train: bool) -> Example:
-        if train:
+    def drawn(self, draw: int) -> dict[str, list[Item]]:
+        return items_v1(draw)
+
+    def encode(self, item: Item, example_id: str, split: str) -> Example:
+        if split == "train":
             return Example(id=example_id, input=item.sentence(), meta=item.meta)
         return Example(
             id=example_id,
@@ -236,23 +316,44 @@ class AgreementAttractors(AttractorSuite):
         return AgreementOracle()
 
 
+class AgreementAttractors(AttractorSuite):
+    """The correct verb form against the wrong one, as continuations of the prefix before the verb."""
+
+    spec = ATTRACTORS
+    superseded = (AgreementAttractorsV1,)
+
+    def encode(self, item: Item, example_id: str, split: str) -> Example:
+        if split in ("train", "dev"):
+            return Example(id=example_id, input=item.sentence(), meta=item.meta)
+        return Example(
+            id=example_id, input=item.prefix, candidates=[[item.correct], [item.wrong]], answer=0, meta=item.meta
+        )
+
+    def oracle(self, splits: Mapping[str, Split]) -> AgreementOracle:
+        return AgreementOracle()
+
+
 SINGULAR_FORMS = {forms[0] for forms in VERBS.values()}
 PLURAL_FORMS = {forms[1] for forms in VERBS.values()}
 
 
 class AgreementOracle:
-    """Gives a sentence log-probability 0 when its main verb agrees with its subject, else -1."""
+    """Gives a candidate log-probability 0 when its main verb agrees with the subject, else -1: a whole
+    sentence (`logprob`, version 1.0.0) or a verb after its prefix (`loglikelihood`)."""
 
     name = "agreement-oracle"
     protocols = ("minimal-pair",)
 
     def logprob(self, sequences: list[list[str]]) -> list[float]:
-        out = []
-        for tokens in sequences:
-            verb = next((t for t in tokens if t in SINGULAR_FORMS | PLURAL_FORMS), "")
-            agrees = (verb in PLURAL_FORMS) == (len(tokens) > 1 and tokens[1] in PLURAL_NOUNS)
-            out.append(0.0 if agrees else -1.0)
-        return out
+        return [self._agrees(tokens[:2], tokens) for tokens in sequences]
+
+    def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
+        return [self._agrees(prefix[:2], continuation) for prefix, continuation in requests]
+
+    @staticmethod
+    def _agrees(subject: list[str], tokens: list[str]) -> float:
+        verb = next((t for t in tokens if t in SINGULAR_FORMS | PLURAL_FORMS), "")
+        return 0.0 if (verb in PLURAL_FORMS) == (len(subject) > 1 and subject[1] in PLURAL_NOUNS) else -1.0
 
 
 class NumberOracle:
@@ -265,19 +366,45 @@ class NumberOracle:
         return [LABELS[tokens[1] in PLURAL_NOUNS] for tokens in inputs]
 
 
-class AgreementAttractorsNumber(AttractorSuite):
-    """Number prediction: the verb's number from the prefix before it."""
+NUMBER_V1 = ATTRACTORS_V1.variant(
+    id="agreement-attractors-number",
+    protocol="classification",
+    description="Predict the number of the upcoming verb from the prefix before it, across 0-4 intervening "
+    "nouns (Linzen et al.'s number-prediction task).",
+    labels=LABELS,
+)
 
-    spec = ATTRACTORS.variant(
-        id="agreement-attractors-number",
-        protocol="classification",
-        description="Predict the number of the upcoming verb from the prefix before it, across 0-4 intervening "
-        "nouns (Linzen et al.'s number-prediction task).",
-        labels=LABELS,
-    )
 
-    def encode(self, item: Item, example_id: str, train: bool) -> Example:
+class AgreementAttractorsNumberV1(AttractorSuite):
+    """Number prediction: the verb's number from the prefix before it (version 1.0.0, superseded)."""
+
+    spec = NUMBER_V1
+
+    def drawn(self, draw: int) -> dict[str, list[Item]]:
+        return items_v1(draw)
+
+    def encode(self, item: Item, example_id: str, split: str) -> Example:
         return Example(id=example_id, input=item.prefix, label=LABELS[item.subject_plural], meta=item.meta)
 
     def oracle(self, splits: Mapping[str, Split]) -> NumberOracle:
         return NumberOracle()
+
+
+class AgreementAttractorsNumber(AgreementAttractorsNumberV1):
+    """Number prediction: the verb's number from the prefix before it; no test or dev prefix occurs in train."""
+
+    spec = NUMBER_V1.variant(
+        version="2.0.0",
+        checked=CHECKED_V2,
+        splits=[
+            SPLITS[0],
+            dev_split(SIZES["dev"], "natural distribution without any prefix of train (model selection)"),
+            *SPLITS[2:],
+        ],
+        changelog=[CHANGELOG_V2],
+    )
+
+    def drawn(self, draw: int) -> dict[str, list[Item]]:
+        return items(draw)
+
+    superseded = (AgreementAttractorsNumberV1,)

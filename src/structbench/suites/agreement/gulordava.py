@@ -7,8 +7,11 @@ with a distant subject, and 9 nonce variants per sentence in which every content
 replaced by a random word of the same part of speech and morphology, so that semantics and
 collocations cannot help. Each of the 410 items is a minimal pair: the prefix followed by the
 correct verb form against the prefix followed by the wrong one. A language model passes an
-item when it gives the correct sequence a strictly higher log-probability (ties count wrong);
-since both share the prefix, this is Gulordava's comparison of p(verb | prefix).
+item when it gives the correct form a strictly higher log-probability as a continuation of the
+prefix (ties count wrong): Gulordava's comparison of p(verb | prefix). Version 1.0.0 compared
+the two whole sequences, prefix included: the same decision for a model that scores a sequence
+left to right, but not for one that adds an end token (ours do), whose p(`</s>` | ... verb)
+entered each side.
 
 Protocol minimal-pair, zero-shot: the train split is empty (Gulordava's models were trained on
 80M tokens of Wikipedia; a user's language model brings its own training). Primary metric
@@ -42,8 +45,11 @@ CHECKED = """How it was checked (tests/suites/agreement/test_gulordava.py): 820 
 and one wrong form with the same prefix (41 original, 369 generated; 330 / 70 / 10 items with
 0 / 1 / 2 attractors); the oracle (the gold forms read from the frozen test split) scores 1.0."""
 """How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
-DEVIATIONS = """Deviation: none in the data; we score the whole sequence rather than the verb alone, which
-gives the same decision for any language model."""
+DEVIATIONS_V1 = """Deviation: none in the data; the whole sequence is scored rather than the verb alone,
+which gives the same decision only for a language model that scores no end token (see version 2.0.0)."""
+"""Where version 1.0.0 departs from the paper."""
+DEVIATIONS = """Deviation: none; the verb forms are scored as continuations of the prefix, p(verb | prefix),
+as Gulordava et al. score them."""
 """Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
 
 COMMIT = "dbffbf0f2ef86c50bac204d7a2292862e1c6036f"
@@ -62,8 +68,9 @@ COLUMNS = ("pattern", "constr_id", "sent_id", "type", "class", "prefix", "form",
 """The columns of generated.tab the suite reads."""
 
 
-def parse_gulordava(text: str) -> list[Example]:
-    """Pair the `correct` and `wrong` rows of each (pattern, construction, sentence, type) item."""
+def parse_gulordava(text: str, *, continuations: bool = True) -> list[Example]:
+    """Pair the `correct` and `wrong` rows of each (pattern, construction, sentence, type) item: the two
+    forms as continuations of the prefix, or (version 1.0.0) as whole sequences with the prefix."""
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t")
     missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
@@ -88,11 +95,12 @@ def parse_gulordava(text: str) -> list[Example]:
                 f"form of one prefix with a whole number of attractors; {PUBLISHED_FIX}."
             )
         prefix = pair["correct"]["prefix"].split()
+        kept = [] if continuations else prefix
         examples.append(
             Example(
                 id=f"{pattern}-{construction}-{sentence}-{kind}",
                 input=prefix,
-                candidates=[[*prefix, pair["correct"]["form"]], [*prefix, pair["wrong"]["form"]]],
+                candidates=[[*kept, pair[form]["form"]] for form in ("correct", "wrong")],
                 answer=0,
                 meta={"type": kind, "n_attr": int(pair["correct"]["n_attr"]), "pattern": pattern},
             )
@@ -100,8 +108,9 @@ def parse_gulordava(text: str) -> list[Example]:
     return examples
 
 
-class AgreementGulordava(Suite):
-    """Gulordava et al.'s English agreement test set, original and nonce sentences."""
+class AgreementGulordavaV1(Suite):
+    """Gulordava et al.'s English agreement test set, original and nonce sentences, as whole sequences
+    (version 1.0.0, superseded)."""
 
     spec = SuiteSpec(
         id="agreement-gulordava",
@@ -112,7 +121,7 @@ class AgreementGulordava(Suite):
         "sentences: the correct verb form must be more probable than the wrong one.",
         citation=CITATION,
         checked=CHECKED,
-        deviations=DEVIATIONS,
+        deviations=DEVIATIONS_V1,
         primary_metric="accuracy",
         higher_is_better=True,
         task="default",
@@ -128,7 +137,28 @@ class AgreementGulordava(Suite):
     breakdown_keys: ClassVar[tuple[str, ...]] = ("type", "n_attr", "pattern")
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
-        return {"train": [], "test": parse_gulordava(files.read_text(SOURCE.path))}
+        return {"train": [], "test": parse_gulordava(files.read_text(SOURCE.path), continuations=False)}
 
     def oracle(self, splits: Mapping[str, Split]) -> GoldPairScorer:
         return GoldPairScorer(splits["test"])
+
+
+class AgreementGulordava(AgreementGulordavaV1):
+    """Gulordava et al.'s English agreement test set: the verb forms as continuations of each prefix."""
+
+    spec = AgreementGulordavaV1.spec.variant(
+        version="2.0.0",
+        continuations=True,
+        deviations=DEVIATIONS,
+        description="Long-distance subject-verb agreement in original and nonce ('colorless green') English "
+        "sentences: after the prefix, the correct verb form must be more probable than the wrong one.",
+        changelog=[
+            "2.0.0: the verb forms are continuations of the prefix, compared by p(verb | prefix) with no end "
+            "token; 1.0.0 compared prefix + form as whole sequences, so a language model that appends `</s>` "
+            "added p(</s> | ... verb) to each side. The items are the same 410."
+        ],
+    )
+    superseded = (AgreementGulordavaV1,)
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        return {"train": [], "test": parse_gulordava(files.read_text(SOURCE.path))}

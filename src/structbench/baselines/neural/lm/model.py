@@ -22,8 +22,10 @@ Networks*, PhD thesis, Universiteit van Amsterdam:
   Table 4.4; §5.5.2 quotes the validation perplexities, LSTM 75.17 and FAN 71.39);
 - Adam at learning rate 0.001 (§5.5.2).
 
-`logprob` answers the sum of the natural-log probabilities of a sequence's words and of the
-closing `</s>`, each given `<s>` and the words before it: the probability of the whole
+`loglikelihood` answers the sum of the natural-log probabilities of a continuation's words given
+`<s>` and its context, with no `</s>` (agreement scored at the verb), each context computed once
+for all its one-word candidates. `logprob` answers the sum of the natural-log probabilities of a
+sequence's words and of the closing `</s>`, each given `<s>` and the words before it: the probability of the whole
 sentence, as the n-gram baselines give it (`structbench.baselines.classical.ngram`). `</s>` is included
 so that the score is a proper probability over sentences (and a minimal pair's two candidates
 have the same length, so it moves both alike). Perplexity is per token, the tokens being the
@@ -58,6 +60,7 @@ from structbench.baselines.neural.settings import RunSettings
 from structbench.baselines.neural.vocab import EOS, PAD, SOS, Vocabulary
 from structbench.data import freeze
 from structbench.errors import NotApplicable, UserError
+from structbench.protocols import shared_contexts
 from structbench.specs import Split
 
 __all__ = [
@@ -68,6 +71,7 @@ __all__ = [
     "LstmLmSettings",
     "NeuralLanguageModel",
     "build_vocabulary",
+    "continuation_logprobs",
     "lm_sentences",
     "per_token_perplexity",
     "sequence_logprobs",
@@ -182,6 +186,58 @@ def sequence_logprobs(
             sums = picked.masked_fill(targets == PAD, 0.0).double().sum(dim=1).cpu().tolist()
             for row, i in enumerate(indices):
                 out[i] = sums[row]
+    return out
+
+
+def continuation_logprobs(
+    net: LanguageModelNet,
+    requests: Sequence[tuple[Sequence[int], Sequence[int]]],
+    device: torch.device,
+    *,
+    vocab_size: int,
+    amp: bool = False,
+) -> list[float]:
+    """Sum of natural-log probabilities of each request's continuation ids given `<s>` and its context
+    ids, with no `</s>`, in the given order.
+
+    A one-word continuation (an agreement suite's verb) is read off one pass over its context: each
+    distinct context is run once and every candidate after it is gathered from the same next-word
+    distribution, so a minimal pair costs one prefix, not two sentences. A longer continuation is
+    scored on its own row, context included. The network is causal, so right padding moves no score.
+    """
+    net.eval()
+    out = [0.0] * len(requests)
+    single = [i for i, (_, continuation) in enumerate(requests) if len(continuation) == 1]
+    contexts, of_request = shared_contexts([requests[i] for i in single])
+    asked: list[list[int]] = [[] for _ in contexts]
+    for i, context in zip(single, of_request, strict=True):
+        asked[context].append(i)
+    longer = [i for i, (_, continuation) in enumerate(requests) if len(continuation) != 1]
+    with torch.inference_mode():
+        for indices in _score_batches([len(c) + 1 for c in contexts], vocab_size):
+            ids = _padded([[SOS, *contexts[j]] for j in indices]).to(device)
+            with torch.autocast("cuda", enabled=amp and device.type == "cuda"):
+                logits = net(ids)
+            last = torch.tensor([len(contexts[j]) for j in indices], device=device)
+            following = logits[torch.arange(len(indices), device=device), last].float().log_softmax(dim=-1)
+            rows = [row for row, j in enumerate(indices) for _ in asked[j]]
+            words = [requests[i][1][0] for j in indices for i in asked[j]]
+            picked = following[rows, words].double().cpu().tolist()
+            for i, value in zip((i for j in indices for i in asked[j]), picked, strict=True):
+                out[i] = value
+        for indices in _score_batches([len(requests[i][0]) + len(requests[i][1]) + 1 for i in longer], vocab_size):
+            chosen = [longer[k] for k in indices]
+            ids = _padded([[SOS, *requests[i][0], *requests[i][1]] for i in chosen]).to(device)
+            with torch.autocast("cuda", enabled=amp and device.type == "cuda"):
+                logits = net(ids[:, :-1])
+            picked = logits.float().log_softmax(dim=-1).gather(2, ids[:, 1:].unsqueeze(2)).squeeze(2)
+            positions = torch.arange(ids.shape[1] - 1, device=device)
+            begins = torch.tensor([len(requests[i][0]) for i in chosen], device=device)
+            ends = begins + torch.tensor([len(requests[i][1]) for i in chosen], device=device)
+            scored = (positions[None, :] >= begins[:, None]) & (positions[None, :] < ends[:, None])
+            sums = picked.masked_fill(~scored, 0.0).double().sum(dim=1).cpu().tolist()
+            for i, value in zip(chosen, sums, strict=True):
+                out[i] = value
     return out
 
 
@@ -346,6 +402,16 @@ class NeuralLanguageModel(NeuralRun):
         ids = [self.vocabulary.encode(sequence) for sequence in sequences]
         amp = self.settings is not None and self.settings.amp
         return sequence_logprobs(self.net, ids, self.device, vocab_size=len(self.vocabulary), amp=amp)
+
+    def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
+        """Natural-log probability of each continuation's words given `<s>` and its context, with no
+        `</s>` (`continuation_logprobs`); words outside the training vocabulary count as `<unk>`.
+        `NotApplicable` when the model was never trained."""
+        if self.net is None:
+            raise NotApplicable(self.untrained_reason)
+        encoded = [(self.vocabulary.encode(context), self.vocabulary.encode(words)) for context, words in requests]
+        amp = self.settings is not None and self.settings.amp
+        return continuation_logprobs(self.net, encoded, self.device, vocab_size=len(self.vocabulary), amp=amp)
 
     def perplexity(self, sentences: Sequence[Sequence[str]]) -> float:
         """Per-token perplexity of the trained model on `sentences` (words plus `</s>`)."""
