@@ -147,7 +147,20 @@ def check_threads(output: str) -> None:
         assert re.fullmatch(r"(yes 1|no 0)/1", strict_same), output
 
 
+def check_agreement_at_verb(output: str) -> None:
+    # the hf rows: 50 pairs per split; a decision that changes is counted in the last column
+    for split in ("attractors-0", "mixed"):
+        whole, at_verb, new, changed = row(output.split("hf (random GPT-2")[1], split)
+        assert all(0.0 <= float(v) <= 100.0 for v in (whole, at_verb, new)), output
+        assert float(changed.rstrip("%")) >= abs(float(whole) - float(at_verb)) - 1e-9, output
+    old, continued = (
+        float(row(output, f"  {label}")[0]) for label in ("1.0.0 (whole sentences)", "2.0.0 (prefix once, at the verb)")
+    )
+    assert float(row(output, "  ratio 2.0.0 / 1.0.0:")[0].rstrip("x")) == pytest.approx(continued / old, rel=0.01)
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
+    "agreement_at_verb.py": check_agreement_at_verb,
     "chaos.py": check_chaos,
     "interval_coverage.py": check_interval_coverage,
     "overhead.py": check_overhead,
