@@ -105,6 +105,13 @@ def test_the_runner_hands_the_oracle_its_frozen_splits(runner: Runner) -> None:
     assert tied["accuracy"].mean == 0.0
 
 
+@pytest.mark.parametrize("name", ["ngram", "unigram"])
+def test_count_models_are_not_applicable_on_zero_shot_data(runner: Runner, name: str) -> None:
+    """No train split: an n-gram model learned nothing, so it is n/a, not a row of ties scored wrong."""
+    record = runner.evaluate(PATH, ModelSpec(name=name), [0])
+    assert record.status == {"0": "n/a"} and "this suite has none (zero-shot data)" in record.errors["0"]
+
+
 def test_a_model_without_loglikelihood_is_not_applicable_with_the_reason(runner: Runner) -> None:
     record = runner.evaluate(PATH, ModelSpec(name="tests.suites.agreement.test_gulordava:WholeSentences"), [0])
     assert record.status == {"0": "n/a"}

@@ -7,7 +7,9 @@ uniform distribution over the vocabulary plus `<unk>`. Sentences are padded with
 end in `</s>`; words unseen in training become `<unk>`. `unigram` is add-one smoothed. Both
 are trained on the `input` tokens of a suite's train split and serve the minimal-pair and
 forced-choice protocols: whole sentences (`logprob`, natural logs, end of sentence included) and
-continuations of a context (`loglikelihood`, no end of sentence).
+continuations of a context (`loglikelihood`, no end of sentence). On a suite whose train split is
+empty (`agreement-gulordava`, zero-shot data) they have learned nothing, so they are `n/a` there
+with that reason rather than a row of ties scored as wrong.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections import Counter, defaultdict
 
 from pydantic import PositiveInt
 
+from structbench.errors import NotApplicable
 from structbench.specs import Split
 
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"
@@ -38,6 +41,8 @@ class KneserNey:
 
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
         sentences = [list(e.input) for e in train.examples]
+        if not sentences:
+            return
         self.vocabulary = {w for s in sentences for w in s} | {EOS}
         n = self.order
         top: dict[tuple[str, ...], Counter[str]] = defaultdict(Counter)
@@ -84,6 +89,8 @@ class KneserNey:
 
     def _continued(self, context: list[str], words: list[str]) -> float:
         """log p(words | `<s>` context), each word given the n-1 before it; unseen words are `<unk>`."""
+        if not self.counts:
+            raise NotApplicable(untrained(self.name))
         history = [BOS] * (self.order - 1) + [w if w in self.vocabulary else UNK for w in context]
         total = 0.0
         for word in words:
@@ -99,6 +106,11 @@ class KneserNey:
     def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
         """log p(continuation | `<s>` context) of each request, with no `</s>`."""
         return [self._continued(context, continuation) for context, continuation in requests]
+
+
+def untrained(name: str) -> str:
+    """Why a count-based model that saw no training sentence is `n/a`."""
+    return f"{name} counts the suite's train sentences, and this suite has none (zero-shot data): it learned nothing"
 
 
 def _discounts(level: dict[tuple[str, ...], Counter[str]]) -> tuple[float, float, float]:
@@ -136,6 +148,8 @@ class Unigram:
         return {"parameters": len(self.counts), "device": "cpu"}
 
     def _words(self, words: list[str]) -> float:
+        if not self.total:
+            raise NotApplicable(untrained(self.name))
         denominator = self.total + len(self.counts) + 1
         return sum(math.log((self.counts.get(w, 0) + 1) / denominator) for w in words)
 
