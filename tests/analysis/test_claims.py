@@ -14,6 +14,7 @@ from structbench.cli import main
 from structbench.errors import UserError
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
+from structbench.store import Store
 
 
 def test_every_claim_names_a_suite_split_and_model_that_exist() -> None:
@@ -113,6 +114,28 @@ def test_claims_command_and_report_check_the_stored_cells(
     html = (tmp_path / "site" / "index.html").read_text()
     assert '<td class="status-reproduced">reproduced</td>' in html
     assert html.count("status-not-measured") == len(load_claims()) - 1  # every claim but the ngram one
+
+
+def test_a_claims_caveat_is_shown_wherever_its_verdict_is(
+    store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A handicap of one model (fan-number's Adam for Tran's YellowFin) is read with the verdict, not only in a recipe."""
+    caveats = {c.id: c.caveat for c in load_claims()}
+    tran = "tran-number-lstm-above-fan-attractors-0"
+    assert "YellowFin" in caveats[tran]
+    assert "2 standard deviations" in caveats["monner-lstm-g-fewer-trials-than-lstm"]
+    assert caveats["ngram-attractors"] == ""
+    Store(store_path).close()
+    assert main(["claims", "--store", str(store_path), "--json"]) == 0
+    verdicts = {v["id"]: v for v in json.loads(capsys.readouterr().out)}
+    assert verdicts[tran]["caveat"] == caveats[tran]
+    assert main(["claims", "--store", str(store_path)]) == 0
+    table = capsys.readouterr().out
+    assert "caveat" in table.splitlines()[0] and "YellowFin" in table
+    assert main(["report", "--store", str(store_path), "--out", str(tmp_path / "site")]) == 0
+    html = (tmp_path / "site" / "index.html").read_text()
+    assert '<span class="caveat">Caveat: fan-number trains with Adam' in html
+    assert "fan-number trains with Adam" in (tmp_path / "site" / "leaderboard.md").read_text()
 
 
 def test_a_malformed_claim_is_named(tmp_path: Path) -> None:
