@@ -10,6 +10,7 @@ import pytest
 
 from structbench import registry
 from structbench.analysis.claims import TRAINING, CellRef, Claim, check, load_claims
+from structbench.analysis.references import load_references
 from structbench.cli import main
 from structbench.errors import UserError
 from structbench.runs.runner import Runner
@@ -26,6 +27,28 @@ def test_every_claim_names_a_suite_split_and_model_that_exist() -> None:
                 tests = {s.name for s in registry.suite(ref.suite or claim.suite).spec.splits_with_role("test")}
                 assert ref.split in tests | {TRAINING}, f"{claim.id}: {ref.split}"
                 registry.model_factory(ref.model.partition("[")[0])
+
+
+def test_a_claim_quoting_a_published_number_reads_the_model_its_reference_row_names() -> None:
+    """Korrel's 0.26% and 2.86% are of his LSTM baseline: a claim quoting them about another network (a GRU)
+    checks a finding nobody published. structbench's extensions quote them only as context."""
+    checked = 0
+    for claim in load_claims():
+        refs = [r for r in (claim.greater, claim.lower, claim.not_below, claim.cell, *claim.than) if r is not None]
+        for row in (row for row in load_references() if row.ours is not None):
+            for metric, values in row.values.items():
+                for split, value in values.items():
+                    read = [
+                        ref.model
+                        for ref in refs
+                        if (ref.suite or claim.suite, ref.split, ref.metric or claim.metric)
+                        == (row.suite, split, metric)
+                    ]
+                    if read and f"{100 * value:.4g}%" in claim.source:
+                        checked += 1
+                        if not claim.source.startswith("structbench's extension"):
+                            assert row.ours in read, f"{claim.id} quotes {row.model} ({row.ours}) but reads {read}"
+    assert checked >= 8  # Korrel's SCAN numbers, Lake & Baroni's 20.8%, Monner's 95% and 97%
 
 
 def cells(*rows: tuple[str, float, float, float]) -> pd.DataFrame:
