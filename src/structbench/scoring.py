@@ -130,9 +130,10 @@ def induction_metrics(gold: Sequence[str], induced: Sequence[int]) -> dict[str, 
     completeness (Rosenberg & Hirschberg 2007), and variation of information (nats).
 
     One-to-one assigns each cluster at most one tag: `one_to_one` by optimal assignment
-    (scipy's linear_sum_assignment), `one_to_one_greedy` as Tran's scorer does it, taking
-    cells by descending count (ties: first cluster, then tag, in order of first appearance;
-    Tran's scorer breaks them by the tag and cluster names). Degenerate entropies follow
+    (scipy's linear_sum_assignment), `one_to_one_greedy` as Tran's scorer does it (the
+    authors' eval.py in ketranm/neuralHMM; the thesis, §6.8, does not say how 1-1 matches),
+    taking cells by descending count (ties: first cluster, then tag, in order of first
+    appearance; Tran's scorer breaks them by the tag and cluster names). Degenerate entropies follow
     scikit-learn: with a single gold tag (or cluster) homogeneity (or completeness) is 1.
     """
     from scipy.optimize import linear_sum_assignment

@@ -10,10 +10,12 @@ import pytest
 
 from structbench import registry
 from structbench.analysis.claims import TRAINING, CellRef, Claim, check, load_claims
+from structbench.analysis.references import load_references
 from structbench.cli import main
 from structbench.errors import UserError
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
+from structbench.store import Store
 
 
 def test_every_claim_names_a_suite_split_and_model_that_exist() -> None:
@@ -25,6 +27,28 @@ def test_every_claim_names_a_suite_split_and_model_that_exist() -> None:
                 tests = {s.name for s in registry.suite(ref.suite or claim.suite).spec.splits_with_role("test")}
                 assert ref.split in tests | {TRAINING}, f"{claim.id}: {ref.split}"
                 registry.model_factory(ref.model.partition("[")[0])
+
+
+def test_a_claim_quoting_a_published_number_reads_the_model_its_reference_row_names() -> None:
+    """Korrel's 0.26% and 2.86% are of his LSTM baseline: a claim quoting them about another network (a GRU)
+    checks a finding nobody published. structbench's extensions quote them only as context."""
+    checked = 0
+    for claim in load_claims():
+        refs = [r for r in (claim.greater, claim.lower, claim.not_below, claim.cell, *claim.than) if r is not None]
+        for row in (row for row in load_references() if row.ours is not None):
+            for metric, values in row.values.items():
+                for split, value in values.items():
+                    read = [
+                        ref.model
+                        for ref in refs
+                        if (ref.suite or claim.suite, ref.split, ref.metric or claim.metric)
+                        == (row.suite, split, metric)
+                    ]
+                    if read and f"{100 * value:.4g}%" in claim.source:
+                        checked += 1
+                        if not claim.source.startswith("structbench's extension"):
+                            assert row.ours in read, f"{claim.id} quotes {row.model} ({row.ours}) but reads {read}"
+    assert checked >= 8  # Korrel's SCAN numbers, Lake & Baroni's 20.8%, Monner's 95% and 97%
 
 
 def cells(*rows: tuple[str, float, float, float]) -> pd.DataFrame:
@@ -113,6 +137,28 @@ def test_claims_command_and_report_check_the_stored_cells(
     html = (tmp_path / "site" / "index.html").read_text()
     assert '<td class="status-reproduced">reproduced</td>' in html
     assert html.count("status-not-measured") == len(load_claims()) - 1  # every claim but the ngram one
+
+
+def test_a_claims_caveat_is_shown_wherever_its_verdict_is(
+    store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A handicap of one model (fan-number's Adam for Tran's YellowFin) is read with the verdict, not only in a recipe."""
+    caveats = {c.id: c.caveat for c in load_claims()}
+    tran = "tran-number-lstm-above-fan-attractors-0"
+    assert "YellowFin" in caveats[tran]
+    assert "2 standard deviations" in caveats["monner-lstm-g-fewer-trials-than-lstm"]
+    assert caveats["ngram-attractors"] == ""
+    Store(store_path).close()
+    assert main(["claims", "--store", str(store_path), "--json"]) == 0
+    verdicts = {v["id"]: v for v in json.loads(capsys.readouterr().out)}
+    assert verdicts[tran]["caveat"] == caveats[tran]
+    assert main(["claims", "--store", str(store_path)]) == 0
+    table = capsys.readouterr().out
+    assert "caveat" in table.splitlines()[0] and "YellowFin" in table
+    assert main(["report", "--store", str(store_path), "--out", str(tmp_path / "site")]) == 0
+    html = (tmp_path / "site" / "index.html").read_text()
+    assert '<span class="caveat">Caveat: fan-number trains with Adam' in html
+    assert "fan-number trains with Adam" in (tmp_path / "site" / "leaderboard.md").read_text()
 
 
 def test_a_malformed_claim_is_named(tmp_path: Path) -> None:

@@ -24,6 +24,9 @@ models report of their training (`statistics()`: a language model's `dev_perplex
 reproduced when its mean is at least each other's, not reproduced when its interval lies wholly
 below another's, else inconclusive.
 
+A claim's `caveat` says where the check differs from the paper's own (a model's handicap, a step of
+the paper's statistical test not taken here); every place that shows the verdict shows it too.
+
 Separated intervals are a conservative test (two models' paired difference is sharper: see
 `structbench compare`), so `reproduced` errs on the side of caution.
 """
@@ -72,6 +75,11 @@ class Claim(Frozen):
     statement: str
     source: str
     """The paper, table or repository file the finding stands in."""
+    caveat: str = ""
+    """What makes this check differ from the paper's own, stated beside the verdict wherever it is
+    shown (`structbench claims`, the leaderboard): a handicap one model carries here and not in the
+    paper (an optimiser it could not have), or a step of the paper's test this check does not take.
+    A verdict is read with it: a handicap that favours the claimed side makes "reproduced" weaker."""
     suite: str
     """Suite id; the cells of its installed version are read."""
     metric: str

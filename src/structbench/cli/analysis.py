@@ -173,10 +173,15 @@ def cmd_claims(args: argparse.Namespace) -> int:
     with Store(existing_store(args.store)) as store:
         verdicts = check_all(claim_cells(aggregate(store), store.runs()))
     if args.json:
-        print(json.dumps([{"id": v.claim.id, **v.model_dump(exclude={"claim"})} for v in verdicts], indent=2))
+        print(
+            json.dumps(
+                [{"id": v.claim.id, **v.model_dump(exclude={"claim"}), "caveat": v.claim.caveat} for v in verdicts],
+                indent=2,
+            )
+        )
         return 0
-    rows = [[v.claim.id, v.status, v.evidence] for v in verdicts]
-    print(tabulate(rows, headers=["claim", "status", "evidence (%)"], maxcolwidths=[None, None, 90]))
+    rows = [[v.claim.id, v.status, v.evidence, v.claim.caveat] for v in verdicts]
+    print(tabulate(rows, headers=["claim", "status", "evidence (%)", "caveat"], maxcolwidths=[None, None, 70, 50]))
     return 0
 
 

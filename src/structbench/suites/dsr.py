@@ -11,9 +11,10 @@ Its headline is sample efficiency, not accuracy: Monner trains on random trials 
 achieve the performance criterion of 95% accuracy on a test set of 1000 randomly selected
 sequences that the network had never encountered during training", and compares the number of
 training trials that took (Fig. 2.3: all 50 runs of LSTM-g and of the LSTM algorithm reach it;
-LSTM-g needs significantly fewer, Welch t ≈ 5.1, df ≈ 80.9, p < 1e-5; the figure's means are
-not in the text). The suite declares that statistic, `trials_to_criterion` (lower is better):
-training sequences a model consumed until at least 95% of the `dev` split (1,000 sequences,
+LSTM-g needs significantly fewer, Welch t ≈ 5.1, df ≈ 80.9, p < 1e-5, after removing outliers
+more than 2 standard deviations from each sample's mean; the figure's means are not in the
+text). The suite declares that statistic, `trials_to_criterion` (lower is better): training
+sequences a model consumed until at least 95% of the `dev` split (1,000 sequences,
 disjoint from `train` and `test`) was right, reported by the model after training
 (`statistics()`). Monner's correctness is strict, per output unit: every unit below 0.5 on every
 non-prompt step and only the right target unit above it at each prompt; a model with such

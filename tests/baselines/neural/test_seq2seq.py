@@ -92,6 +92,33 @@ def test_stored_runs_are_keyed_by_the_resolved_recipe() -> None:
     assert "comparable" not in model_facts(ModelSpec(name="attentive-guidance"), "lookup-tables")
 
 
+@pytest.mark.parametrize("suite", ["scan-length", "lookup-tables"])
+def test_korrels_baseline_and_both_guidance_arms_train_and_select_alike(suite: str) -> None:
+    """Korrel trains the baseline, learned and oracle guidance alike (§5.3; on SCAN §5.3.3 and Table 5.2:
+    batch 128, teacher forcing 0.5, 30 epochs keeping the lowest training loss), so a claim that learned
+    guidance beats the baseline must not compare two training schedules. Per budget, the three differ
+    in the network alone (attention loss, oracle, the baseline's own sizes on the lookup tables)."""
+    baseline = "seq2seq-lstm" if suite == "scan-length" else "seq2seq-gru-attn"
+    schedule = "batch_size epochs lr clip teacher_forcing selection patience criterion dev_limit eval_every".split()
+    for budget in BUDGETS:
+        arms = [
+            resolve_settings(Seq2SeqSettings, name, suite, budget, {"attention": "pre-mlp"})[0]
+            for name in (baseline, "attentive-guidance", "attentive-guidance-oracle")
+        ]
+        assert len({tuple(getattr(arm, key) for key in schedule) for arm in arms}) == 1, budget
+        assert [arm.guidance for arm in arms] == [0.0, 1.0, 1.0] and arms[2].oracle_attention
+
+
+def test_korrels_scan_paper_budget_is_table_5_2() -> None:
+    """Table 5.2's SCAN column and §5.3.3: batch 128, teacher forcing 0.5, embeddings and 2-layer LSTMs of
+    200, dropout 0.5, Adam at its default rate; a fixed 30 epochs keeping the lowest training loss."""
+    paper = resolve_settings(Seq2SeqSettings, "attentive-guidance", "scan-length", "paper", {})[0]
+    assert (paper.batch_size, paper.teacher_forcing, paper.lr, paper.epochs, paper.selection) == (
+        128, 0.5, 0.001, 30, "train_loss"
+    )  # fmt: skip
+    assert (paper.cell, paper.layers, paper.embedding, paper.hidden, paper.dropout) == ("lstm", 2, 200, 200, 0.5)
+
+
 def test_settings_errors_name_the_problem() -> None:
     with pytest.raises(UserError, match="no setting 'hiddne'"):
         Seq2Seq(hiddne=3)

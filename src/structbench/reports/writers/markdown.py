@@ -40,7 +40,13 @@ def _claims_markdown(verdicts: list[Verdict]) -> list[str]:
     if not verdicts:
         return []
     rows = [
-        [markdown_text(v.claim.statement), markdown_text(v.claim.source), v.status, markdown_text(v.evidence)]
+        [
+            markdown_text(v.claim.statement),
+            markdown_text(v.claim.source),
+            v.status,
+            markdown_text(v.evidence),
+            markdown_text(v.claim.caveat),
+        ]
         for v in verdicts
     ]
     return [
@@ -48,9 +54,11 @@ def _claims_markdown(verdicts: list[Verdict]) -> list[str]:
         "",
         "Published findings checked on the measured cells: reproduced when the 95% intervals separate, "
         "not reproduced when the means contradict the claim, undecided (under-trained) when a cell rests on runs "
-        "whose training never reached its recipe's criterion, inconclusive otherwise.",
+        "whose training never reached its recipe's criterion, inconclusive otherwise. A caveat says where the "
+        "check differs from the paper's own (a handicap one model carries here, a step of the paper's test not "
+        "taken): read the status with it.",
         "",
-        tabulate(rows, headers=["claim", "source", "status", "evidence (%)"], tablefmt="github"),
+        tabulate(rows, headers=["claim", "source", "status", "evidence (%)", "caveat"], tablefmt="github"),
         "",
     ]
 
