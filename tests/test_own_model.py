@@ -286,7 +286,7 @@ def test_check_passes_on_unchanged_cells_and_names_the_cell_that_moved(
     assert main(["check", str(golden), *fresh, "--no-progress"]) == 1
     err = capsys.readouterr().err
     mixed = next(c["mean"] for c in entry["cells"] if c["split"] == "mixed")
-    assert f"agreement-attractors-number@1.0.0 x memo, mixed accuracy: moved from {mixed:.6f} to " in err
+    assert f"agreement-attractors-number@2.0.0 x memo, mixed accuracy: moved from {mixed:.6f} to " in err
     assert err.endswith("6 cells checked against " + str(golden) + ": 6 moved.\n")
     assert main(["check", str(golden), *fresh, "--tolerance", "0.5"]) == 0  # within a generous tolerance
     capsys.readouterr()

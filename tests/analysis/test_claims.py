@@ -131,7 +131,7 @@ def test_claims_command_and_report_check_the_stored_cells(
     assert main(["claims", "--store", str(store_path), "--json"]) == 0
     verdicts = {v["id"]: v for v in json.loads(capsys.readouterr().out)}
     assert verdicts["ngram-attractors"]["status"] == "reproduced"
-    assert verdicts["ngram-attractors"]["evidence"].startswith("ngram attractors-0: 83.8 [80.3, 86.8]")
+    assert verdicts["ngram-attractors"]["evidence"].startswith("ngram attractors-0: 84.8 [81.4, 87.7]")
     assert verdicts["seq2seq-scan-jump"]["status"] == "not measured"
     assert main(["report", "--store", str(store_path), "--out", str(tmp_path / "site")]) == 0
     html = (tmp_path / "site" / "index.html").read_text()

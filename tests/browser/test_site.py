@@ -158,7 +158,7 @@ def test_plots_render_with_a_size(site: Path, wide: Page) -> None:
 
 
 def test_the_error_browser_filters_by_split_condition_text_and_seed(site: Path, wide: Page) -> None:
-    page = wide.open(site / "errors" / "agreement-attractors@1.0.0.html", "#model=ngram")
+    page = wide.open(site / "errors" / "agreement-attractors@2.0.0.html", "#model=ngram")
     status = error_browser_ready(page)
     assert page.locator("#model").input_value() == "ngram"
     wrong = int(status.split()[0])
@@ -196,7 +196,7 @@ def test_the_error_browser_filters_by_split_condition_text_and_seed(site: Path, 
 def test_at_390_px_nothing_scrolls_sideways_and_numbers_are_visible(site: Path, narrow: Page) -> None:
     pages = [
         site / "index.html",
-        site / "suites" / "agreement-attractors@1.0.0.html",
+        site / "suites" / "agreement-attractors@2.0.0.html",
         site / "suites" / "lookup-tables@1.0.0.html",
     ]
     for path in pages:
@@ -241,9 +241,9 @@ def test_screenshots(site: Path, wide: Page, narrow: Page) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     shots = [
         ("overview", site / "index.html", ""),
-        ("agreement-attractors", site / "suites" / "agreement-attractors@1.0.0.html", ""),
-        ("agreement-attractors-plots", site / "suites" / "agreement-attractors@1.0.0.html", "#conditions"),
-        ("errors-ngram", site / "errors" / "agreement-attractors@1.0.0.html", "#model=ngram"),
+        ("agreement-attractors", site / "suites" / "agreement-attractors@2.0.0.html", ""),
+        ("agreement-attractors-plots", site / "suites" / "agreement-attractors@2.0.0.html", "#conditions"),
+        ("errors-ngram", site / "errors" / "agreement-attractors@2.0.0.html", "#model=ngram"),
     ]
     for holder, width in ((wide, 1400), (narrow, 390)):
         for name, path, fragment in shots:

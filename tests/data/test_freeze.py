@@ -415,7 +415,7 @@ def test_building_every_suite_skips_those_whose_files_cannot_be_had_and_lists_th
     monkeypatch.setattr(registry, "suite_names", lambda: names)
     assert main(["build"]) == 0  # what can be built is built, after the suites that cannot be
     captured = capsys.readouterr()
-    assert "built agreement-attractors@1.0.0" in captured.out
+    assert "built agreement-attractors@2.0.0" in captured.out
     assert "skipped agreement-linzen-number@2.0.0: linzen/agr_50_mostcommon_10K.tsv was not found" in captured.err
     message = "skipped scan-simple@2.0.0: scan/tasks_train_simple.txt was not found locally and could not be downloaded"
     assert message in captured.err

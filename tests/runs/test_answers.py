@@ -37,14 +37,17 @@ class Answers:
         value = {"nan": float("nan"), "inf": float("inf"), "text": "-1.5"}[self.kind]
         return [value for _ in sequences]  # type: ignore[misc]
 
+    def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
+        return self.logprob([continuation for _, continuation in requests])
+
 
 CASES = [
     ("lookup-tables", "string", "transduce answered example", "not a list of string tokens"),
     ("lookup-tables", "short", "transduce returned", "answers for"),
     ("lookup-tables", "exit", "SystemExit", "sys.exit(3)"),
     ("agreement-attractors-number", "string", "classify answered example", "which is not one of the labels"),
-    ("agreement-attractors", "nan", "logprob answered a candidate of example", "nan"),
-    ("agreement-attractors", "inf", "logprob answered a candidate of example", "inf"),
+    ("agreement-attractors", "nan", "loglikelihood answered a candidate of example", "nan"),
+    ("agreement-attractors", "inf", "loglikelihood answered a candidate of example", "inf"),
     ("sentence-completion", "text", "logprob answered a candidate of example", "'-1.5'"),
 ]
 
