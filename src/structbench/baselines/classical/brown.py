@@ -10,9 +10,9 @@ gets its word's cluster.
 The merge objective (`objective`) is one of two:
 
 - `liang` (the default): `wcluster`'s. The text is one stream, the sentences in order (as
-  `wcluster` reads a file of one sentence per line: `read_text` takes whitespace-separated tokens
-  and never sees a line end), so a sentence's last word and the next one's first word are a
-  bigram too. For clusters c, d of the window, p(c) is the whole-text unigram frequency of c's
+  `wcluster` reads a file of one sentence per line: its `read_text`, in `basic/strdb.cc`, reads
+  whitespace-separated tokens and never sees a line end), so a sentence's last word and the next
+  one's first word are a bigram too. For clusters c, d of the window, p(c) is the whole-text unigram frequency of c's
   words over the T tokens (`create_initial_clusters`, `incorporate_new_phrase`: p1 = count / T)
   and p(c, d) the number of stream bigrams from a word of c to a word of d over the T - 1 bigrams
   (`set_p2_q2_from_count`). The mutual information is the sum of p(c, d) log p(c, d) / (p(c) p(d))
