@@ -149,7 +149,7 @@ class MsrSentenceCompletion(Suite):
         deviations=DEVIATIONS,
         primary_metric="accuracy",
         higher_is_better=True,
-        task="default",
+        task="sentence-completion",
         splits=[
             train_split(None, "the user's training sentences"),
             scored_split("test", None, "in-distribution", "the challenge's 1,040 questions"),
