@@ -272,6 +272,9 @@ def test_settings_are_checked_and_key_the_run() -> None:
             True,
             10_000,
         )
+        # both ch. 5 LMs train as the authors' lm.py does: halve the rate on a dev plateau, stop at the sixth
+        assert (paper["lr_decay"], paper["max_decays"], facts["lr_decay"], facts["max_decays"]) == (0.5, 5, 0.5, 5)
+        assert paper["loss"] == facts["loss"] == "mean"  # the stated deviation: lm.py sums it
         assert paper != facts
         for budget in BUDGETS:
             model.configuration("sentence-completion", budget=budget)
