@@ -137,3 +137,40 @@ def test_selection_falls_back_to_the_last_epoch_without_dev() -> None:
     assert Selector.of(Settings(), has_dev=False).criterion is None  # nothing to judge it on
     assert Selector.of(Settings(), has_dev=True).selection == "dev_accuracy"
     assert Evaluation(3, {"x": None}, 1.5).as_dict() == {"epoch": 3, "x": None, "seconds": 1.5}
+
+
+def test_the_learning_rate_decays_after_each_evaluation_not_kept_and_training_ends_after_the_last_decay() -> None:
+    """`lr_decay` as the authors' LM script of Tran 2018 ch. 5 trains (ketranm/fan_vs_rnn lm.py): every epoch
+    whose dev perplexity is no lower than the best so far halves the learning rate for the epochs after it,
+    and the first such epoch after the fifth halving ends training; the kept weights are the best epoch's."""
+    net = torch.nn.Linear(1, 1, bias=False)
+    perplexities = [10.0, 9.0, 9.5, 8.0, 8.2, 8.5, 7.0, 7.5, 7.6, 7.7, 7.8, 7.9]
+    rates: list[float] = []
+    epoch = {"now": 0}
+
+    def batches() -> list[int]:
+        epoch["now"] += 1
+        return [0]
+
+    def step(batch: int, update: Callable[[torch.Tensor], None]) -> tuple[float, int]:
+        loss = (net.weight**2).sum()
+        update(loss)
+        rates.append(update.__self__.optimizer.param_groups[0]["lr"])  # type: ignore[attr-defined]
+        return float(loss.detach()), 1
+
+    schedule = Schedule(epochs=len(perplexities), lr=0.01, clip=None, lr_decay=0.5, max_decays=5)
+    history = fit(
+        net,
+        schedule,
+        Selector("dev_perplexity", None, None),
+        batches=batches,
+        step=step,
+        evaluate=lambda loss: {"dev_perplexity": perplexities[epoch["now"] - 1]},
+        description="test",
+    )
+    assert history.decayed_after == [3, 5, 6, 8, 9]
+    assert rates == [0.01, 0.01, 0.01, 0.005, 0.005, 0.0025, 0.00125, 0.00125, 0.000625, 0.0003125]
+    assert len(history.evaluations) == 10 and history.selected_epoch == 7
+    assert history.stopped == "no improvement after 5 learning-rate decays"
+    assert history.as_dict()["decayed_after"] == [3, 5, 6, 8, 9]
+    assert "decayed_after" not in History().as_dict()  # a run without decays records as before

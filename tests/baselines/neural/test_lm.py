@@ -18,8 +18,10 @@ from structbench.baselines.neural.lm.model import (
     build_vocabulary,
     lm_sentences,
 )
-from structbench.baselines.neural.lm.nets import FanLm, FanLmArchitecture, LstmLm, LstmLmArchitecture
+from structbench.baselines.neural.lm.nets import FanLm, FanLmArchitecture, FanSubLayer, LstmLm, LstmLmArchitecture
+from structbench.baselines.neural.rmn.model import Rmn
 from structbench.baselines.neural.settings import BUDGETS
+from structbench.baselines.neural.transformer.nets import sinusoids
 from structbench.baselines.neural.vocab import EOS, SOS, UNK
 from structbench.data import freeze
 from structbench.errors import NotApplicable, UserError
@@ -139,6 +141,49 @@ def test_networks_are_causal(net: torch.nn.Module) -> None:
     assert not torch.allclose(before[0, 4:], after[0, 4:], atol=1e-4)
 
 
+def test_the_fan_sub_layer_computes_eqs_5_1_to_5_4() -> None:
+    """Z = [Z_1; Z_2] W_o with Z_i = softmax(Q_i K_i^T / sqrt(d_h)) V_i over positions 0..t and no projection
+    biases (eqs. 5.5-5.9), H0 = LN(X + Z), Y = LN(FFN(H0) + H0): computed here head by head, step by step."""
+    torch.manual_seed(0)
+    layer = FanSubLayer(8, 2, 16, 0.2).eval()
+    x = torch.randn(2, 5, 8)
+    assert layer.query.bias is None and layer.key.bias is None and layer.value.bias is None and layer.mix.bias is None
+    with torch.no_grad():
+        q, k, v = layer.query(x), layer.key(x), layer.value(x)
+        z = torch.zeros(2, 5, 8)
+        for t in range(5):
+            for h in (slice(0, 4), slice(4, 8)):
+                scores = torch.einsum("bd,bsd->bs", q[:, t, h], k[:, : t + 1, h]) / 2.0  # sqrt(d_h) = 2
+                z[:, t, h] = torch.einsum("bs,bsd->bd", torch.softmax(scores, dim=-1), v[:, : t + 1, h])
+        h0 = layer.attention_norm(x + layer.mix(z))
+        expected = layer.output_norm(layer.feedforward(h0) + h0)
+        torch.testing.assert_close(layer(x), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_the_fan_drops_only_the_feed_forward_output_and_does_not_scale_its_embeddings() -> None:
+    """As the authors' FAN LM (ketranm/fan_vs_rnn layers.py `Transformer`, modules.py `ResFF`): the first
+    sub-layer reads embedding + position as they are, and with every feed-forward output zeroed, training
+    mode at dropout 0.9 computes exactly what evaluation does: nothing else is dropped."""
+    torch.manual_seed(0)
+    net = FanLm(FanLmArchitecture(layers=2, d_model=8, heads=2, feedforward=16, dropout=0.9), 12)
+    ids = torch.tensor([[1, 4, 5, 6, 7, 8], [1, 9, 10, 2, 0, 0]])
+    seen: list[torch.Tensor] = []
+    net.layers[0].register_forward_hook(lambda module, inputs, output: seen.append(inputs[0]))
+    with torch.no_grad():
+        for layer in net.layers:
+            assert isinstance(layer, FanSubLayer)
+            last = layer.feedforward[2]
+            assert isinstance(last, torch.nn.Linear)
+            last.weight.zero_()
+            last.bias.zero_()
+        net.train()
+        first, second = net(ids), net(ids)
+        net.eval()
+        evaluated = net(ids)
+    torch.testing.assert_close(seen[0], net.embedding(ids) + sinusoids(6, 8), rtol=0, atol=0)
+    assert torch.equal(first, second) and torch.equal(first, evaluated)
+
+
 def test_tied_embeddings_share_one_matrix() -> None:
     lstm = LstmLm(LstmLmArchitecture(layers=1, embedding=8, hidden=8), 12)
     fan = FanLm(FanLmArchitecture(layers=1, d_model=8, heads=2, feedforward=16), 12)
@@ -250,10 +295,60 @@ def test_settings_are_checked_and_key_the_run() -> None:
             True,
             10_000,
         )
+        # both ch. 5 LMs train as the authors' lm.py does: halve the rate on a dev plateau, stop at the sixth
+        assert (paper["lr_decay"], paper["max_decays"], facts["lr_decay"], facts["max_decays"]) == (0.5, 5, 0.5, 5)
+        assert paper["loss"] == facts["loss"] == "mean"  # the stated deviation: lm.py sums it
         assert paper != facts
         for budget in BUDGETS:
             model.configuration("sentence-completion", budget=budget)
     assert FanLanguageModel.configuration(ATTRACTORS, budget="paper")["heads"] == 2
+
+
+@pytest.mark.parametrize("budget", BUDGETS)
+def test_the_msr_lstm_baseline_and_rmn_are_compared_in_one_setting(budget: str) -> None:
+    """Tran 2018 Table 4.4 compares its LSTM baseline and the RMN in §4.6's one setting: on the sentence-completion
+    suites lstm-lm resolves to every setting rmn has but the Memory Block (the vocabulary too, so that an answer
+    and a distractor both outside it tie, and count wrong, for both alike), untied and dropping after each LSTM
+    layer only; the ch. 5 recipe (4 layers, tied, 10,000 words) stays on the agreement suites."""
+    for suite in ("msr-sentence-completion", "sentence-completion"):
+        lstm = LstmLanguageModel.configuration(suite, budget=budget)
+        rmn = Rmn.configuration(suite, budget=budget)
+        shared = set(lstm) & set(rmn)
+        assert shared >= {"layers", "embedding", "hidden", "dropout", "init_range", "max_vocabulary", "min_count"}
+        assert shared >= {"batch_size", "epochs", "lr", "clip", "loss", "lr_decay", "criterion"}
+        assert {key: lstm[key] for key in shared} == {key: rmn[key] for key in shared}
+        assert (lstm["layers"], lstm["dropout"], lstm["max_vocabulary"], lstm["init_range"]) == (3, 0.3, 64_000, 0.05)
+        assert (lstm["tie_embeddings"], lstm["embedding_dropout"], lstm["init"]) == (False, False, "all")
+        assert lstm["embedding"] == (256 if budget == "paper" else 128)
+    agreement = LstmLanguageModel.configuration(ATTRACTORS, budget=budget)
+    assert (agreement["layers"], agreement["tie_embeddings"], agreement["max_vocabulary"]) == (4, True, 10_000)
+
+
+def test_the_thesis_initialisation_and_dropout_after_each_lstm_layer() -> None:
+    """`init=all`: every parameter uniform in (-0.05, 0.05), forget-gate biases 1 (§4.4.2); `embedding_dropout=false`:
+    the LSTM reads the embeddings undropped in training (§4.6), while its output is still dropped."""
+    torch.manual_seed(0)
+    settings = LstmLmArchitecture(
+        layers=2, embedding=8, hidden=8, dropout=0.5, tie_embeddings=False, init="all", init_range=0.05
+    )
+    net = LstmLm(settings.model_copy(update={"embedding_dropout": False}), 12)
+    for name, parameter in net.named_parameters():
+        if name.startswith("lstm.bias_ih"):
+            assert bool((parameter[8:16] == 1.0).all()) and bool((parameter[:8].abs() < 0.05).all())
+        elif name.startswith("lstm.bias_hh"):
+            assert bool((parameter[8:16] == 0.0).all())
+        else:
+            assert bool((parameter.abs() < 0.05).all()), name
+    seen: list[torch.Tensor] = []
+    net.lstm.register_forward_hook(lambda module, inputs, output: seen.append(inputs[0]))
+    ids = torch.tensor([[1, 4, 5, 6]])
+    net.train()
+    first, second = net(ids), net(ids)
+    assert torch.equal(seen[0], net.embedding(ids)) and not torch.equal(first, second)
+    dropped = LstmLm(settings, 12).train()
+    dropped.lstm.register_forward_hook(lambda module, inputs, output: seen.append(inputs[0]))
+    dropped(ids)
+    assert not torch.equal(seen[-1], dropped.embedding(ids))
 
 
 @pytest.mark.parametrize("name", list(MODELS))

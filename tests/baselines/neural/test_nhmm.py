@@ -23,6 +23,7 @@ from structbench.baselines.neural.nhmm.nets import (
     Potentials,
     TransitionKind,
     forward_log_likelihood,
+    log_matmul,
     viterbi,
 )
 from structbench.errors import UserError
@@ -109,6 +110,52 @@ def test_the_networks_give_distributions(emission: EmissionKind, transition: Tra
                 assert float(mass) == pytest.approx(float(implied), rel=1e-4)
 
 
+def broadcast_logsumexp(alpha: torch.Tensor, moves: torch.Tensor) -> torch.Tensor:
+    """The forward step's sums as the definition has them: logsumexp over the B x K x K broadcast sum."""
+    return torch.logsumexp(alpha[:, :, None] + moves, dim=1)
+
+
+def test_a_peaked_transition_keeps_its_exact_log_probability() -> None:
+    """The state the messages sit in moves to state 1 with probability 1e-40 and the state that does move
+    there is e^-100 less likely: the true logsumexp is -92.1, which a sum clamped at 1e-30 of the best
+    path gave as -69.1. Every entry equals torch.logsumexp on the broadcast sum, shared or per-row moves."""
+    alpha = torch.tensor([[0.0, -100.0], [-3.0, -1.0]])
+    moves = torch.tensor([[1.0, 1e-40], [1e-40, 1.0]], dtype=torch.float64).log().float()[None]
+    exact = broadcast_logsumexp(alpha, moves)
+    assert float(exact[0, 1]) == pytest.approx(-92.103, abs=1e-3)
+    torch.testing.assert_close(log_matmul(alpha, moves), exact, rtol=0, atol=1e-5)
+    per_row = torch.cat([moves, torch.randn(1, 2, 2).log_softmax(dim=-1)])
+    torch.testing.assert_close(log_matmul(alpha, per_row), broadcast_logsumexp(alpha, per_row), rtol=0, atol=1e-5)
+
+
+def test_the_log_matmul_is_logsumexp_with_its_gradient_for_any_peakedness() -> None:
+    """45 states as Table 6.2 induces, transitions from flat to peaked (logits spread 1 to 100): values and
+    gradients equal logsumexp's on the broadcast sum; a row or column that is all -inf gives -inf, not NaN."""
+    torch.manual_seed(0)
+    for spread in (1.0, 30.0, 100.0):
+        alpha = (5 * torch.randn(8, 45)).requires_grad_()
+        moves = (spread * torch.randn(8, 45, 45)).log_softmax(dim=-1).requires_grad_()
+        fast, slow = log_matmul(alpha, moves), broadcast_logsumexp(alpha, moves)
+        torch.testing.assert_close(fast, slow, rtol=0, atol=1e-5)
+        weights = torch.randn(8, 45)
+        fast_grads = torch.autograd.grad((fast * weights).sum(), (alpha, moves))
+        slow_grads = torch.autograd.grad((slow * weights).sum(), (alpha, moves))
+        for fast_grad, slow_grad in zip(fast_grads, slow_grads, strict=True):
+            torch.testing.assert_close(fast_grad, slow_grad, rtol=1e-4, atol=1e-4)
+    alpha = torch.randn(3, 4)
+    alpha[1] = -math.inf
+    moves = torch.randn(1, 4, 4).log_softmax(dim=-1)
+    moves[0, :, 2] = -math.inf
+    alpha.requires_grad_()
+    product = log_matmul(alpha, moves)
+    expected = broadcast_logsumexp(alpha.detach(), moves)
+    assert torch.equal(product.isinf(), expected.isinf()) and bool(product[1].isinf().all())
+    finite = ~product.isinf()
+    torch.testing.assert_close(product[finite], expected[finite], rtol=0, atol=1e-6)
+    (grad,) = torch.autograd.grad(product[finite].sum(), alpha)
+    assert not bool(grad.isnan().any())
+
+
 def corpus(seed: int, n: int = 120) -> tuple[list[list[str]], list[list[str]]]:
     """Sentences `det noun (det noun)*` over disjoint word classes, and their tags."""
     rng = np.random.default_rng(seed)
@@ -188,6 +235,7 @@ def test_settings_are_checked_keyed_and_labelled() -> None:
     default = model_facts(ModelSpec(name="nhmm"), SUITE)["configuration"]
     assert (default["emission"], default["transition"], default["budget"]) == ("conv", "lstm", "cpu-small")
     assert default["threads"] == 1 and "device" not in default
+    assert default["revision"] == 1  # the exact forward algorithm: runs of the clamped one are other runs
     plain = ModelSpec(name="nhmm", params={"emission": "linear", "transition": "matrix", "device": "cpu"})
     assert model_facts(plain, SUITE)["configuration"] != default
     assert model_label(plain, factory) == 'nhmm[emission="linear",transition="matrix"]'

@@ -55,7 +55,11 @@ def test_items_follow_the_answers_file(source: Path) -> None:
 
 def test_spec_and_oracle_from_the_frozen_test_split(source: Path) -> None:
     suite = registry.suite(PATH)
-    assert (suite.spec.primary_metric, suite.spec.higher_is_better, suite.spec.task) == ("accuracy", True, "default")
+    assert (suite.spec.primary_metric, suite.spec.higher_is_better, suite.spec.task) == (
+        "accuracy",
+        True,
+        "sentence-completion",
+    )
     assert [(s.name, s.test_role, s.ranked) for s in suite.spec.splits_with_role("test")] == [
         ("test", "in-distribution", True)
     ]

@@ -10,7 +10,10 @@ what a family reports in `History`: one record shape for transducers, classifier
 language models alike, which checkpoints store and `statistics()` read.
 
 The updates themselves are the shared optimiser's: Adam, gradient clipping and loss scaling
-(`Optimiser`). A family with its own learning rule and no epochs (LSTM-g) has its own loop.
+(`Optimiser`). A schedule may decay the learning rate after every evaluation that is no better
+than the best so far, and end training after a number of such decays (`Schedule.lr_decay`, as
+the authors' LM script of Tran 2018 ch. 5 trains): the evaluations decide it, so a run repeats
+it exactly. A family with its own learning rule and no epochs (LSTM-g) has its own loop.
 """
 
 from __future__ import annotations
@@ -56,6 +59,11 @@ class Optimiser:
         self.scaler.update()
         self.updates += 1
 
+    def decay(self, factor: float) -> None:
+        """Multiply the learning rate of every parameter group by `factor` (Adam's moments are kept)."""
+        for group in self.optimizer.param_groups:
+            group["lr"] *= factor
+
 
 @dataclass
 class Evaluation:
@@ -85,14 +93,18 @@ class History:
     stopped: str = "epochs"
     convergence: Convergence | None = None
     """How training went against the recipe's criterion; None without one (or without the dev split it reads)."""
+    decayed_after: list[int] = field(default_factory=list)
+    """The epochs after whose evaluation the learning rate was decayed (`Schedule.lr_decay`)."""
 
     def as_dict(self) -> dict[str, object]:
         judged = {} if self.convergence is None else {"convergence": self.convergence.model_dump(mode="json")}
+        decayed = {"decayed_after": list(self.decayed_after)} if self.decayed_after else {}
         return {
             "evaluations": [e.as_dict() for e in self.evaluations],
             "selected_epoch": self.selected_epoch,
             "stopped": self.stopped,
             **judged,
+            **decayed,
         }
 
     def selected(self) -> Evaluation | None:
@@ -202,6 +214,11 @@ class Schedule:
     clip: float | None
     amp: bool = False
     eval_every: int = 1
+    lr_decay: float | None = None
+    """Multiply the learning rate by this after every evaluation that the selector did not keep
+    (no better than the best so far); None keeps it constant."""
+    max_decays: int = 0
+    """With `lr_decay`: an evaluation not kept after this many decays ends training instead."""
 
     @classmethod
     def of(cls, settings: Any, device: torch.device) -> Schedule:
@@ -254,5 +271,12 @@ def fit(
         bar.set_postfix({name: "-" if value is None else f"{value:.3f}" for name, value in evaluation.figures.items()})
         if selector.consider(net, evaluation):
             break
+        if schedule.lr_decay is not None and selector.history.selected_epoch != epoch:
+            history = selector.history
+            if len(history.decayed_after) >= schedule.max_decays:
+                history.stopped = f"no improvement after {len(history.decayed_after)} learning-rate decays"
+                break
+            optimiser.decay(schedule.lr_decay)
+            history.decayed_after.append(epoch)
     bar.close()
     return selector.restore(net)

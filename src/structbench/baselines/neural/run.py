@@ -31,6 +31,10 @@ class NeuralRun:
     settings_class: ClassVar[type[BaseModel]]
     comparable: ClassVar[bool] = True
     """False for entries that see test-time information (oracle guidance)."""
+    revision: ClassVar[int] = 0
+    """Raised when the family's code changes its numbers under unchanged settings (a fix of its
+    arithmetic): from 1 on it is part of every run's key and checkpoint (`described`), so that
+    neither the store nor a checkpoint answers with the numbers the old code gave."""
     unkeyed_settings: ClassVar[frozenset[str]] = frozenset({"device"})
     """Where it trains: neither part of the run key nor of the label. Its thread count is both
     (`structbench.runs.threads`)."""
@@ -68,8 +72,13 @@ class NeuralRun:
         return resolve_settings(self.settings_class, self.name, suite, self.budget, self.overrides)
 
     def described(self, settings: BaseModel) -> dict[str, Any]:
-        """What identifies a run's training (its thread count too; not where it runs)."""
-        return {"budget": self.budget, **settings.model_dump(mode="json", exclude=set(self.unkeyed_settings))}
+        """What identifies a run's training (its thread count and the code's `revision` too; not where it runs)."""
+        revised = {"revision": self.revision} if self.revision else {}
+        return {
+            "budget": self.budget,
+            **settings.model_dump(mode="json", exclude=set(self.unkeyed_settings)),
+            **revised,
+        }
 
     def use_threads(self, threads: int) -> None:
         """Train and answer on `threads` CPU threads (the runner holds a run to them already; this is

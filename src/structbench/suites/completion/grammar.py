@@ -185,7 +185,7 @@ class SentenceCompletion(Suite):
         deviations=DEVIATIONS,
         primary_metric="accuracy",
         higher_is_better=True,
-        task="default",
+        task="sentence-completion",
         splits=[
             train_split(SIZES["train"], "LM training text"),
             dev_split(SIZES["dev"], "cloze items of the test's kind (model selection)"),

@@ -14,6 +14,10 @@ training text. Protocol forced-choice: the candidate whose whole sentence is mos
 wins; ties count wrong. Primary metric `accuracy` (higher is better; the share of questions
 answered right, the challenge's measure and Tran's).
 
+Neural language models train with their recipes for the `sentence-completion` task (the spec's
+`task`): `lstm-lm` and `rmn` in Tran 2018 §4.6's one setting, with the same vocabulary, so that a
+question whose answer and a distractor are both outside it ties, and counts wrong, for both alike.
+
 Test role: `test` is in-distribution: the questions are held-out sentences of the kind of
 text the training corpus holds (19th-century fiction), and the challenge measures language
 modelling of that text, not extrapolation beyond it.
@@ -149,7 +153,7 @@ class MsrSentenceCompletion(Suite):
         deviations=DEVIATIONS,
         primary_metric="accuracy",
         higher_is_better=True,
-        task="default",
+        task="sentence-completion",
         splits=[
             train_split(None, "the user's training sentences"),
             scored_split("test", None, "in-distribution", "the challenge's 1,040 questions"),

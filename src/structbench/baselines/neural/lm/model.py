@@ -34,15 +34,16 @@ words plus `</s>` (`<s>` is given, never predicted): exp(-sum log p / tokens).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from pydantic import PositiveInt
+from pydantic import Field, NonNegativeInt, PositiveInt
 
 from structbench import registry
 from structbench.baselines.neural import checkpoint
@@ -95,6 +96,16 @@ class LmSettings(RunSettings):
     """Words seen fewer times in training become `<unk>`."""
     train_on: str | None = None
     """Train on this suite's train (and dev) split instead of the evaluated suite's, e.g. for a suite without one."""
+    loss: Literal["mean", "sum"] = "mean"
+    """The batch's loss Adam descends: the mean token cross-entropy, or its sum over the batch's tokens
+    (the authors' ch. 5 LM script, ketranm/fan_vs_rnn lm.py `build_crit`: `NLLLoss(size_average=False)`);
+    the two differ through gradient clipping, which sees the summed gradient's larger norm."""
+    lr_decay: Annotated[float, Field(gt=0, lt=1)] | None = None
+    """Multiply the learning rate by this after every epoch whose dev perplexity is no lower than the best
+    so far (lm.py `train`: 0.5); None keeps it constant."""
+    max_decays: NonNegativeInt = 5
+    """With `lr_decay`: an epoch with no lower dev perplexity after this many decays ends training (lm.py
+    stops once the rate falls below lr x 0.5^5, which is the sixth halving)."""
 
 
 class LstmLmSettings(LmSettings, LstmLmArchitecture):
@@ -357,10 +368,13 @@ class NeuralLanguageModel(NeuralRun):
         dev: list[list[int]],
         seed: int,
     ) -> History:
-        """Adam on token-level cross-entropy over length-bucketed batches of whole sentences, in the shared
-        loop; the parameters of the evaluation with the lowest dev perplexity are kept (the last without dev)."""
+        """Adam on token-level cross-entropy (`loss`: mean or sum per batch) over length-bucketed batches of
+        whole sentences, in the shared loop, the learning rate decayed on a dev plateau where `lr_decay` says;
+        the parameters of the evaluation with the lowest dev perplexity are kept (the last without dev)."""
         device = self.device
-        schedule = Schedule.of(settings, device)
+        schedule = dataclasses.replace(
+            Schedule.of(settings, device), lr_decay=settings.lr_decay, max_decays=settings.max_decays
+        )
         rng = np.random.default_rng(seed)
         lengths = [len(s) + 2 for s in train]
 
@@ -369,9 +383,16 @@ class NeuralLanguageModel(NeuralRun):
             targets = ids[:, 1:]
             with torch.autocast("cuda", enabled=schedule.amp):
                 logits = net(ids[:, :-1])
-            loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=PAD)
+            loss = F.cross_entropy(
+                logits.float().reshape(-1, logits.shape[-1]),
+                targets.reshape(-1),
+                ignore_index=PAD,
+                reduction=settings.loss,
+            )
             update(loss)
-            return float(loss.detach()), int((targets != PAD).sum())
+            tokens = int((targets != PAD).sum())
+            per_token = float(loss.detach()) / (tokens if settings.loss == "sum" else 1)
+            return per_token, tokens
 
         def evaluate(train_loss: float) -> Figures:
             dev_perplexity = (

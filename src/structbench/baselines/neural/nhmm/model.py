@@ -119,6 +119,9 @@ class NeuralHmm(NeuralRun):
     """Tran's neural HMM for unsupervised POS induction; `--set emission=linear|conv transition=matrix|lstm`."""
 
     name = "nhmm"
+    revision = 1
+    """1: the forward algorithm's log-space matrix product is exact (it clamped each sum at 1e-30 of
+    the row's best path, which moved training under peaked transitions)."""
     protocols: ClassVar[tuple[str, ...]] = ("tag-induction",)
     settings_class: ClassVar[type[NhmmSettings]] = NhmmSettings
 

@@ -21,9 +21,10 @@ of a sentence of n words comes from h_n.
 `forward_log_likelihood` (the forward algorithm over a batch, its messages in log space) and
 `viterbi` (batched max-product with back-pointers) are exact for this chain; tests/baselines/neural/test_nhmm.py
 checks both against enumeration of every tag sequence. The forward step's logsumexp over the
-previous state is taken as a matrix product of the max-shifted messages with the transition
-probabilities: the same number, an order of magnitude faster on a CPU than building the
-B x K x K sums (the max-product step of Viterbi builds them; it needs no gradient).
+previous state is taken as a matrix product of the max-shifted messages with the max-shifted
+transition probabilities (`log_matmul`, exact also for peaked transitions): the same number, an
+order of magnitude faster on a CPU than building the B x K x K sums (the max-product step of
+Viterbi builds them; it needs no gradient).
 
 Initialisation is the thesis's (§6.9): embeddings (tags, words read by the LSTM, characters,
 the query) ~ N(0, 1); linear and convolution layers uniform in ±1/sqrt(n_in), Torch's default
@@ -260,23 +261,55 @@ def _chain(potentials: Potentials, viterbi: bool) -> tuple[torch.Tensor, list[to
                 best, pointer = (alpha[:, :, None] + table[:, :k, :k]).max(dim=1)
                 pointers.append(pointer)
             else:
-                best = _log_matmul(alpha, table[:, :k, :k])
+                best = log_matmul(alpha, table[:, :k, :k])
             alpha = best + emit[t]  # rows already ended carry on, unread
     return total, pointers, last
 
 
-def _log_matmul(alpha: torch.Tensor, moves: torch.Tensor) -> torch.Tensor:
-    """[B, K] logsumexp_i(alpha[b, i] + moves[b, i, j]) for [B or 1, K, K] log-probabilities: the
-    messages shifted by their row maximum (a constant to autograd, so the gradient is exact) and
-    summed by a matrix product, many times faster than materialising B x K x K sums. A sum below
-    1e-30 of the row's best path counts as 1e-30, so that its log and gradient stay finite."""
-    shift = alpha.detach().amax(dim=1, keepdim=True)
-    weights, probabilities = (alpha - shift).exp(), moves.exp()
+def log_matmul(alpha: torch.Tensor, moves: torch.Tensor) -> torch.Tensor:
+    """[B, K] logsumexp_i(alpha[b, i] + moves[b, i, j]) for [B, K] messages and [B or 1, K, K]
+    log-probabilities, exactly and without materialising the B x K x K sums.
+
+    As logsumexp does it, with a matrix product for the sum: the messages are shifted by their row's
+    maximum and the moves by their column's (constants to autograd, so the gradient is exact),
+    exponentiated, multiplied and logged, and the shifts added back. A sum of the shifted terms
+    can still underflow where the best message and the best move into a state lie on different
+    paths (a peaked transition: the state most messages sit in almost never moves to j); an entry
+    whose sum is below `lossy_below` (the terms that float rounding may have lost there are within
+    its precision) is computed again from its own K terms with logsumexp. A row or column that is
+    all -inf gives -inf, never NaN."""
+    row_shift = _finite_or_zero(alpha.detach().amax(dim=1, keepdim=True))  # [B, 1]
+    column_shift = _finite_or_zero(moves.detach().amax(dim=1, keepdim=True))  # [B or 1, 1, K]
+    weights, probabilities = (alpha - row_shift).exp(), (moves - column_shift).exp()
     if probabilities.shape[0] == 1:
         summed = weights @ probabilities[0]
     else:
         summed = torch.bmm(weights[:, None, :], probabilities).squeeze(1)
-    return summed.clamp_min(1e-30).log() + shift
+    lossy = summed < lossy_below(summed.dtype, moves.shape[1])
+    # a lossy entry's log is replaced below; logging 1 there keeps its (unused) gradient finite
+    result = torch.where(lossy, 1.0, summed).log() + row_shift + column_shift.squeeze(1)
+    if not bool(lossy.any()):
+        return result
+    rows, columns = lossy.nonzero(as_tuple=True)
+    sources = rows if moves.shape[0] > 1 else torch.zeros_like(rows)
+    terms = alpha[rows] + moves[sources, :, columns]  # [n, K]: the K paths into each lossy entry
+    shift = _finite_or_zero(terms.detach().amax(dim=1))
+    total = (terms - shift[:, None]).exp().sum(dim=1)
+    reached = total > 0  # else every path is -inf: so is the entry, with a zero gradient, not NaN
+    exact = torch.where(reached, torch.where(reached, total, 1.0).log() + shift, -math.inf)
+    return result.index_put((rows, columns), exact)
+
+
+def lossy_below(dtype: torch.dtype, terms: int) -> float:
+    """The smallest sum of `terms` shifted terms in (0, 1] whose log `log_matmul` trusts: below it, terms
+    that underflowed (each under the dtype's smallest normal number) may add up to more than its rounding."""
+    info = torch.finfo(dtype)
+    return terms * info.tiny / info.eps
+
+
+def _finite_or_zero(shift: torch.Tensor) -> torch.Tensor:
+    """A shift of 0 where the maximum is -inf (every term -inf), so that no -inf - -inf makes a NaN."""
+    return torch.where(torch.isfinite(shift), shift, torch.zeros_like(shift))
 
 
 def forward_log_likelihood(potentials: Potentials) -> torch.Tensor:

@@ -65,7 +65,7 @@ import torch.nn.functional as F
 from pydantic import Field, PositiveInt
 from torch import nn
 
-from structbench.baselines.neural.lm.nets import LanguageModelNet
+from structbench.baselines.neural.lm.nets import LanguageModelNet, init_uniform_forget_one
 from structbench.baselines.neural.settings import Fraction
 from structbench.baselines.neural.vocab import PAD
 from structbench.specs import Frozen
@@ -190,16 +190,7 @@ class RecurrentMemoryNetwork(LanguageModelNet):
 
     def reset_parameters(self, init_range: float) -> None:
         """Uniform (−init_range, init_range) everywhere, forget-gate biases 1 (Tran 2018 §4.4.2)."""
-        for parameter in self.parameters():
-            nn.init.uniform_(parameter, -init_range, init_range)
-        for lstm in (self.lstm, self.top):
-            if lstm is None:
-                continue
-            size = lstm.hidden_size
-            for name, parameter in lstm.named_parameters():
-                if name.startswith("bias_"):  # gates in torch's order i, f, g, o; the two biases add up
-                    with torch.no_grad():
-                        parameter[size : 2 * size].fill_(1.0 if name.startswith("bias_ih") else 0.0)
+        init_uniform_forget_one(self, init_range)
 
     def states(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(the states the output layer reads [B, T, d], the MB's attention [B, T, n])."""
