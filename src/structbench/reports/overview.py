@@ -5,8 +5,8 @@ its board as `SuiteBoard.scores`), the number that orders the suite's own page: 
 unweighted mean of the primary metric over the suite's ranked generalisation splits, then mean and
 interval over seeds. The in-distribution cell is made the same way over the board's in-distribution
 splits (`split_means`); the gap view sets the two side by side. `overview_rows` orders the models by
-mean rank and marks each suite's best. Models on different data hashes of one suite are separate
-boards and never mix.
+mean win rate over head-to-head comparisons (HELM's rule, `win_rates`) and marks each suite's best.
+Models on different data hashes of one suite are separate boards and never mix.
 """
 
 from __future__ import annotations
@@ -55,6 +55,34 @@ def summarise(current_scores: pd.DataFrame, board_list: list[SuiteBoard]) -> lis
     ]
 
 
+def _beats(a: float, b: float, higher_is_better: bool) -> float:
+    """1 when `a` is the better score, 0.5 when the two are equal, else 0."""
+    if a == b:
+        return 0.5
+    return 1.0 if (a > b) == higher_is_better else 0.0
+
+
+def win_rates(summaries: list[Summary]) -> dict[str, tuple[float, int]]:
+    """Ranked model -> (share of its head-to-head comparisons it wins, how many there were).
+
+    A comparison is one other ranked model on one suite where both have a suite score: the better
+    score wins, equal scores count half to each. A model is compared only where it has a result,
+    so one run on the two suites its author cares about is judged on those two (HELM's mean win
+    rate counts head-to-head comparisons alone), never as last on the suites it skipped. A model
+    with no comparison (alone on its suites) is absent."""
+    tally: dict[str, list[float]] = {}
+    for summary in summaries:
+        board = summary.board
+        general = summary.cells["generalisation"]
+        ranked = sorted(m for m in general if not board.set_apart(m))
+        for model in ranked:
+            for other in ranked:
+                if other != model:
+                    won = _beats(general[model].mean, general[other].mean, board.spec.higher_is_better)
+                    tally.setdefault(model, []).append(won)
+    return {model: (sum(results) / len(results), len(results)) for model, results in tally.items()}
+
+
 @dataclass
 class OverviewRow:
     """One model's row of the overview matrix."""
@@ -62,15 +90,18 @@ class OverviewRow:
     model: str
     apart: str
     """"" for ranked models, else why the row is set apart (`ceiling`, `not comparable`, `partial`)."""
-    mean_rank: float | None
+    win_rate: float | None
+    """The share of its head-to-head comparisons the model wins (`win_rates`); None where set apart or
+    where it has none."""
     cells: dict[str, tuple[SeedStats, str]]
     """board slug -> (cell, mark: `best`, `tie`, `under-trained` or "")."""
+    comparisons: int = 0
+    """How many head-to-head comparisons `win_rate` counts."""
 
 
 def overview_rows(summaries: list[Summary]) -> list[OverviewRow]:
-    """Ranked models by mean rank over the shown suites (a suite a model has no cell on ranks it
-    last there), then the set-apart models."""
-    positions: list[dict[str, int]] = []
+    """Ranked models by mean win rate over head-to-head comparisons (`win_rates`), best first; then
+    ranked models with no comparison; then the set-apart models."""
     rows: dict[str, OverviewRow] = {}
     for summary in summaries:
         board = summary.board
@@ -79,7 +110,6 @@ def overview_rows(summaries: list[Summary]) -> list[OverviewRow]:
             (m for m in general if not board.set_apart(m)),
             key=lambda m: -general[m].mean if board.spec.higher_is_better else general[m].mean,
         )
-        positions.append({model: position for position, model in enumerate(ranked, start=1)})
         means = {general[m].mean for m in ranked}
         trained = [m for m in ranked if m not in board.under_trained]  # an under-trained row is never best
         best_mean = general[trained[0]].mean if len(means) > 1 and trained else None  # no best where all are equal
@@ -94,12 +124,10 @@ def overview_rows(summaries: list[Summary]) -> list[OverviewRow]:
                 elif all(board.mark(model, split) for split in board.generalisation):
                     mark = "tie"
             row.cells[board.slug] = (cell, mark)
-    ranked_models = {model for ranks in positions for model in ranks}
-    suites = [ranks for ranks in positions if ranks]
-    for model in ranked_models:
+    for model, (rate, count) in win_rates(summaries).items():
         if not rows[model].apart:
-            rows[model].mean_rank = sum(ranks.get(model, len(ranks) + 1) for ranks in suites) / len(suites)
+            rows[model].win_rate, rows[model].comparisons = rate, count
     return sorted(
         rows.values(),
-        key=lambda r: (bool(r.apart), r.mean_rank if r.mean_rank is not None else float("inf"), r.model),
+        key=lambda r: (bool(r.apart), r.win_rate is None, -(r.win_rate or 0.0), r.model),
     )

@@ -50,7 +50,7 @@ class Site:
     summaries: tuple[Summary, ...]
     """Each board's overview cells, one per board in board order."""
     rows: tuple[OverviewRow, ...]
-    """The overview's rows: ranked models by mean rank, then the set-apart ones."""
+    """The overview's rows: ranked models by mean win rate over head-to-head comparisons, then the set-apart ones."""
     curves: tuple[Curve, ...]
     """The learning curves of the suite series with results."""
     conditions: Mapping[str, tuple[Condition, ...]]

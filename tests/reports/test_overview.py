@@ -1,0 +1,94 @@
+"""The overview's order and marks, on boards built by hand: a reader trusts the first row to be the
+best model, whichever suites each model was run on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from structbench import registry
+from structbench.reports.boards import SuiteBoard
+from structbench.reports.overview import Summary, overview_rows, win_rates
+from structbench.reports.render import write_report
+from structbench.runs.runner import Runner
+from structbench.specs import ModelSpec, SeedStats
+
+SUITES = ["lookup-tables", "scan-length", "grounded-weak", "scan-simple"]
+
+
+def stats(mean: float) -> SeedStats:
+    """A one-seed cell of `mean`."""
+    return SeedStats(
+        mean=mean, std=None, min=mean, max=mean, ci_low=None, ci_high=None, interval="none", n_seeds=1, per_seed=[mean]
+    )
+
+
+def summary(suite: str, scores: dict[str, float], **board: set[str]) -> Summary:
+    """The overview cells of one hand-made board of `suite` whose models score `scores`."""
+    spec = registry.suite(suite).spec
+    made = SuiteBoard(
+        spec=spec,
+        suite_hash="0" * 64,
+        splits=[s.name for s in spec.splits_with_role("test")],
+        ranked=[s.name for s in spec.ranked_splits],
+        slug=spec.key,
+        scores={model: stats(mean) for model, mean in scores.items()},
+        **board,  # type: ignore[arg-type]
+    )
+    return Summary(made, {"generalisation": dict(made.scores), "in-distribution": {}})
+
+
+def issue_33() -> list[Summary]:
+    """Issue 33's store: the baselines on four suites, `composer (mine)` perfect on lookup-tables
+    alone, `parser (mine)` on two of the suites."""
+    baselines = {
+        "lookup-tables": {"copy": 0.0, "majority": 0.0, "random": 0.0, "lstm": 0.42, "transformer": 0.61},
+        "scan-length": {"copy": 0.0, "majority": 0.0, "random": 0.0, "lstm": 0.14, "transformer": 0.03},
+        "grounded-weak": {"copy": 0.0, "majority": 0.003, "random": 0.0, "lstm": 0.71, "transformer": 0.66},
+        "scan-simple": {"copy": 0.0, "majority": 0.0, "random": 0.0, "lstm": 0.99, "transformer": 0.98},
+    }
+    baselines["lookup-tables"]["composer (mine)"] = 1.0
+    baselines["scan-length"]["parser (mine)"] = 0.9
+    baselines["grounded-weak"]["parser (mine)"] = 0.8
+    return [summary(suite, scores) for suite, scores in baselines.items()]
+
+
+def test_a_model_run_on_one_or_two_suites_where_it_is_best_ranks_above_the_trivial_baselines() -> None:
+    rows = overview_rows(issue_33())
+    order = [row.model for row in rows]
+    # both own models win every comparison they take part in; copy and majority lose most of theirs
+    assert order[:2] == ["composer (mine)", "parser (mine)"]
+    assert order.index("composer (mine)") < order.index("copy") and order.index("parser (mine)") < order.index(
+        "majority"
+    )
+    composer = rows[0]
+    assert (composer.win_rate, composer.comparisons) == (1.0, 5)  # five other models on lookup-tables, no more
+    assert composer.cells.keys() == {"lookup-tables@1.0.0"}
+
+
+def test_a_win_rate_counts_only_head_to_head_comparisons_and_ties_count_half() -> None:
+    rates = win_rates(
+        [summary("scan-length", {"a": 0.5, "b": 0.5, "c": 0.2}), summary("scan-simple", {"a": 0.1, "d": 0.3})]
+    )
+    # a: half against b, a win over c on scan-length; a loss to d on scan-simple: 1.5 of 3
+    assert rates["a"] == (0.5, 3)
+    assert rates["b"] == (0.75, 2) and rates["c"] == (0.0, 2) and rates["d"] == (1.0, 1)
+
+
+def test_models_with_no_head_to_head_comparison_come_after_those_with_one_and_set_apart_ones_last() -> None:
+    rows = overview_rows(
+        [
+            summary("scan-length", {"a": 0.2, "b": 0.4, "oracle": 1.0}, ceilings={"oracle"}),
+            summary("scan-simple", {"alone": 0.9, "oracle": 1.0}, ceilings={"oracle"}),
+        ]
+    )
+    assert [(row.model, row.win_rate) for row in rows] == [("b", 1.0), ("a", 0.0), ("alone", None), ("oracle", None)]
+    assert rows[-1].apart == "ceiling"  # the oracle is never an opponent either: `alone` has no comparison
+
+
+def test_the_overview_page_states_its_rule_and_each_rows_win_rate(runner: Runner, tmp_path: Path) -> None:
+    for name in ("copy", "random"):
+        runner.evaluate("lookup-tables", ModelSpec(name=name), [0])
+    html = write_report(runner.store, tmp_path / "site").read_text()
+    rule = html[html.index('<span id="rank-rule">') : html.index("</span>", html.index('<span id="rank-rule">'))]
+    assert "mean win rate" in rule and "head-to-head" in rule and "count half" in rule
+    assert html.count("win rate 0.50 · 1 comparison</span>") == 2  # both 0.0: one tie each
