@@ -6,13 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from structbench import registry
-from structbench.reports.boards import SuiteBoard
+from structbench.baselines.trivial import Oracle
+from structbench.reports.boards import SuiteBoard, aggregate, boards
 from structbench.reports.overview import Summary, overview_rows, win_rates
 from structbench.reports.render import write_report
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, SeedStats
 
-SUITES = ["lookup-tables", "scan-length", "grounded-weak", "scan-simple"]
+TRIVIAL = {"copy", "majority", "random"}
+
+
+class Solver(Oracle):
+    """The suite's own solver, ranked like any model (not a ceiling)."""
+
+    name = "solver"
+    ceiling = False
 
 
 def stats(mean: float) -> SeedStats:
@@ -92,3 +100,29 @@ def test_the_overview_page_states_its_rule_and_each_rows_win_rate(runner: Runner
     rule = html[html.index('<span id="rank-rule">') : html.index("</span>", html.index('<span id="rank-rule">'))]
     assert "mean win rate" in rule and "head-to-head" in rule and "count half" in rule
     assert html.count("win rate 0.50 · 1 comparison</span>") == 2  # both 0.0: one tie each
+
+
+def test_no_best_mark_on_zero_or_on_a_value_the_trivial_baselines_reach() -> None:
+    rows = overview_rows(
+        [
+            summary("scan-length", {"copy": 0.0, "majority": 0.0, "random": 0.0}, floors=TRIVIAL),
+            summary("grounded-weak", {"copy": 0.0, "majority": 0.003, "random": 0.0}, floors=TRIVIAL),
+            summary("scan-simple", {"copy": 0.0, "majority": 0.0, "lstm": 0.0, "solver": 0.2}, floors=TRIVIAL),
+        ]
+    )
+    marks = {(row.model, suite): mark for row in rows for suite, (_, mark) in row.cells.items()}
+    assert {key for key, mark in marks.items() if mark} == {("solver", "scan-simple@2.0.0")}
+    assert marks[("solver", "scan-simple@2.0.0")] == "best"
+
+
+def test_a_board_marks_no_split_where_only_the_trivial_baselines_ran_and_the_first_model_that_beats_them(
+    runner: Runner,
+) -> None:
+    for name in ("copy", "random"):
+        runner.evaluate("lookup-tables", ModelSpec(name=name), [0])
+    (board,) = boards(runner.store, aggregate(runner.store))
+    assert board.floors == {"copy", "random"}
+    assert board.best == {} and all(board.mark(m, s) == "" for m, _ in board.rows for s in board.ranked)
+    runner.evaluate("lookup-tables", ModelSpec(name="tests.reports.test_overview:Solver"), [0])
+    (board,) = boards(runner.store, aggregate(runner.store))
+    assert board.best == dict.fromkeys(board.ranked, "solver")

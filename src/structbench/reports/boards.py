@@ -9,7 +9,9 @@ neural baseline's recipe), only the runs of its newest configuration are shown; 
 stay in the store (`structbench.cells.current_runs`). Two kinds of rows are set apart from the ranked ones, below them: ceilings
 (models that solve a suite from its definition, `ceiling = True` on the model class: the
 oracle) and models that see test-time information (recorded by the runner as not
-comparable). Neither is ever marked best. Every board also carries its failed and n/a runs,
+comparable). Neither is ever marked best. A best or ≈best mark also needs a value better than the
+trivial floor of its column (the best of `FLOORS` there) and, where higher is better, above 0: `copy`
+at 0.0 is not the best of anything. Every board also carries its failed and n/a runs,
 with their error, and each model's compute (parameters, device, CPU threads, training seconds per
 seed) and whether its seeds were computed on machines that differ (`structbench.environments`), so
 that a reader can tell a number that depends on the machine from one that does not.
@@ -53,6 +55,18 @@ class RunProblem:
     status: str
     """`failed` or `n/a`."""
     error: str
+
+
+FLOORS = ("copy", "random", "majority")
+"""The registered trivial baselines: a column's best of them is the floor a best mark must beat."""
+
+
+def beats_floor(value: float, floor: float | None, higher_is_better: bool) -> bool:
+    """Whether a cell of `value` may be marked best or ≈best: better than the column's trivial floor
+    (where one was run) and, where higher is better, above 0 (nothing beat, nothing learned)."""
+    if higher_is_better and value <= 0:
+        return False
+    return floor is None or (value > floor if higher_is_better else value < floor)
 
 
 NOTED_ENTRIES = 2
@@ -193,6 +207,16 @@ class SuiteBoard:
     """Declared statistic -> model -> `best` or `tie` (a test over seeds cannot tell it from the best)."""
     scores: dict[str, SeedStats] = field(default_factory=dict)
     """model -> its suite score (`structbench.analysis.suite_score`), which orders the ranked rows."""
+    floors: set[str] = field(default_factory=set)
+    """The ranked models that are trivial baselines (`FLOORS`): the floor a best mark must beat."""
+
+    def floor(self, values: dict[str, SeedStats]) -> float | None:
+        """The best mean of the trivial baselines among `values` (model -> cell of one column); None
+        where none of them has one."""
+        found = [values[m].mean for m in self.floors if m in values]
+        if not found:
+            return None
+        return max(found) if self.spec.higher_is_better else min(found)
 
     def mark(self, model: str, split: str) -> str:
         """`best`, `tie` (indistinguishable from the best) or "" for one cell."""
@@ -288,12 +312,8 @@ def _flagged(runs: pd.DataFrame) -> tuple[set[tuple[str, str, str, str]], set[tu
     return seeing, limited
 
 
-def ceiling_labels(runs: pd.DataFrame) -> set[str]:
-    """The model labels whose registered model class declares `ceiling = True` (the oracle).
-
-    Only names the store holds are imported, and only registered ones: a label's class is
-    found through its stored spec's `name`."""
-    registered = set(registry.model_names())
+def model_names(runs: pd.DataFrame) -> dict[str, str]:
+    """model label -> the registered name its stored spec gives (`name`; "" where unreadable)."""
     names: dict[str, str] = {}
     for label, spec in zip(runs["model"].tolist(), runs["model_spec"].tolist(), strict=True):
         if label not in names:
@@ -301,6 +321,21 @@ def ceiling_labels(runs: pd.DataFrame) -> set[str]:
                 names[str(label)] = str(json.loads(spec).get("name", ""))
             except (ValueError, AttributeError):
                 names[str(label)] = ""
+    return names
+
+
+def floor_labels(runs: pd.DataFrame) -> set[str]:
+    """The model labels of the trivial baselines (`FLOORS`), under any settings."""
+    return {label for label, name in model_names(runs).items() if name in FLOORS}
+
+
+def ceiling_labels(runs: pd.DataFrame) -> set[str]:
+    """The model labels whose registered model class declares `ceiling = True` (the oracle).
+
+    Only names the store holds are imported, and only registered ones: a label's class is
+    found through its stored spec's `name`."""
+    registered = set(registry.model_names())
+    names = model_names(runs)
     ceiling: dict[str, bool] = {}
     for name in set(names.values()) & registered:
         try:
@@ -443,6 +478,7 @@ def boards(
     statuses = _status_summary(runs)
     flagged, limited = _flagged(runs)
     ceilings = ceiling_labels(runs)
+    floors = floor_labels(runs)
     problems = _problems(runs)
     compute = _compute(runs)
     under = under_trained_cells(runs)
@@ -486,6 +522,7 @@ def boards(
             if cell_key in under:
                 board.under_trained[model] = under[cell_key]
         board.rows.sort(key=partial(_rank, board=board))
+        board.floors = {model for model, _ in board.ranked_rows if model in floors}
         columns: dict[str, dict[str, SeedStats]] = {split: {} for split in board.ranked}
         for model, row_cells in board.ranked_rows:
             if model in board.under_trained:
@@ -493,6 +530,9 @@ def boards(
             for split in board.ranked:
                 if (cell := row_cells[split]) is not None:
                     columns[split][model] = cell
+        for split, column in columns.items():  # only a cell above the floor may be marked
+            floor = board.floor(column)
+            columns[split] = {m: c for m, c in column.items() if beats_floor(c.mean, floor, spec.higher_is_better)}
         board.best, board.ties, board.ties_note = best_and_ties(store, spec, suite_hash, runs, columns)
         board.statistic_marks = statistic_marks(board)
         attach_references(board, references or [])

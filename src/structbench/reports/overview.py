@@ -5,7 +5,8 @@ its board as `SuiteBoard.scores`), the number that orders the suite's own page: 
 unweighted mean of the primary metric over the suite's ranked generalisation splits, then mean and
 interval over seeds. The in-distribution cell is made the same way over the board's in-distribution
 splits (`split_means`); the gap view sets the two side by side. `overview_rows` orders the models by
-mean win rate over head-to-head comparisons (HELM's rule, `win_rates`) and marks each suite's best.
+mean win rate over head-to-head comparisons (HELM's rule, `win_rates`) and marks each suite's best
+(only above the suite's trivial floor, `structbench.reports.boards.beats_floor`).
 Models on different data hashes of one suite are separate boards and never mix.
 """
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from structbench.analysis.suite_score import SplitMean, split_means
-from structbench.reports.boards import SuiteBoard
+from structbench.reports.boards import SuiteBoard, beats_floor
 from structbench.specs import SeedStats
 
 APART = (("ceiling", "ceilings"), ("not comparable", "not_comparable"), ("partial", "partial"))
@@ -111,7 +112,10 @@ def overview_rows(summaries: list[Summary]) -> list[OverviewRow]:
             key=lambda m: -general[m].mean if board.spec.higher_is_better else general[m].mean,
         )
         means = {general[m].mean for m in ranked}
-        trained = [m for m in ranked if m not in board.under_trained]  # an under-trained row is never best
+        floor = board.floor({m: general[m] for m in ranked})
+        higher = board.spec.higher_is_better
+        # an under-trained row is never best, nor one at or below the trivial baselines or at 0
+        trained = [m for m in ranked if m not in board.under_trained and beats_floor(general[m].mean, floor, higher)]
         best_mean = general[trained[0]].mean if len(means) > 1 and trained else None  # no best where all are equal
         for model, cell in general.items():
             apart = next((tag for tag, models in APART if model in getattr(board, models)), "")
@@ -121,7 +125,7 @@ def overview_rows(summaries: list[Summary]) -> list[OverviewRow]:
             if not apart and not mark and best_mean is not None:
                 if cell.mean == best_mean:
                     mark = "best"
-                elif all(board.mark(model, split) for split in board.generalisation):
+                elif model in trained and all(board.mark(model, split) for split in board.generalisation):
                     mark = "tie"
             row.cells[board.slug] = (cell, mark)
     for model, (rate, count) in win_rates(summaries).items():

@@ -17,7 +17,8 @@ from structbench.specs import SeedStats
 MARKS = {"best": " **best**", "tie": " ≈best", "": ""}
 TIES_LEGEND = (
     "On each ranked split, **best** marks the best ranked model and ≈best those a paired bootstrap "
-    "(seeds and examples, 95%) cannot tell from it."
+    "(seeds and examples, 95%) cannot tell from it; neither marks a value that does not beat the trivial baselines "
+    "on that split (the best of copy, random and majority run there) or, where higher is better, is 0."
 )
 
 
