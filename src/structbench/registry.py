@@ -19,6 +19,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from structbench.errors import UserError
+from structbench.specs import natural_key
 from structbench.suite import Suite, SuiteFamily
 
 SUITE_GROUP = "structbench.suites"
@@ -133,7 +134,8 @@ def _lookup(registered: Callable[[], Mapping[str, Any]], name: str, what: str) -
 
 
 def suite_names() -> list[str]:
-    return sorted(_suites())
+    """Every registered suite id, numbers in ids by value (`natural_key`)."""
+    return sorted(_suites(), key=natural_key)
 
 
 def model_names() -> list[str]:

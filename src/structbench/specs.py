@@ -8,6 +8,7 @@ v2 frozen models so that a spec cannot drift after it was hashed or stored.
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -232,6 +233,14 @@ class SuiteSpec(Frozen):
         if len(set(series)) != len(series):
             raise ValueError(f"{self.id}: a suite has one point per series, but {series} repeat")
         return self
+
+
+def natural_key(text: str) -> tuple[tuple[str | int, ...], str]:
+    """Sort key that orders the numbers inside a name by value, so that suite lists read
+    `scan-fewshot-1, -2, -4, ..., -1024` rather than as text (`-1, -1024, -128, -16, ...`); the text
+    itself breaks ties (`-01` and `-1`)."""
+    parts = re.split(r"(\d+)", text)  # text, number, text, ...: like kinds at like positions
+    return tuple(int(part) if index % 2 else part for index, part in enumerate(parts)), text
 
 
 def family_rank(family: str) -> tuple[int, str]:

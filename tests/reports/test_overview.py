@@ -10,8 +10,11 @@ from structbench.baselines.trivial import Oracle
 from structbench.reports.boards import SuiteBoard, aggregate, boards
 from structbench.reports.overview import Summary, overview_rows, win_rates
 from structbench.reports.render import write_report
+from structbench.reports.site import board_order
+from structbench.reports.views.pages import families
+from structbench.reports.writers.markdown import leaderboard_markdown
 from structbench.runs.runner import Runner
-from structbench.specs import ModelSpec, SeedStats
+from structbench.specs import ModelSpec, SeedStats, natural_key
 
 TRIVIAL = {"copy", "majority", "random"}
 
@@ -126,3 +129,40 @@ def test_a_board_marks_no_split_where_only_the_trivial_baselines_ran_and_the_fir
     runner.evaluate("lookup-tables", ModelSpec(name="tests.reports.test_overview:Solver"), [0])
     (board,) = boards(runner.store, aggregate(runner.store))
     assert board.best == dict.fromkeys(board.ranked, "solver")
+
+
+FEWSHOT = [f"scan-fewshot-{k}" for k in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)]
+
+
+def test_suite_ids_sort_with_their_numbers_by_value() -> None:
+    assert sorted(reversed(FEWSHOT), key=natural_key) == FEWSHOT
+    assert sorted(["scan-filler-0", "scan-fewshot-16", "scan-fewshot-2"], key=natural_key) == [
+        "scan-fewshot-2",
+        "scan-fewshot-16",
+        "scan-filler-0",
+    ]
+    names = registry.suite_names()
+    assert [name for name in names if name.startswith("scan-fewshot-")] == FEWSHOT
+    assert [name for name in names if name.startswith("logic-bowman-le")] == [
+        f"logic-bowman-le{n}" for n in (3, 6, 9, 12)
+    ]
+
+
+def test_the_overview_columns_suite_lists_and_markdown_list_suites_in_natural_order() -> None:
+    shuffled = [
+        summary(name, {"lstm": 0.5}).board for name in ["scan-fewshot-1024", "scan-fewshot-128", "scan-fewshot-2"]
+    ]
+    ordered = sorted(shuffled, key=board_order)
+    assert [board.spec.id for board in ordered] == ["scan-fewshot-2", "scan-fewshot-128", "scan-fewshot-1024"]
+    # the overview's columns and every page's suite index group these boards; the Markdown takes them in order
+    assert [board.spec.id for _, members in families(tuple(ordered)) for board in members] == [
+        "scan-fewshot-2",
+        "scan-fewshot-128",
+        "scan-fewshot-1024",
+    ]
+    markdown = leaderboard_markdown(ordered, [])
+    assert (
+        markdown.index("## scan-fewshot-2@")
+        < markdown.index("## scan-fewshot-128@")
+        < markdown.index("## scan-fewshot-1024@")
+    )

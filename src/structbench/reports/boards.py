@@ -38,7 +38,7 @@ from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_r
 from structbench.environments import MACHINE_FIELDS, differing
 from structbench.errors import UserError
 from structbench.reports.ties import best_and_ties
-from structbench.specs import SeedStats, StatisticSpec, SuiteSpec
+from structbench.specs import SeedStats, StatisticSpec, SuiteSpec, natural_key
 from structbench.store import Store, run_compute, run_statistics
 
 RESULT_COLUMNS = [
@@ -484,7 +484,7 @@ def boards(
     under = under_trained_cells(runs)
     whole_split = results[results.breakdown == ""]
     by_suite = dict(list(whole_split.groupby(["suite", "version", "suite_hash"])))
-    ordered = sorted(specs.items())
+    ordered = sorted(specs.items(), key=lambda item: (natural_key(item[0][0]), natural_key(item[0][1]), item[0][2]))
     score_list = suite_scores(scores, [(spec, suite_hash) for (_, _, suite_hash), spec in ordered])
     out: list[SuiteBoard] = []
     slugs: set[str] = set()

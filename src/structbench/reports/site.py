@@ -34,7 +34,7 @@ from structbench.reports.conditions import Condition, conditions
 from structbench.reports.outputs import BoardOutputs, board_outputs
 from structbench.reports.overview import OverviewRow, Summary, overview_rows, summarise
 from structbench.reports.series import Curve, curves
-from structbench.specs import family_rank
+from structbench.specs import family_rank, natural_key
 from structbench.store import Store
 
 DEFAULT_TITLE = "structbench leaderboard"
@@ -87,8 +87,10 @@ def _select(frame: pd.DataFrame, suites: Sequence[str] | None, models: Sequence[
     return frame
 
 
-def _family_order(board: SuiteBoard) -> tuple[int, str, str]:
-    return (*family_rank(board.spec.family), board.slug)
+def board_order(board: SuiteBoard) -> tuple[int, str, tuple[tuple[str | int, ...], str]]:
+    """Where a board stands in every list of suites (overview columns, suite indexes, `leaderboard.md`):
+    by family (`FAMILY_ORDER`), then by page name with its numbers by value (`natural_key`)."""
+    return (*family_rank(board.spec.family), natural_key(board.slug))
 
 
 def _skipped(board_list: Sequence[SuiteBoard], suites: Sequence[str] | None) -> list[tuple[str, str]]:
@@ -149,7 +151,7 @@ def build_site(
     scores = current_scores(_select(store.scores(), suites, models), runs)
     results = cell_table(scores)
     references = [r for r in load_references() if _matches(r.suite, suites)]
-    board_list = sorted(boards(store, results, references, runs, scores), key=_family_order)
+    board_list = sorted(boards(store, results, references, runs, scores), key=board_order)
     summaries = summarise(scores, board_list)
     return Site(
         title=title,
