@@ -136,7 +136,7 @@ def test_plots_are_svg_and_the_same_whether_drawn_here_or_in_workers(tmp_path: P
     plots = {
         tmp_path / f"plot-{i}.svg": LinePlot("attractors", "accuracy (%)", ["0", "1", "2"], [line]) for i in range(8)
     }
-    plots[tmp_path / "gap.svg"] = GapPlot([(0.9, 0.2, "#1f77b4")])
+    plots[tmp_path / "gap.svg"] = GapPlot([(0.9, 0.2, "#1f77b4", "o")])
     plots[tmp_path / "categories.svg"] = LinePlot("kind", "accuracy (%)", ["aux", "lexical", "pp"], [line])
     written = sorted(Drawing(plots, workers=2).wait())
     assert written == sorted(plots)

@@ -3,24 +3,58 @@
 The build (`structbench.reports.series`) and the views (`structbench.reports.views.plots`) say what
 each plot holds; the writer (`structbench.reports.writers.plots`) draws these values with
 matplotlib. Legends are not drawn into the SVG: the page shows them as text beside the plot, in the
-same colours (`PALETTE`).
+same colours (`PALETTE`). A model has one style on the whole site (`model_styles`), so that a reader
+who found it by its colour on one page finds it by the same colour on the next.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from structbench.specs import SeedStats
+from structbench.specs import SeedStats, natural_key
 
 PALETTE = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
 ]  # fmt: skip
 """matplotlib's `tab10` cycle (its default colours), in order, for the HTML legends."""
-OTHER = "#b8bcc6"
-"""The colour of points beyond the palette (the gap plot's remaining models)."""
 PLOTTED = len(PALETTE)
 """At most this many models per line plot: the best-ranked ones; the table beside it holds all."""
+DASHES = {"solid": ("o", "●"), "dashed": ("s", "■"), "dotted": ("^", "▲")}
+"""Line style (as matplotlib and CSS both name it) -> the gap plot's marker and its legend character:
+the models after the first `len(PALETTE)` reuse the colours with the next style."""
+
+
+@dataclass(frozen=True)
+class Style:
+    """How one model is drawn on every plot of the site."""
+
+    colour: str
+    dash: str = "solid"
+    """A key of `DASHES`."""
+
+    @property
+    def marker(self) -> str:
+        """Its matplotlib marker in the gap plot."""
+        return DASHES[self.dash][0]
+
+    @property
+    def glyph(self) -> str:
+        """The character the page's legend shows for `marker`."""
+        return DASHES[self.dash][1]
+
+
+def model_styles(labels: Iterable[str]) -> dict[str, Style]:
+    """model label -> its style on every page: the labels in order (`natural_key`) take the palette's
+    colours in turn, then the same colours dashed, then dotted (distinct for 30 models; more repeat).
+    Given every label the site plots, a model's colour does not depend on the page or on which
+    other models a plot holds."""
+    ordered = sorted(set(labels), key=natural_key)
+    dashes = list(DASHES)
+    return {
+        label: Style(PALETTE[index % len(PALETTE)], dashes[index // len(PALETTE) % len(dashes)])
+        for index, label in enumerate(ordered)
+    }
 
 
 @dataclass(frozen=True)
@@ -32,16 +66,19 @@ class Line:
     means: list[float | None]
     lows: list[float | None]
     highs: list[float | None]
+    dash: str = "solid"
+    """A key of `DASHES`."""
 
     @classmethod
-    def of(cls, label: str, colour: str, cells: Sequence[SeedStats | None]) -> Line:
+    def of(cls, label: str, style: Style, cells: Sequence[SeedStats | None]) -> Line:
         """The line of one model's cells along the axis (None where it has none): their means and intervals."""
         return cls(
             label,
-            colour,
+            style.colour,
             [None if c is None else c.mean for c in cells],
             [None if c is None else c.ci_low for c in cells],
             [None if c is None else c.ci_high for c in cells],
+            style.dash,
         )
 
 
@@ -89,8 +126,8 @@ class CurvePlot:
 class GapPlot:
     """In-distribution (x) against generalisation (y), one point per (model, suite)."""
 
-    points: list[tuple[float, float, str]]
-    """(in-distribution, generalisation, colour)."""
+    points: list[tuple[float, float, str, str]]
+    """(in-distribution, generalisation, colour, matplotlib marker)."""
 
 
 Plot = LinePlot | CurvePlot | GapPlot

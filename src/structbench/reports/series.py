@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from structbench import registry
 from structbench.errors import UserError
 from structbench.reports.boards import SuiteBoard, slug
-from structbench.reports.figures import MARKERS, PALETTE, PLOTTED, CurvePlot, Line, Markers
+from structbench.reports.figures import MARKERS, PLOTTED, CurvePlot, Line, Markers, Style, model_styles
 from structbench.reports.overview import Summary
 from structbench.specs import SeedStats
 
@@ -44,6 +44,9 @@ class Curve:
     """Published model (as its paper names it) -> its value on each suite, where published."""
     sources: dict[str, str] = field(default_factory=dict)
     """Published model -> where its numbers stand (citation and place, as `references.yaml` gives them)."""
+    styles: dict[str, Style] = field(default_factory=dict)
+    """Model -> its site-wide style (`structbench.reports.figures.model_styles`); a model not in it is
+    styled among the curve's own models."""
 
     def x_of(self, board: SuiteBoard) -> float | None:
         """The number of `board`'s suite on this curve, if it is one of its points."""
@@ -60,9 +63,10 @@ class Curve:
         return f"plots/{self.anchor}.svg"
 
     @property
-    def plotted(self) -> list[tuple[str, str]]:
-        """(model, colour) of the lines drawn: the best-ranked models, at most `PLOTTED`."""
-        return list(zip(list(self.cells)[:PLOTTED], PALETTE, strict=False))
+    def plotted(self) -> list[tuple[str, Style]]:
+        """(model, style) of the lines drawn: the best-ranked models, at most `PLOTTED`."""
+        own = model_styles(self.cells)
+        return [(model, self.styles.get(model, own[model])) for model in list(self.cells)[:PLOTTED]]
 
     @property
     def markers(self) -> list[tuple[str, str, str]]:
@@ -78,7 +82,7 @@ class Curve:
         return [self.label(x) for x in self.xs]
 
     def plot(self, y_label: str) -> CurvePlot:
-        lines = [Line.of(model, colour, self.cells[model]) for model, colour in self.plotted]
+        lines = [Line.of(model, style, self.cells[model]) for model, style in self.plotted]
         markers = [Markers(label, symbol, self.reported[label]) for label, symbol, _ in self.markers]
         return CurvePlot(self.axis, y_label, self.xs, self.log_axis, lines, markers)
 
@@ -131,8 +135,9 @@ def _order(cells: list[SeedStats | None], model: str, higher_is_better: bool) ->
     return (-mean if higher_is_better else mean, model)
 
 
-def curves(summaries: list[Summary]) -> list[Curve]:
-    """Every series with results on at least `MIN_POINTS` of its suites, by name."""
+def curves(summaries: list[Summary], styles: dict[str, Style] | None = None) -> list[Curve]:
+    """Every series with results on at least `MIN_POINTS` of its suites, by name; `styles` are the
+    models' site-wide styles (default: styled among each curve's own models)."""
     out = []
     for name, by_value in sorted(_members(summaries).items()):
         if len(by_value) < MIN_POINTS:
@@ -140,7 +145,7 @@ def curves(summaries: list[Summary]) -> list[Curve]:
         xs = sorted(by_value)
         members = [by_value[x] for x in xs]
         point = next(p for p in members[0].board.spec.series if p.series == name)
-        curve = Curve(name, point.axis, point.log_axis, xs, [m.board for m in members])
+        curve = Curve(name, point.axis, point.log_axis, xs, [m.board for m in members], styles=dict(styles or {}))
         models = {model for m in members for model in m.cells["generalisation"] if not m.board.set_apart(model)}
         for model in models:
             curve.cells[model] = [

@@ -31,6 +31,7 @@ from structbench.errors import UserError
 from structbench.reports.boards import SuiteBoard, boards, cell_table
 from structbench.reports.cards import SuiteCard, suite_card
 from structbench.reports.conditions import Condition, conditions
+from structbench.reports.figures import Style, model_styles
 from structbench.reports.outputs import BoardOutputs, board_outputs
 from structbench.reports.overview import OverviewRow, Summary, overview_rows, summarise
 from structbench.reports.series import Curve, curves
@@ -65,6 +66,8 @@ class Site:
     """(suite key, why it has no results) of every installed suite the site would show but has no board."""
     outputs: Mapping[str, BoardOutputs]
     """board slug -> the predictions and examples its error browser shows (boards with finished runs)."""
+    styles: Mapping[str, Style]
+    """model label -> how every plot of the site draws it (`model_styles` of every label shown)."""
 
     @property
     def boards(self) -> tuple[SuiteBoard, ...]:
@@ -153,16 +156,18 @@ def build_site(
     references = [r for r in load_references() if _matches(r.suite, suites)]
     board_list = sorted(boards(store, results, references, runs, scores), key=board_order)
     summaries = summarise(scores, board_list)
+    styles = model_styles(model for board in board_list for model, _ in board.rows)
     return Site(
         title=title,
         results=results,
         summaries=tuple(summaries),
         rows=tuple(overview_rows(summaries)),
-        curves=tuple(curves(summaries)),
+        curves=tuple(curves(summaries, styles)),
         conditions=_conditions(board_list, results),
         cards={board.slug: suite_card(board.spec, board.suite_hash) for board in board_list},
         references=tuple(references),
         verdicts=tuple(check_all(claim_cells(results, runs))),
         skipped=tuple(_skipped(board_list, suites)),
         outputs=board_outputs(store, current_runs(runs), board_list),
+        styles=styles,
     )

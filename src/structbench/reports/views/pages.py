@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from structbench.analysis.claims import Verdict
 from structbench.reports.boards import SuiteBoard, slug
 from structbench.reports.cards import SuiteCard
-from structbench.reports.figures import Plot
+from structbench.reports.figures import Plot, Style
 from structbench.reports.overview import OverviewRow, Summary
 from structbench.reports.series import Curve
 from structbench.reports.site import Site
-from structbench.reports.views.plots import GAP_PLOT, PlotView, gap_colours, site_plots
+from structbench.reports.views.plots import GAP_PLOT, PlotView, gap_styles, site_plots
 
 Families = list[tuple[str, list[SuiteBoard]]]
 """(family, its boards) in site order: the overview's column groups and every page's suite index."""
@@ -58,7 +58,8 @@ class IndexPage:
     rows: tuple[OverviewRow, ...]
     gap_boards: list[Summary]
     """The boards of the gap table: a generalisation split and both kinds of cell."""
-    gap_colours: dict[str, str]
+    gap_styles: dict[str, Style]
+    """The gap plot's legend: model -> its site-wide style, for the models with a point there."""
     has_gap_plot: bool
     skipped: tuple[tuple[str, str], ...]
     verdicts: tuple[Verdict, ...]
@@ -122,8 +123,7 @@ def error_pages(site: Site) -> list[ErrorPage]:
 def pages(site: Site) -> Pages:
     """The context of every page of `site`."""
     grouped = families(site.boards)
-    colours = gap_colours(site.rows)
-    plot_views, plots = site_plots(site, colours)
+    plot_views, plots = site_plots(site)
     errors = error_pages(site)
     errors_of = {page.board.slug: page for page in errors}
     index = IndexPage(
@@ -137,7 +137,7 @@ def pages(site: Site) -> Pages:
             for s in site.summaries
             if s.board.generalises and s.cells["in-distribution"] and s.cells["generalisation"]
         ],
-        gap_colours=colours,
+        gap_styles=gap_styles(site.rows, site.summaries, dict(site.styles)),
         has_gap_plot=GAP_PLOT in plots,
         skipped=site.skipped,
         verdicts=site.verdicts,

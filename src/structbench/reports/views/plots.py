@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from structbench.reports.boards import SuiteBoard
 from structbench.reports.conditions import Condition
-from structbench.reports.figures import OTHER, PALETTE, PLOTTED, GapPlot, Line, LinePlot, Plot
+from structbench.reports.figures import PLOTTED, GapPlot, Line, LinePlot, Plot, Style
 from structbench.reports.overview import OverviewRow, Summary
 from structbench.reports.site import Site
 
@@ -25,21 +25,21 @@ class PlotView:
     condition: Condition
     path: str
     """The SVG, relative to the site root; empty when the condition is shown as a table only."""
-    plotted: list[tuple[str, str]]
-    """(model, colour) of the lines drawn, in legend order."""
+    plotted: list[tuple[str, Style]]
+    """(model, its style) of the lines drawn, in legend order."""
 
 
 def condition_plots(
-    board: SuiteBoard, board_conditions: tuple[Condition, ...]
+    board: SuiteBoard, board_conditions: tuple[Condition, ...], styles: dict[str, Style]
 ) -> tuple[list[PlotView], dict[str, Plot]]:
-    """The board's plot views and the plots to draw for them (path relative to the site root -> plot)."""
+    """The board's plot views and the plots to draw for them (path relative to the site root -> plot);
+    each model drawn in its site-wide style (`styles`)."""
     plotted = [model for model, _ in board.ranked_rows][:PLOTTED]
-    colours = dict(zip(plotted, PALETTE, strict=False))
     views: list[PlotView] = []
     jobs: dict[str, Plot] = {}
     for index, condition in enumerate(board_conditions):
         lines = [
-            Line.of(model, colours[model], condition.cells[model])
+            Line.of(model, styles[model], condition.cells[model])
             for model in plotted
             if any(c is not None for c in condition.cells[model])
         ]
@@ -48,36 +48,49 @@ def condition_plots(
             continue
         path = f"{PLOT_DIR}/{board.slug}-{index}.svg"
         jobs[path] = LinePlot(condition.axis, f"{board.spec.primary_metric} (%)", condition.levels, lines)
-        views.append(PlotView(condition, path, [(line.label, line.colour) for line in lines]))
+        views.append(PlotView(condition, path, [(line.label, styles[line.label]) for line in lines]))
     return views, jobs
 
 
-def gap_colours(rows: tuple[OverviewRow, ...]) -> dict[str, str]:
-    """model -> its colour in the gap plot: the ranked overview rows, best first, while the palette lasts."""
-    return {row.model: colour for row, colour in zip(rows, PALETTE, strict=False) if not row.apart}
+def gap_styles(
+    rows: tuple[OverviewRow, ...], summaries: tuple[Summary, ...], styles: dict[str, Style]
+) -> dict[str, Style]:
+    """model -> its style, for the models with a point in the gap plot, in the overview's row order."""
+    shown = {model for model, _, _ in _gap_points(summaries)}
+    return {row.model: styles[row.model] for row in rows if row.model in shown and row.model in styles}
 
 
-def gap_plot(summaries: tuple[Summary, ...], colours: dict[str, str]) -> GapPlot | None:
-    """In-distribution against generalisation of every model on every suite that has both; None when none has."""
-    points = [
-        (within.mean, summary.cells["generalisation"][model].mean, colours.get(model, OTHER))
+def _gap_points(summaries: tuple[Summary, ...]) -> list[tuple[str, float, float]]:
+    """(model, in-distribution, generalisation) of every model on every suite that has both."""
+    return [
+        (model, within.mean, summary.cells["generalisation"][model].mean)
         for summary in summaries
         if summary.board.generalises
         for model, within in summary.cells["in-distribution"].items()
         if model in summary.cells["generalisation"]
     ]
+
+
+def gap_plot(summaries: tuple[Summary, ...], styles: dict[str, Style]) -> GapPlot | None:
+    """In-distribution against generalisation of every model on every suite that has both, each
+    in its site-wide style; None when none has."""
+    points = [
+        (within, general, styles[model].colour, styles[model].marker)
+        for model, within, general in _gap_points(summaries)
+        if model in styles
+    ]
     return GapPlot(points) if points else None
 
 
-def site_plots(site: Site, colours: dict[str, str]) -> tuple[dict[str, list[PlotView]], dict[str, Plot]]:
-    """board slug -> its plot views, and every plot of the site (path relative to the site root -> plot);
-    `colours` are the gap plot's (`gap_colours`), which the overview's legend shows too."""
+def site_plots(site: Site) -> tuple[dict[str, list[PlotView]], dict[str, Plot]]:
+    """board slug -> its plot views, and every plot of the site (path relative to the site root -> plot),
+    each model in its site-wide style (`Site.styles`)."""
     views: dict[str, list[PlotView]] = {}
     jobs: dict[str, Plot] = {}
     for board in site.boards:
-        views[board.slug], board_jobs = condition_plots(board, site.conditions[board.slug])
+        views[board.slug], board_jobs = condition_plots(board, site.conditions[board.slug], dict(site.styles))
         jobs.update(board_jobs)
-    gap = gap_plot(site.summaries, colours)
+    gap = gap_plot(site.summaries, dict(site.styles))
     if gap is not None:
         jobs[GAP_PLOT] = gap
     for curve in site.curves:

@@ -22,7 +22,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from structbench.reports.figures import CurvePlot, GapPlot, LinePlot, Plot
+from structbench.reports.figures import DASHES, CurvePlot, GapPlot, LinePlot, Plot
 
 POOL_FROM = 8
 """Fewer plots than this are drawn in this process: workers would cost more than they save."""
@@ -63,13 +63,16 @@ def _line_svg(plot: LinePlot) -> str:
         lows = np.array([np.nan if v is None else 100 * v for v in line.lows])
         highs = np.array([np.nan if v is None else 100 * v for v in line.highs])
         if numbers is not None:  # an ordered quantity: a line, its interval a band
-            axes.plot(x, means, color=line.colour, marker="o", markersize=3.5, linewidth=1.4)
+            axes.plot(x, means, color=line.colour, linestyle=line.dash, marker="o", markersize=3.5, linewidth=1.4)
             if np.isfinite(lows).any():
                 axes.fill_between(x, lows, highs, color=line.colour, alpha=0.15, linewidth=0)
         else:  # categories: no line between them; models side by side, intervals as error bars
             shifted = x + (index - (len(plot.lines) - 1) / 2) * min(0.6 / max(len(plot.lines), 1), 0.12)
             errors = np.vstack([np.nan_to_num(means - lows), np.nan_to_num(highs - means)])
-            axes.errorbar(shifted, means, yerr=errors, color=line.colour, fmt="o", markersize=4, capsize=2, linewidth=1)
+            marker = DASHES[line.dash][0]  # no line to dash: the model's marker tells it from one of its colour
+            axes.errorbar(
+                shifted, means, yerr=errors, color=line.colour, fmt=marker, markersize=4, capsize=2, linewidth=1
+            )
     axes.set_xticks(x, plot.levels, rotation=30 if max(map(len, plot.levels), default=0) > 6 else 0)
     if numbers is None:
         axes.set_xlim(-0.6, len(plot.levels) - 0.4)
@@ -93,7 +96,9 @@ def _curve_svg(plot: CurvePlot) -> str:
         lows = np.array([np.nan if v is None else 100 * v for v in line.lows])
         highs = np.array([np.nan if v is None else 100 * v for v in line.highs])
         known = np.isfinite(means)  # a suite a model was not run on: the line joins its neighbours
-        axes.plot(x[known], means[known], color=line.colour, marker="o", markersize=3.5, linewidth=1.4)
+        axes.plot(
+            x[known], means[known], color=line.colour, linestyle=line.dash, marker="o", markersize=3.5, linewidth=1.4
+        )
         banded = known & np.isfinite(lows)
         if banded.any():
             axes.fill_between(x[banded], lows[banded], highs[banded], color=line.colour, alpha=0.15, linewidth=0)
@@ -115,8 +120,8 @@ def _curve_svg(plot: CurvePlot) -> str:
 def _gap_svg(plot: GapPlot) -> str:
     figure, axes = _figure(4.6, 4.0, left=0.15)
     axes.plot([0, 100], [0, 100], color="#9aa1ae", linewidth=0.8, linestyle="--")
-    for within, general, colour in plot.points:
-        axes.scatter(100 * within, 100 * general, color=colour, s=22, edgecolors="white", linewidths=0.5)
+    for within, general, colour, marker in plot.points:
+        axes.scatter(100 * within, 100 * general, color=colour, marker=marker, s=22, edgecolors="white", linewidths=0.5)
     axes.set_xlim(-2, 102)
     axes.set_ylim(-2, 102)
     axes.set_xlabel("in-distribution (%)")
