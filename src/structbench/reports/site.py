@@ -71,8 +71,8 @@ class Site:
 
     @property
     def boards(self) -> tuple[SuiteBoard, ...]:
-        """One per suite version and data hash, grouped by family (`FAMILY_ORDER`), then by page name:
-        the boards of `summaries`, which hold one each."""
+        """One per suite version and data hash, grouped by family (`FAMILY_ORDER`), then by page name
+        with its numbers by value (`board_order`): the boards of `summaries`, which hold one each."""
         return tuple(summary.board for summary in self.summaries)
 
 
