@@ -1,4 +1,4 @@
-"""`structbench compare`, `samples`, `check` and `claims`: questions asked of stored results."""
+"""`structbench runs`, `compare`, `samples`, `check` and `claims`: questions asked of stored results."""
 
 from __future__ import annotations
 
@@ -26,6 +26,39 @@ from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
 from structbench.suite import Suite
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    """`runs`: the labels a store holds, each with its suite version, configuration and seeds, so that
+    a user can find the label `compare` and `samples` take and the `run` arguments that made it."""
+    from tabulate import tabulate
+
+    from structbench.analysis.stored import stored_models
+
+    if args.suite:
+        registry.suite(args.suite)  # an unknown suite is a did-you-mean, not an empty table
+    with Store(existing_store(args.store)) as store:
+        found = stored_models(store, args.suite, args.model)
+    if args.json:
+        print(json.dumps([model.as_json() for model in found], indent=2))
+        return 0
+    if not found:
+        asked = " ".join(
+            f"--{option} {value}" for option, value in (("suite", args.suite), ("model", args.model)) if value
+        )
+        print(f"no stored runs{' match ' + asked if asked else ''} in {args.store}.")
+        return 0
+    rows = [
+        [
+            model.label,
+            model.key,
+            model.arguments + ("" if model.configuration is None else " (+ recipe)"),
+            " ".join(f"{seed}:{status}" for seed, status in sorted(model.status.items())),
+        ]
+        for model in found
+    ]
+    print(tabulate(rows, headers=["label", "suite", "configuration (as `run` takes it)", "seed:status"]))
+    return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -183,6 +216,18 @@ def cmd_claims(args: argparse.Namespace) -> int:
     rows = [[v.claim.id, v.status, v.evidence, v.claim.caveat] for v in verdicts]
     print(tabulate(rows, headers=["claim", "status", "evidence (%)", "caveat"], maxcolwidths=[None, None, 70, 50]))
     return 0
+
+
+def add_runs(commands: Commands) -> None:
+    """The `runs` command."""
+    listed = commands.add_parser(
+        "runs", help="the model labels the store holds: suite version, configuration, seeds and their status"
+    )
+    listed.add_argument("--suite", metavar="ID[@VERSION]", help="only runs on this suite (default: every suite)")
+    listed.add_argument("--model", metavar="LABEL", help="only this label or model name; shell patterns too ('ngram*')")
+    add_store(listed)
+    add_json(listed, "print one object per label and configuration: label, suite, version, model, seeds, status")
+    listed.set_defaults(handler=cmd_runs)
 
 
 def add_compare(commands: Commands) -> None:

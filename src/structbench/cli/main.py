@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     suites.add_commands(commands)
     run.add_command(commands)
+    analysis.add_runs(commands)
     analysis.add_compare(commands)
     analysis.add_samples(commands)
     analysis.add_check(commands)
