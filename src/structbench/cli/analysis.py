@@ -23,6 +23,7 @@ from structbench.errors import UserError
 from structbench.runs.arguments import parse_seeds, parse_settings
 from structbench.runs.identity import Asked
 from structbench.runs.runner import Runner
+from structbench.runs.settings import text_settings
 from structbench.specs import ModelSpec
 from structbench.store import Store
 from structbench.suite import Suite
@@ -151,8 +152,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise UserError("check --write needs the cells to record: --suite A[,B] --model X[,Y] [--seeds ...].")
         if args.name is not None and len(names) > 1:
             raise UserError(f"--name {args.name!r} names one model, but --model gives {len(names)}.")
-        params, seeds = parse_settings(args.set), parse_seeds(args.seeds)
-        specs = [ModelSpec(name=name, params=params) for name in names]
+        seeds = parse_seeds(args.seeds)
+        specs = [ModelSpec(name=name, params=parse_settings(args.set, text=text_settings(name))) for name in names]
         asked = [Asked.of(spec, name=args.name) for spec in specs]  # every name checked before anything runs
         metrics = None if args.all_metrics else {registry.suite(suite).spec.primary_metric for suite in suites}
         entries = []

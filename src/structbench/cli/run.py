@@ -10,13 +10,13 @@ from structbench.errors import UserError
 from structbench.runs.arguments import parse_seeds, parse_settings
 from structbench.runs.identity import Asked
 from structbench.runs.runner import Evaluation, Runner
+from structbench.runs.settings import text_settings
 from structbench.specs import ModelSpec
 from structbench.store import Store
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     suites, names = patterns(args.suite) or [], patterns(args.model) or []
-    params = parse_settings(args.set)
     seeds = parse_seeds(args.seeds)
     if args.name is not None and len(names) > 1:
         raise UserError(
@@ -26,6 +26,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         registry.suite(suite)
     asked = []
     for name in names:  # Asked.of refuses an unknown setting or a value its constructor rules out
+        params = parse_settings(args.set, text=text_settings(name))  # a str setting takes `111` as "111"
         asked.append(Asked.of(ModelSpec(name=name, params=params), name=args.name, limit=args.limit))
     records = []
     with Store(args.store) as store:
@@ -93,7 +94,8 @@ def add_command(commands: Commands) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="model setting (a constructor keyword; values are read as JSON where they parse); repeatable",
+        help="model setting (a constructor keyword; values are read as JSON where they parse, as text for a "
+        "setting declared `str`); repeatable",
     )
     run.add_argument(
         "--name",

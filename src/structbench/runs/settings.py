@@ -10,6 +10,7 @@ before any data is built instead of a failed (or, worse, a finished) run.
 from __future__ import annotations
 
 import inspect
+import types
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -35,6 +36,32 @@ def _annotated_parameters(factory: Callable[..., Any]) -> dict[str, Any]:
         for name, parameter in signature.parameters.items()
         if name in hints and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
     }
+
+
+def _is_text(annotation: Any) -> bool:
+    """Whether a setting annotated `annotation` takes only strings: `str`, `Annotated[str, ...]`, a
+    `Literal` of strings, or one of those or None."""
+    origin, arguments = typing.get_origin(annotation), typing.get_args(annotation)
+    if annotation is str:
+        return True
+    if origin is typing.Annotated:
+        return _is_text(arguments[0])
+    if origin is typing.Literal:
+        return all(isinstance(argument, str) for argument in arguments)
+    if origin in (typing.Union, types.UnionType):
+        rest = [argument for argument in arguments if argument is not type(None)]
+        return bool(rest) and all(_is_text(argument) for argument in rest)
+    return False
+
+
+def text_settings(name: str) -> frozenset[str]:
+    """The settings of model `name` whose constructor annotation takes only strings, which `--set`
+    therefore reads as text (`parse_settings(..., text=...)`): `--set fallback=111` is "111"."""
+    return frozenset(
+        key
+        for key, (annotation, _) in _annotated_parameters(registry.model_factory(name)).items()
+        if _is_text(annotation)
+    )
 
 
 def check_settings(spec: ModelSpec) -> None:
