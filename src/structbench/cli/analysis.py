@@ -234,7 +234,9 @@ def add_runs(commands: Commands) -> None:
 def add_compare(commands: Commands) -> None:
     """The `compare` command."""
     compare = commands.add_parser("compare", help="paired comparison of two models on a suite: difference, interval, p")
-    compare.add_argument("--suite", required=True, metavar="ID[@VERSION]")
+    compare.add_argument(
+        "--suite", required=True, metavar="ID[@VERSION]", help="the suite both models ran on (`structbench runs`)"
+    )
     compare.add_argument("--models", required=True, metavar="A,B", help="two model labels, as the report shows them")
     compare.add_argument("--split", help="one test split (default: each ranked split)")
     compare.add_argument(
@@ -253,7 +255,9 @@ def add_samples(commands: Commands) -> None:
     sampled = commands.add_parser(
         "samples", help="a model's stored predictions beside their examples, one JSON line each (for debugging)"
     )
-    sampled.add_argument("--suite", required=True, metavar="ID[@VERSION]")
+    sampled.add_argument(
+        "--suite", required=True, metavar="ID[@VERSION]", help="the suite the model ran on (`structbench runs`)"
+    )
     sampled.add_argument("--model", required=True, metavar="LABEL", help="the model label, as the report shows it")
     add_seeds(sampled, None, "comma-separated seeds (default: every finished seed)")
     sampled.add_argument("--split", help="one test split (default: every test split)")
