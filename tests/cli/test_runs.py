@@ -47,6 +47,8 @@ def test_runs_json_filters_by_suite_and_model_pattern(stored: Path, capsys: pyte
             "status": {"0": "n/a"},
         }
     ]
+    assert main(["runs", "--store", str(stored), "--model", "ngram[order=3]", "--json"]) == 0
+    assert [row["label"] for row in json.loads(capsys.readouterr().out)] == ["ngram[order=3]"], "a label, not a pattern"
     assert main(["runs", "--store", str(stored), "--suite", "miniscan"]) == 0
     assert capsys.readouterr().out.startswith("no stored runs match --suite miniscan")
 
@@ -92,3 +94,21 @@ def test_an_unknown_label_that_is_a_model_name_suggests_running_it(
     assert main(["samples", "--suite", "lookup-tables", "--model", "oracle", "--store", str(stored)]) == 2
     commands = suggested(capsys.readouterr().err)
     assert ["run", "--suite", "lookup-tables@1.0.0", "--model", "oracle", "--store", str(stored)] in commands
+
+
+def test_samples_of_a_label_without_a_finished_run_says_so(stored: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["samples", "--suite", "lookup-tables", "--model", "ngram[order=3]", "--store", str(stored)]) == 2
+    error = capsys.readouterr().err
+    assert "ngram[order=3] has no finished run on lookup-tables@1.0.0 to show (seed 0 n/a)" in error
+    assert suggested(error) == [
+        ["runs", "--suite", "lookup-tables@1.0.0", "--model", "ngram[order=3]", "--store", str(stored)]
+    ]
+
+
+def test_report_models_that_match_nothing_offer_the_stored_labels(
+    stored: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", "--store", str(stored), "--out", str(tmp_path / "site"), "--models", "cpy"]) == 2
+    error = capsys.readouterr().err
+    assert "no runs in" in error and "did you mean 'copy'?" in error
+    assert suggested(error) == [["runs", "--store", str(stored)]]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,7 @@ def stored_models(store: Store, suite: str | None = None, model: str | None = No
     """Every (label, suite version, configuration) the store holds runs of, in the order first run.
 
     `suite` is `ID` or `ID@VERSION`; `model` a label or model name, or a shell pattern of either
-    (`'ngram*'`)."""
+    (`'ngram*'`); a label is matched as itself first, since `ngram[order=3]` is also a pattern."""
     runs = store.runs()
     suite_id, _, version = (suite or "").partition("@")
     found: dict[tuple[str, str, str, str], StoredModel] = {}
@@ -73,7 +74,7 @@ def stored_models(store: Store, suite: str | None = None, model: str | None = No
             continue
         record = json.loads(row["model_spec"])
         name, label = str(record.get("name", "")), str(row["model"])
-        if model and not (fnmatch.fnmatchcase(label, model) or fnmatch.fnmatchcase(name, model)):
+        if model and model not in (label, name) and not any(fnmatch.fnmatchcase(n, model) for n in (label, name)):
             continue
         key = (label, str(row["suite"]), str(row["version"]), str(row["model_hash"]))
         if key not in found:
@@ -94,6 +95,13 @@ def store_option(path: Path) -> str:
     return "" if Path(path) == default_store_path() else f" --store {path}"
 
 
+def did_you_mean(given: Sequence[str], labels: Sequence[str]) -> str:
+    """`did you mean 'a' or 'b'? ` for the stored labels closest to each of `given` (difflib); empty
+    where none is close."""
+    close = [match for name in given for match in difflib.get_close_matches(name, labels, n=3, cutoff=0.5)]
+    return f"did you mean {' or '.join(map(repr, dict.fromkeys(close)))}? " if close else ""
+
+
 def unknown_label(store: Store, spec: SuiteSpec, label: str) -> str:
     """Why `label` has no runs on `spec` in `store`, and what to do: the closest stored labels, the
     `structbench runs` command that lists them, and `run` only where `label` is a name it takes."""
@@ -105,7 +113,6 @@ def unknown_label(store: Store, spec: SuiteSpec, label: str) -> str:
     if not labels:
         then = run if runnable else f"`structbench run --suite {spec.key} --model NAME` (`structbench models`)"
         return f"{where}, which holds no runs on that suite; run a model on it first, e.g. {then}."
-    close = difflib.get_close_matches(label, labels, n=3, cutoff=0.5)
-    guess = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+    guess = did_you_mean([label], labels)
     also = f", or run it with {run}" if runnable else ""
     return f"{where}; {guess}{listing} lists the labels stored for it{also}."
