@@ -4,14 +4,17 @@ as the text "111" (before, JSON made it a number and pydantic refused it with no
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
 import pytest
 
 from structbench.cli import main
+from structbench.errors import UserError
 from structbench.runs.arguments import parse_settings
-from structbench.runs.settings import text_settings
+from structbench.runs.settings import check_settings, text_settings
+from structbench.specs import ModelSpec
 from structbench.sweep.grid import GridModel
 
 
@@ -55,3 +58,9 @@ def test_a_sweep_grid_reads_a_string_setting_as_text() -> None:
         {"name": "tests.runs.test_settings:Typed", "set": {"fallback": "111", "order": "3"}}
     )
     assert [spec.params for spec in grid.configurations()] == [{"fallback": "111", "order": 3}]
+
+
+def test_a_number_given_to_a_string_setting_outside_set_says_to_quote_it() -> None:
+    spec = ModelSpec(name="tests.runs.test_settings:Typed", params={"fallback": 111})  # a grid file's unquoted 111
+    with pytest.raises(UserError, match=re.escape("fix the --set value (in a grid file, quote a text value: '111').")):
+        check_settings(spec)

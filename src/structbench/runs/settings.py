@@ -88,7 +88,13 @@ def check_settings(spec: ModelSpec) -> None:
         settings.model_validate({name: spec.params[name] for name in fields})
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}={e['input']!r}: {e['msg']}" for e in error.errors())
-        raise UserError(f"invalid setting for model {spec.name!r} ({problems}); fix the --set value.") from None
+        # `--set` reads a str setting as text; a grid file's unquoted 111 is a number YAML made
+        quote = (
+            " (in a grid file, quote a text value: '111')"
+            if any(e["type"] == "string_type" for e in error.errors())
+            else ""
+        )
+        raise UserError(f"invalid setting for model {spec.name!r} ({problems}); fix the --set value{quote}.") from None
 
 
 def _same(value: Any, default: Any) -> bool:
