@@ -112,9 +112,7 @@ def test_compare_by_statistic_is_welchs_test_over_the_seeds_that_report_it(runne
     assert result.result.df == pytest.approx(expected.df)
     assert result.result.difference == pytest.approx(1150 - 4633.333333)
     assert result.b.without == [3] and result.verdict == "recaller better"
-    with pytest.raises(
-        UserError, match=re.escape("'nobody' has fewer than two finished runs on dsr@1.0.0 that report 'trials")
-    ):
+    with pytest.raises(UserError, match=re.escape("no runs of model 'nobody' on dsr@1.0.0")):
         compare_statistic(runner.store, registry.suite(SUITE), "recaller", "nobody", "trials_to_criterion")
 
 

@@ -25,6 +25,7 @@ import pandas as pd
 
 from structbench import cells
 from structbench.analysis.rescore import rescore
+from structbench.analysis.stored import unknown_label
 from structbench.errors import UserError
 from structbench.store import Store
 from structbench.suite import Suite
@@ -71,10 +72,7 @@ def current_runs(store: Store, suite: Suite, label: str) -> RunsBySeed:
     runs = store.runs()
     mine = runs[(runs.suite == suite.spec.id) & (runs.version == suite.spec.version) & (runs.model == label)]
     if mine.empty:
-        raise UserError(
-            f"no runs of model {label!r} on {suite.spec.key} in {store.path}; "
-            f"run `structbench run --suite {suite.spec.id} --model {label}` first (the label as the report shows it)."
-        )
+        raise UserError(unknown_label(store, suite.spec, label))
     newest_hash = str(mine.sort_values("id").iloc[-1].suite_hash)  # the data of the newest run
     current = cells.current_runs(mine)
     return finished_runs(current, suite.spec.id, suite.spec.version, newest_hash).get(label, {})

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from structbench.analysis.compare import current_runs
+from structbench.analysis.stored import store_option, stored_models
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.store import Store
@@ -39,6 +40,13 @@ def samples(
     if split is not None and split not in tests:
         raise UserError(f"{spec.key} has no test split {split!r}; its test splits are {', '.join(tests)}.")
     runs = current_runs(store, suite, label)
+    if not runs:  # stored, but no seed finished: say so, rather than print nothing and exit 0
+        statuses = {seed: status for m in stored_models(store, spec.key, label) for seed, status in m.status.items()}
+        shown = ", ".join(f"seed {seed} {status}" for seed, status in sorted(statuses.items()))
+        raise UserError(
+            f"{label} has no finished run on {spec.key} to show ({shown}); "
+            f"`structbench runs --suite {spec.key} --model '{label}'{store_option(store.path)}` lists its runs."
+        )
     missing = sorted(set(seeds or []) - set(runs))
     if missing:
         held = ", ".join(map(str, sorted(runs))) or "none"

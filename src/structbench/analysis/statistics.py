@@ -33,6 +33,7 @@ import pandas as pd
 from scipy import stats
 
 from structbench.analysis.compare import CONFIDENCE
+from structbench.analysis.stored import stored_models, unknown_label
 from structbench.cells import current_runs
 from structbench.errors import UserError
 from structbench.specs import SuiteSpec
@@ -200,6 +201,10 @@ def compare_statistic(store: Store, suite: Suite, model_a: str, model_b: str, st
     spec = suite.spec
     samples = statistic_samples(store.runs(), spec, statistic)
     sides = []
+    stored = {m.label for m in stored_models(store, spec.key)}
+    for label in (model_a, model_b):  # a mistyped label first: it is not a matter of seeds
+        if label not in stored:
+            raise UserError(unknown_label(store, spec, label))
     for label in (model_a, model_b):
         found = samples.get(label, Sample())
         if found.n < 2:
@@ -208,7 +213,8 @@ def compare_statistic(store: Store, suite: Suite, model_a: str, model_b: str, st
             )
             raise UserError(
                 f"{label!r} has fewer than two finished runs on {spec.key} that report {statistic!r} ({reported}); "
-                f"run more seeds, e.g. `structbench run --suite {spec.id} --model {label} --seeds 0-9`."
+                f"run more seeds of its configuration (`structbench runs --suite {spec.key} --model '{label}'` "
+                "shows it as `run` takes it), e.g. with --seeds 0-9."
             )
         sides.append(found)
     a, b = sides

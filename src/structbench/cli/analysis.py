@@ -1,4 +1,4 @@
-"""`structbench compare`, `samples`, `check` and `claims`: questions asked of stored results."""
+"""`structbench runs`, `compare`, `samples`, `check` and `claims`: questions asked of stored results."""
 
 from __future__ import annotations
 
@@ -23,9 +23,43 @@ from structbench.errors import UserError
 from structbench.runs.arguments import parse_seeds, parse_settings
 from structbench.runs.identity import Asked
 from structbench.runs.runner import Runner
+from structbench.runs.settings import text_settings
 from structbench.specs import ModelSpec
 from structbench.store import Store
 from structbench.suite import Suite
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    """`runs`: the labels a store holds, each with its suite version, configuration and seeds, so that
+    a user can find the label `compare` and `samples` take and the `run` arguments that made it."""
+    from tabulate import tabulate
+
+    from structbench.analysis.stored import stored_models
+
+    if args.suite:
+        registry.suite(args.suite)  # an unknown suite is a did-you-mean, not an empty table
+    with Store(existing_store(args.store)) as store:
+        found = stored_models(store, args.suite, args.model)
+    if args.json:
+        print(json.dumps([model.as_json() for model in found], indent=2))
+        return 0
+    if not found:
+        asked = " ".join(
+            f"--{option} {value}" for option, value in (("suite", args.suite), ("model", args.model)) if value
+        )
+        print(f"no stored runs{' match ' + asked if asked else ''} in {args.store}.")
+        return 0
+    rows = [
+        [
+            model.label,
+            model.key,
+            model.arguments + ("" if model.configuration is None else " (+ recipe)"),
+            " ".join(f"{seed}:{status}" for seed, status in sorted(model.status.items())),
+        ]
+        for model in found
+    ]
+    print(tabulate(rows, headers=["label", "suite", "configuration (as `run` takes it)", "seed:status"]))
+    return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -118,8 +152,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise UserError("check --write needs the cells to record: --suite A[,B] --model X[,Y] [--seeds ...].")
         if args.name is not None and len(names) > 1:
             raise UserError(f"--name {args.name!r} names one model, but --model gives {len(names)}.")
-        params, seeds = parse_settings(args.set), parse_seeds(args.seeds)
-        specs = [ModelSpec(name=name, params=params) for name in names]
+        seeds = parse_seeds(args.seeds)
+        specs = [ModelSpec(name=name, params=parse_settings(args.set, text=text_settings(name))) for name in names]
         asked = [Asked.of(spec, name=args.name) for spec in specs]  # every name checked before anything runs
         metrics = None if args.all_metrics else {registry.suite(suite).spec.primary_metric for suite in suites}
         entries = []
@@ -185,10 +219,24 @@ def cmd_claims(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_runs(commands: Commands) -> None:
+    """The `runs` command."""
+    listed = commands.add_parser(
+        "runs", help="the model labels the store holds: suite version, configuration, seeds and their status"
+    )
+    listed.add_argument("--suite", metavar="ID[@VERSION]", help="only runs on this suite (default: every suite)")
+    listed.add_argument("--model", metavar="LABEL", help="only this label or model name; shell patterns too ('ngram*')")
+    add_store(listed)
+    add_json(listed, "print one object per label and configuration: label, suite, version, model, seeds, status")
+    listed.set_defaults(handler=cmd_runs)
+
+
 def add_compare(commands: Commands) -> None:
     """The `compare` command."""
     compare = commands.add_parser("compare", help="paired comparison of two models on a suite: difference, interval, p")
-    compare.add_argument("--suite", required=True, metavar="ID[@VERSION]")
+    compare.add_argument(
+        "--suite", required=True, metavar="ID[@VERSION]", help="the suite both models ran on (`structbench runs`)"
+    )
     compare.add_argument("--models", required=True, metavar="A,B", help="two model labels, as the report shows them")
     compare.add_argument("--split", help="one test split (default: each ranked split)")
     compare.add_argument(
@@ -207,7 +255,9 @@ def add_samples(commands: Commands) -> None:
     sampled = commands.add_parser(
         "samples", help="a model's stored predictions beside their examples, one JSON line each (for debugging)"
     )
-    sampled.add_argument("--suite", required=True, metavar="ID[@VERSION]")
+    sampled.add_argument(
+        "--suite", required=True, metavar="ID[@VERSION]", help="the suite the model ran on (`structbench runs`)"
+    )
     sampled.add_argument("--model", required=True, metavar="LABEL", help="the model label, as the report shows it")
     add_seeds(sampled, None, "comma-separated seeds (default: every finished seed)")
     sampled.add_argument("--split", help="one test split (default: every test split)")

@@ -32,12 +32,12 @@ def add_source_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source-dir", type=Path, help=SOURCE_HELP)
 
 
-def add_json(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+def add_json(parser: argparse.ArgumentParser, help: str) -> None:
     """`--json`: print what the command answers as JSON instead of a table."""
     parser.add_argument("--json", action="store_true", help=help)
 
 
-def add_seeds(parser: argparse.ArgumentParser, default: str | None, help: str | None = None) -> None:
+def add_seeds(parser: argparse.ArgumentParser, default: str | None, help: str) -> None:
     """`--seeds LIST`: seeds as `structbench.runs.arguments.parse_seeds` reads them (`0,1,2`, `0-9`)."""
     parser.add_argument("--seeds", default=default, help=help)
 

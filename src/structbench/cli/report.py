@@ -89,8 +89,14 @@ def add_quickstart(commands: Commands) -> None:
     quick = commands.add_parser("quickstart", help="build every suite, evaluate the fast baselines, render the report")
     quick.add_argument("suites", nargs="*", metavar="SUITE", help="only these suites (default: all)")
     add_store(quick)
-    quick.add_argument("--out", type=Path, default=Path("structbench-report"), metavar="DIR")
-    add_seeds(quick, "0,1,2,3,4")
+    quick.add_argument(
+        "--out",
+        type=Path,
+        default=Path("structbench-report"),
+        metavar="DIR",
+        help="folder of the leaderboard site it writes (default structbench-report)",
+    )
+    add_seeds(quick, "0,1,2,3,4", "seeds every baseline runs on, e.g. 0,1,2 or 0-9 (default 0,1,2,3,4)")
     add_source_dir(quick)
     quick.add_argument(
         "--neural", action="store_true", help="also train neural baselines (cpu-small) on lookup-tables-mt and miniscan"

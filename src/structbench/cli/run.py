@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from structbench import registry
 from structbench.cli.options import Commands, add_json, add_no_progress, add_seeds, add_source_dir, add_store, patterns
 from structbench.errors import UserError
 from structbench.runs.arguments import parse_seeds, parse_settings
 from structbench.runs.identity import Asked
-from structbench.runs.runner import Runner
+from structbench.runs.runner import Evaluation, Runner
+from structbench.runs.settings import text_settings
 from structbench.specs import ModelSpec
 from structbench.store import Store
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     suites, names = patterns(args.suite) or [], patterns(args.model) or []
-    params = parse_settings(args.set)
     seeds = parse_seeds(args.seeds)
     if args.name is not None and len(names) > 1:
         raise UserError(
@@ -27,16 +26,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         registry.suite(suite)
     asked = []
     for name in names:  # Asked.of refuses an unknown setting or a value its constructor rules out
+        params = parse_settings(args.set, text=text_settings(name))  # a str setting takes `111` as "111"
         asked.append(Asked.of(ModelSpec(name=name, params=params), name=args.name, limit=args.limit))
     records = []
     with Store(args.store) as store:
         runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
         for suite in suites:
             for model in asked:
-                record = runner.evaluate(suite, model, seeds, force=args.force)
-                records.append(record)
+                evaluation = runner.evaluation(suite, model, seeds, force=args.force)
+                records.append(evaluation.record)
                 if not args.json:
-                    _print_record(record)
+                    _print_record(evaluation)
                     print()
     if args.json:  # one record as an object (what scripts read), a grid as a list of them
         texts = [record.model_dump_json(indent=2) for record in records]
@@ -44,19 +44,30 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if all(v != "failed" for record in records for v in record.status.values()) else 1
 
 
-def _print_record(record: Any) -> None:
+def _print_record(evaluation: Evaluation) -> None:
+    """One cell's table, then what it does not show: which seeds were run now and which read from the
+    store, and each seed that failed or is n/a (the model does not speak the suite's protocol), with why."""
     from tabulate import tabulate
 
+    record = evaluation.record
     rows = []
     for split, metrics in record.scores.items():
         for metric, stats in metrics.items():
             shown = "" if stats.ci_low is None else f"[{stats.ci_low:.4f}, {stats.ci_high:.4f}]"
             rows.append([split, metric, f"{stats.mean:.4f}", shown, stats.interval, stats.n_seeds])
     print(f"{record.suite}@{record.version} ({record.suite_hash[:12]}) x {record.model}")
-    headers = ["split", "metric", "mean", "95% interval", "method", "seeds"]
-    print(tabulate(rows, headers=headers, disable_numparse=True))
-    for seed, error in record.errors.items():
-        print(f"seed {seed} failed: {error}")
+    if rows:
+        headers = ["split", "metric", "mean", "95% interval", "method", "seeds"]
+        print(tabulate(rows, headers=headers, disable_numparse=True))
+    if sources := evaluation.sources():
+        print(sources)
+    not_applicable = {seed: record.errors.get(seed, "") for seed, status in record.status.items() if status == "n/a"}
+    if not_applicable and len(set(not_applicable.values())) == 1 and len(not_applicable) == len(record.status):
+        print(f"n/a: {next(iter(not_applicable.values()))}")  # one reason for every seed: the model, not a seed
+        return
+    for seed, status in record.status.items():
+        if status in ("failed", "n/a"):
+            print(f"seed {seed} {status}: {record.errors.get(seed, '')}")
 
 
 def add_command(commands: Commands) -> None:
@@ -83,7 +94,8 @@ def add_command(commands: Commands) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="model setting (a constructor keyword; values are read as JSON where they parse); repeatable",
+        help="model setting (a constructor keyword; values are read as JSON where they parse, as text for a "
+        "setting declared `str`); repeatable",
     )
     run.add_argument(
         "--name",

@@ -129,15 +129,17 @@ def cmd_build(args: argparse.Namespace) -> int:
 def add_commands(commands: Commands) -> None:
     """The `suites`, `models` and `build` commands."""
     suites = commands.add_parser("suites", help="list suites: id, version, family, protocol, split sizes, hash")
-    add_json(suites)
+    add_json(suites, "print every suite as JSON: its spec, splits, hash and whether it is built here")
     suites.set_defaults(handler=cmd_suites)
 
     models = commands.add_parser("models", help="list registered models and their protocols")
-    add_json(models)
+    add_json(models, "print every model as JSON: name, protocols, summary")
     models.set_defaults(handler=cmd_models)
 
     build = commands.add_parser("build", help="build or verify frozen suite data")
-    build.add_argument("suites", nargs="*", metavar="SUITE")
+    build.add_argument(
+        "suites", nargs="*", metavar="SUITE", help="suites to build (default: every suite whose files are at hand)"
+    )
     build.add_argument(
         "--verify", action="store_true", help="recompute hashes of built data; non-zero exit on mismatch"
     )

@@ -25,6 +25,7 @@ import pandas as pd
 from structbench import registry
 from structbench.analysis.claims import Verdict, check_all, claim_cells
 from structbench.analysis.references import Reference, load_references
+from structbench.analysis.stored import did_you_mean, store_option
 from structbench.cells import current_runs, current_scores
 from structbench.data import freeze, sources
 from structbench.errors import UserError
@@ -144,12 +145,17 @@ def build_site(
     (shell patterns)."""
     runs = _select(store.runs(), suites, models)
     if runs.empty and (suites or models):
+        stored = store.runs()
+        guess = did_you_mean(suites or [], sorted(set(stored.suite))) + did_you_mean(
+            models or [], sorted(set(stored.model))
+        )
         raise UserError(
             f"no runs in {store.path} match "
             + " and ".join(
                 f"--{what} {' '.join(given)}" for what, given in (("suites", suites), ("models", models)) if given
             )
-            + "; give suite ids and model labels as the report shows them (shell patterns such as 'scan-*' work)."
+            + f"; {guess}give suite ids and model labels as the report shows them (shell patterns such as 'scan-*' "
+            f"work; `structbench runs{store_option(store.path)}` lists them)."
         )
     scores = current_scores(_select(store.scores(), suites, models), runs)
     results = cell_table(scores)

@@ -9,7 +9,7 @@ sweep, below the command line, needs them too.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from structbench.errors import UserError
@@ -39,13 +39,19 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
-def parse_settings(pairs: Sequence[str]) -> dict[str, Any]:
-    """Model settings from `key=value` pairs; a value is read as JSON where it parses to a scalar."""
+def parse_settings(pairs: Sequence[str], *, text: Collection[str] = ()) -> dict[str, Any]:
+    """Model settings from `key=value` pairs; a value is read as JSON where it parses to a scalar,
+    except for the keys in `text`, settings the model declares as strings
+    (`structbench.runs.settings.text_settings`): `--set fallback=111` is then the string "111", not
+    a number its constructor would refuse."""
     settings: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise UserError(f"--set {pair!r} is not key=value, e.g. --set hidden_size=256.")
+        if key in text:
+            settings[key] = raw
+            continue
         try:
             value = json.loads(raw)
         except json.JSONDecodeError:

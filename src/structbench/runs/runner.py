@@ -49,6 +49,40 @@ class SeedOutcome:
     label: str
 
 
+@dataclass(frozen=True)
+class Evaluation:
+    """One model on one suite over seeds: the record `run --json` prints, and where its seeds came from."""
+
+    record: ResultRecord
+    answered: list[int]
+    """Seeds asked for that the store already held (whatever their status)."""
+    finished: list[int]
+    """Every seed the cells are computed over: the finished runs of this configuration in the store,
+    including any stored before and not asked for this time."""
+
+    def sources(self) -> str:
+        """Which of the cells' seeds were run now and which came from the store, in one line, e.g.
+        `cells over seeds 0, 1: seed 1 run now; seed 0 from the store, not asked for this time`;
+        empty where every seed of the cells was run now (nothing to explain)."""
+        asked = set(self.record.seeds)
+        now = [s for s in self.finished if s in asked and s not in self.answered]
+        held = [s for s in self.finished if s in asked and s in self.answered]
+        before = [s for s in self.finished if s not in asked]
+        if not held and not before:
+            return ""
+        parts = [
+            f"{_seeds(now)} run now" if now else "",
+            f"{_seeds(held)} from the store" if held else "",
+            f"{_seeds(before)} from the store, not asked for this time" if before else "",
+        ]
+        return f"cells over {_seeds(self.finished)}: {'; '.join(part for part in parts if part)}"
+
+
+def _seeds(seeds: Sequence[int]) -> str:
+    """`seed 0` or `seeds 0, 1`."""
+    return f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
+
+
 class Runner:
     """Evaluates models on suites into one store."""
 
@@ -73,6 +107,18 @@ class Runner:
         the cells over all finished seeds of this configuration.
 
         `force` runs every seed again, replacing what the store holds for them."""
+        return self.evaluation(suite_ref, model, seeds, force=force).record
+
+    def evaluation(
+        self,
+        suite_ref: str,
+        model: ModelSpec | Asked,
+        seeds: Sequence[int],
+        *,
+        force: bool = False,
+    ) -> Evaluation:
+        """`evaluate`, with where each seed of the cells came from (`Evaluation.sources`): a cell over
+        more seeds than were asked for, or partly read from the store, says so where it is printed."""
         suite = registry.suite(suite_ref)
         if not seeds:
             raise UserError("no seeds given; pass --seeds, e.g. --seeds 0,1,2.")
@@ -81,18 +127,22 @@ class Runner:
         self.store.record_suite(suite.spec, manifest.suite_hash)
         status: dict[str, str] = {}
         errors: dict[str, str] = {}
-        cached = 0
+        answered: list[int] = []
         label = keyed.label
         for seed in seeds:
             outcome = self._run_seed(keyed.seed(manifest, seed), force=force)
-            cached += outcome.cached
+            if outcome.cached:
+                answered.append(seed)
             status[str(seed)] = outcome.status
             label = outcome.label
             if outcome.error:
                 errors[str(seed)] = outcome.error
-        if cached:
-            self.log(f"{suite.spec.key} x {label}: {cached} of {len(seeds)} seeds answered from the store")
-        return self.result_record(keyed, manifest.suite_hash, seeds, status, errors, label)
+        if answered:
+            self.log(f"{suite.spec.key} x {label}: {len(answered)} of {len(seeds)} seeds answered from the store")
+        record = self.result_record(keyed, manifest.suite_hash, seeds, status, errors, label)
+        spec = suite.spec
+        finished = self.store.finished_seeds(spec.id, spec.version, manifest.suite_hash, keyed.model_hash, label)
+        return Evaluation(record, answered, finished)
 
     def result_record(
         self,

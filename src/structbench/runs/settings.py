@@ -10,6 +10,7 @@ before any data is built instead of a failed (or, worse, a finished) run.
 from __future__ import annotations
 
 import inspect
+import types
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -37,6 +38,32 @@ def _annotated_parameters(factory: Callable[..., Any]) -> dict[str, Any]:
     }
 
 
+def _is_text(annotation: Any) -> bool:
+    """Whether a setting annotated `annotation` takes only strings: `str`, `Annotated[str, ...]`, a
+    `Literal` of strings, or one of those or None."""
+    origin, arguments = typing.get_origin(annotation), typing.get_args(annotation)
+    if annotation is str:
+        return True
+    if origin is typing.Annotated:
+        return _is_text(arguments[0])
+    if origin is typing.Literal:
+        return all(isinstance(argument, str) for argument in arguments)
+    if origin in (typing.Union, types.UnionType):
+        rest = [argument for argument in arguments if argument is not type(None)]
+        return bool(rest) and all(_is_text(argument) for argument in rest)
+    return False
+
+
+def text_settings(name: str) -> frozenset[str]:
+    """The settings of model `name` whose constructor annotation takes only strings, which `--set`
+    therefore reads as text (`parse_settings(..., text=...)`): `--set fallback=111` is "111"."""
+    return frozenset(
+        key
+        for key, (annotation, _) in _annotated_parameters(registry.model_factory(name)).items()
+        if _is_text(annotation)
+    )
+
+
 def check_settings(spec: ModelSpec) -> None:
     """Refuse `--set` keys the model's constructor does not take, and values its annotations
     rule out, naming the setting and what it must be."""
@@ -61,7 +88,13 @@ def check_settings(spec: ModelSpec) -> None:
         settings.model_validate({name: spec.params[name] for name in fields})
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}={e['input']!r}: {e['msg']}" for e in error.errors())
-        raise UserError(f"invalid setting for model {spec.name!r} ({problems}); fix the --set value.") from None
+        # `--set` reads a str setting as text; a grid file's unquoted 111 is a number YAML made
+        quote = (
+            " (in a grid file, quote a text value: '111')"
+            if any(e["type"] == "string_type" for e in error.errors())
+            else ""
+        )
+        raise UserError(f"invalid setting for model {spec.name!r} ({problems}); fix the --set value{quote}.") from None
 
 
 def _same(value: Any, default: Any) -> bool:

@@ -408,6 +408,16 @@ class Store:
 
         return pd.read_sql_query("SELECT * FROM runs ORDER BY id", self._db)
 
+    def finished_seeds(self, suite: str, version: str, suite_hash: str, model_hash: str, label: str) -> list[int]:
+        """The seeds of the finished (`done`) runs of one model configuration, shown under `label`, on one
+        suite's data, in order: the seeds its cells are computed over."""
+        rows = self._db.execute(
+            "SELECT seed FROM runs WHERE suite=? AND version=? AND suite_hash=? AND model_hash=? AND model=? "
+            "AND status='done' ORDER BY seed",
+            (suite, version, suite_hash, model_hash, label),
+        )
+        return [int(row[0]) for row in rows]
+
     def scores(
         self,
         *,

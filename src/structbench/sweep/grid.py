@@ -38,6 +38,7 @@ from pydantic import Field, PositiveInt, ValidationError, field_validator, model
 
 from structbench.errors import UserError
 from structbench.runs.arguments import MAX_SEEDS, parse_seeds, parse_settings
+from structbench.runs.settings import text_settings
 from structbench.specs import Frozen, ModelSpec
 
 Scalar = str | int | float | bool | None
@@ -91,17 +92,20 @@ class GridModel(Frozen):
         keys = list(self.set)
         axes = [value if isinstance(value, list) else [value] for value in self.set.values()]
         specs = []
+        strings = any(isinstance(v, str) for axis in axes for v in axis)
+        text = text_settings(self.name) if strings else frozenset()  # a str setting keeps "111" a string
         for combination in itertools.product(*axes):
-            params = {key: _as_set_reads_it(key, value) for key, value in zip(keys, combination, strict=True)}
+            params = {key: _as_set_reads_it(key, value, text) for key, value in zip(keys, combination, strict=True)}
             specs.append(ModelSpec(name=self.name, params=params))
         return specs
 
 
-def _as_set_reads_it(key: str, value: Scalar) -> Scalar:
-    """A string setting as `--set key=value` reads it (JSON where it parses); others unchanged."""
+def _as_set_reads_it(key: str, value: Scalar, text: frozenset[str]) -> Scalar:
+    """A string setting as `--set key=value` reads it (JSON where it parses, text for the model's
+    `text` settings); others unchanged."""
     if not isinstance(value, str):
         return value
-    parsed: Scalar = parse_settings([f"{key}={value}"])[key]
+    parsed: Scalar = parse_settings([f"{key}={value}"], text=text)[key]
     return parsed
 
 
