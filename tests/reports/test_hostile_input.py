@@ -3,19 +3,25 @@ http(s), and a text cell of `results.csv` never becomes a spreadsheet formula (i
 
 from __future__ import annotations
 
+import csv
 import html.parser
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from structbench import registry
 from structbench.reports.render import write_report
 from structbench.reports.views.format import link, safe_url
+from structbench.reports.writers.tables import write_tables
+from structbench.runs.identity import Asked
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from tests.conftest import PLUGIN
+from tests.support.helpers import read_results
 
 SOURCE_URLS = {
     "hostile/script.txt": "javascript:alert('srcurl')",
@@ -118,3 +124,31 @@ def test_only_http_addresses_and_relative_links_are_linked(url: str, allowed: bo
     shown = str(link(url, "the <file>"))
     assert shown.startswith("<a href=") is allowed
     assert "the &lt;file&gt;" in shown
+
+
+FORMULAS = ['=HYPERLINK("https://evil.example","click")', "+1+1", "-2+3", "@SUM(A1:A9)", "\tx", "\rx", "-"]
+NUMBERS_AS_TEXT = ["-1.5", "+2e-3", "-7", "0.5", ""]
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_a_text_cell_that_a_spreadsheet_would_run_gets_an_apostrophe_and_numbers_stay_numbers(tmp_path: Path) -> None:
+    texts = FORMULAS + NUMBERS_AS_TEXT + ["plain", "a=b"]
+    frame = pd.DataFrame({"model": texts, "mean": [-1.5] * len(texts), "n_seeds": [-1] * len(texts)})
+    write_tables(frame, tmp_path)
+    rows = read_csv(tmp_path / "results.csv")
+    assert [row["model"] for row in rows] == ["'" + text for text in FORMULAS] + NUMBERS_AS_TEXT + ["plain", "a=b"]
+    assert {row["mean"] for row in rows} == {"-1.5"} and {row["n_seeds"] for row in rows} == {"-1"}
+    assert json.loads((tmp_path / "results.json").read_text())["data"][0] == [FORMULAS[0], -1.5, -1]  # JSON as given
+
+
+def test_a_model_named_as_a_formula_is_text_in_the_report_csv(runner: Runner, tmp_path: Path) -> None:
+    label = '=HYPERLINK("https://evil.example","click")'
+    runner.evaluate("lookup-tables", Asked.of(ModelSpec(name="copy"), name=label), [0])
+    index = write_report(runner.store, tmp_path / "site")
+    models = {row["model"] for row in read_csv(index.parent / "results.csv")}
+    assert models == {"'" + label}
+    assert {row["model"] for row in read_results(index.parent / "results.json")} == {label}
