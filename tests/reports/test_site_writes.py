@@ -134,3 +134,15 @@ def test_reports_into_one_folder_at_once_each_leave_a_complete_site(
     assert failures == []
     assert set(snapshot(site)) == expected and not broken_links(site)
     assert leftovers(tmp_path) == []
+
+
+def test_a_relative_out_and_the_current_folder_are_replaced_in_place(
+    two_suites: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert write_report(two_suites.store, Path("site")) == Path("site") / "index.html"
+    monkeypatch.chdir(tmp_path / "site")
+    index = write_report(two_suites.store, Path("."), suites=["miniscan"])
+    assert index.resolve() == (tmp_path / "site" / "index.html").resolve()
+    assert [path.name for path in (tmp_path / "site" / "suites").iterdir()] == ["miniscan@1.0.0.html"]
+    assert leftovers(tmp_path) == []

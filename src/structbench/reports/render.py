@@ -175,14 +175,15 @@ def write_report(
     report that fails leaves the earlier site as it was; reports into one `out_dir` at the same
     time each leave a complete site there (the last one's)."""
     out_dir = Path(out_dir)
-    if out_dir.is_symlink():
-        out_dir = out_dir.resolve()  # the site replaces the folder the link points to, not the link
-    _check_out(out_dir)
+    # renamed by its absolute path (`--out .` has no name to put a folder beside); a link is kept and
+    # the folder it points to is replaced
+    folder = out_dir.resolve() if out_dir.is_symlink() else Path(os.path.abspath(out_dir))
+    _check_out(folder)
     site = build_site(store, suites=suites, models=models, title=title)
-    partial = _partial(out_dir)
+    partial = _partial(folder)
     try:
-        write_site(site, partial, earlier=out_dir if out_dir.is_dir() else None)
-        _swap_in(partial, out_dir)
+        write_site(site, partial, earlier=folder if folder.is_dir() else None)
+        _swap_in(partial, folder)
     finally:
         shutil.rmtree(partial, ignore_errors=True)  # gone already once swapped in
-    return out_dir / "index.html"
+    return (out_dir if out_dir.name not in ("", ".", "..") else folder) / "index.html"
