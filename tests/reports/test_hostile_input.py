@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import html.parser
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,44 +19,14 @@ from structbench.reports.writers.tables import write_tables
 from structbench.runs.identity import Asked
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
-from tests.conftest import PLUGIN
 from tests.support.helpers import read_results
-
-SOURCE_URLS = {
-    "hostile/script.txt": "javascript:alert('srcurl')",
-    "hostile/mixed-case.txt": " JaVaScRiPt:alert(2)",
-    "hostile/tab.txt": "java\tscript:alert(3)",
-    "hostile/data.txt": "data:text/html,<script>alert(4)</script>",
-    "hostile/file.txt": "file:///etc/passwd",
-    "hostile/fine.txt": "https://example.org/fine.txt?a=1&b=2",
-}
-"""The source files of a plugin suite, by the address each claims to be downloadable from."""
-
-HOSTILE_PLUGIN = f"""
-from reverse_suite import ReverseWords
-from structbench.data.sources import SourceFile
-
-SOURCE_URLS = {SOURCE_URLS!r}
-
-
-class HostileLinks(ReverseWords):
-    sources = tuple(SourceFile(path=path, url=url, sha256="") for path, url in SOURCE_URLS.items())
-"""
+from tests.support.hostile import install_hostile_plugin
 
 
 @pytest.fixture
 def hostile_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """`reverse-words` as an installed plugin whose source files claim the addresses of `SOURCE_URLS`."""
-    plugin = tmp_path / "plugin"
-    plugin.mkdir()
-    shutil.copy(PLUGIN, plugin / "reverse_suite.py")
-    (plugin / "hostile_suite.py").write_text(HOSTILE_PLUGIN)
-    info = plugin / "structbench_hostile-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: structbench-hostile\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[structbench.suites]\nreverse-words = hostile_suite:HostileLinks\n")
-    monkeypatch.syspath_prepend(str(plugin))
-    registry.clear_cache()
+    """`reverse-words` as an installed plugin whose source files claim the addresses of `tests.support.hostile.SOURCE_URLS`."""
+    install_hostile_plugin(tmp_path / "plugin", monkeypatch)
     yield
     registry.clear_cache()
 
