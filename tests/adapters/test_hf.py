@@ -321,6 +321,34 @@ def test_a_checkpoint_of_the_other_kind_names_the_right_model(gpt2_dir: Path, t5
     assert one_sentence(str(raised.value))
 
 
+def without_tokenizer(checkpoint: Path, out: Path) -> Path:
+    """A copy of `checkpoint` with its config and weights but none of its tokenizer files."""
+    out.mkdir()
+    for path in checkpoint.iterdir():
+        if "token" not in path.name:
+            shutil.copy(path, out / path.name)
+    return out
+
+
+def test_a_checkpoint_without_tokenizer_files_is_refused_not_scored_zero(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, store_path: Path, gpt2_dir: Path, t5_dir: Path
+) -> None:
+    # transformers builds an empty tokenizer for such a folder: GPT-2's reads every sentence as [],
+    # T5's every word as <unk>; each run was stored `done` with 0.0 on every split
+    for factory, checkpoint, model in ((HfCausalLm, gpt2_dir, "hf"), (HfSeq2Seq, t5_dir, "hf-seq2seq")):
+        bare = without_tokenizer(checkpoint, tmp_path / f"{checkpoint.name}-bare")
+        with pytest.raises(UserError) as raised:
+            factory(pretrained=str(bare), threads=1)
+        message = str(raised.value)
+        assert str(bare) in message and "has no vocabulary" in message and "tokenizer.save_pretrained" in message
+        assert one_sentence(message)
+        argv = ["run", "--suite", "miniscan", "--model", model, "--set", f"pretrained={bare}", "--seeds", "0"]
+        assert main([*argv, "--store", str(store_path), "--no-progress"]) == 2
+        assert "has no vocabulary" in capsys.readouterr().err
+    with Store(store_path) as store:
+        assert store.runs().empty
+
+
 # run identity
 
 

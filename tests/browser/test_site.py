@@ -11,7 +11,8 @@ just rendered, which is the stricter case (no fetch, scripts only). What it chec
 - the error browser lists wrong examples and filters them by split, condition, text and seed,
   and shows every example when asked;
 - at 390 px the body never scrolls sideways, and a number in the first table is visible;
-- the hostile label is shown as text on the overview, the suite page and the error browser.
+- the hostile label is shown as text on the overview, the suite page and the error browser;
+- a plugin suite's `javascript:` source address is text, and clicking it opens no dialog.
 
 Screenshots of the overview, the agreement-attractors page and an error browser at 1400 and
 390 px go to `$STRUCTBENCH_SCREENSHOTS` (tox: `.tox/py/screenshots`), not to the repository.
@@ -28,10 +29,13 @@ from typing import Any
 
 import pytest
 
+from structbench import registry
 from structbench.reports.render import write_report
+from structbench.reports.views.format import safe_url
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
+from tests.support.hostile import install_hostile_plugin
 
 pytestmark = pytest.mark.browser
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install .[browser] for the browser tests")
@@ -232,6 +236,26 @@ def test_a_hostile_model_label_is_shown_as_text(site: Path, wide: Page) -> None:
             assert HOSTILE_LABEL in page.locator("#model").inner_text()
         assert HOSTILE_LABEL in page.locator("body").inner_text(), path.name
         assert page.evaluate("document.querySelectorAll('script:not([src])').length") == 0
+    assert wide.problems == []  # no alert dialog opened
+
+
+def test_a_source_address_that_is_not_http_runs_nothing_when_clicked(
+    runner: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wide: Page
+) -> None:
+    install_hostile_plugin(tmp_path / "plugin", monkeypatch)
+    try:
+        runner.evaluate("reverse-words", ModelSpec(name="copy"), [0])
+        index = write_report(runner.store, tmp_path / "hostile-site")
+    finally:
+        registry.clear_cache()
+    page = wide.open(index.parent / "suites" / "reverse-words@1.0.0.html", "#card")
+    page.locator("#card details summary").first.click()
+    hrefs = page.eval_on_selector_all("a[href]", "as => as.map(a => a.getAttribute('href'))")
+    assert hrefs and all(safe_url(href) == href for href in hrefs), hrefs
+    page.get_by_text("javascript:alert('srcurl')").click()  # shown as text: a click runs nothing
+    assert page.locator("a", has_text="https://example.org/fine.txt").get_attribute("href") == (
+        "https://example.org/fine.txt?a=1&b=2"
+    )
     assert wide.problems == []  # no alert dialog opened
 
 

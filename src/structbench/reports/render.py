@@ -22,7 +22,10 @@ writers (`structbench.reports.writers`) write the files. Layout of the folder:
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import secrets
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,6 +47,8 @@ SITE_NAMES = {
     "suites", "errors", "plots", "data", "static",
 }  # fmt: skip
 """Everything a report writes at the top of its folder."""
+SWAP_ATTEMPTS = 100
+"""How often a report tries to rename its finished site into place while other reports do the same."""
 
 
 def _is_site(folder: Path) -> bool:
@@ -53,29 +58,93 @@ def _is_site(folder: Path) -> bool:
     return SITE_MARKER in names or ("index.html" in names and names <= SITE_NAMES)
 
 
-def _prepare(out_dir: Path) -> None:
-    """Make `out_dir` ready for a site: created, marked, and without the pages of an earlier site's
-    suites or models (its example scripts are kept for reuse); refused when it holds other files."""
+def _replaceable(folder: Path) -> bool:
+    """Whether a report may replace `folder`: it is empty, or a site a report wrote."""
+    return not any(folder.iterdir()) or _is_site(folder)
+
+
+def _check_out(out_dir: Path) -> None:
+    """Refuse an `--out` that is a file or a folder of other files, before anything is built or written."""
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"--out {out_dir} is a file; give a folder for the site.")
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not _is_site(out_dir):
+    if out_dir.is_dir() and not _replaceable(out_dir):
         raise UserError(
             f"--out {out_dir} holds files that no structbench report wrote; give an empty or new folder "
             "(a report replaces the pages of the site it finds there)."
         )
-    out_dir.mkdir(parents=True, exist_ok=True)
+
+
+def _beside(out_dir: Path, kind: str) -> Path:
+    """A new folder name next to `out_dir`, hidden and unique to this report (`.NAME.KIND-RANDOM`)."""
+    return out_dir.with_name(f".{out_dir.name}.{kind}-{secrets.token_hex(6)}")
+
+
+def _partial(out_dir: Path) -> Path:
+    """A new, empty folder next to `out_dir` that the site is written into before it is swapped in."""
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        partial = _beside(out_dir, "partial")
+        partial.mkdir()
+    except OSError as error:
+        raise UserError(
+            f"cannot write the site next to --out {out_dir} ({error.strerror or error}); a report writes "
+            "the site beside --out and then moves it there, so give a folder whose parent you can write to."
+        ) from None
+    return partial
+
+
+def _swap_in(partial: Path, out_dir: Path) -> None:
+    """Put the finished site `partial` at `out_dir` by renames, deleting the site that was there, so
+    that `out_dir` never holds half a site. When another report swaps its own site in at the same
+    moment, the rename fails and is tried again: the last report's complete site is the one kept."""
+    for _ in range(SWAP_ATTEMPTS):
+        aside = _beside(out_dir, "old")
+        old: Path | None = aside
+        try:
+            os.rename(out_dir, aside)
+        except FileNotFoundError:
+            old = None  # no site there yet, or another report has just moved it aside
+        except OSError as error:
+            raise UserError(
+                f"cannot replace --out {out_dir} ({error.strerror or error}); give a folder that is not "
+                "a mount point and that you can rename."
+            ) from None
+        if old is not None and not _replaceable(old):  # files that appeared since `_check_out`: put back
+            os.rename(old, out_dir)
+            raise UserError(
+                f"--out {out_dir} holds files that no structbench report wrote; give an empty or new folder."
+            )
+        try:
+            os.rename(partial, out_dir)
+        except OSError as error:
+            if error.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                if old is not None:
+                    shutil.rmtree(old, ignore_errors=True)
+                continue  # another report's site went in after ours moved the old one aside: try again
+            if old is not None:
+                os.rename(old, out_dir)  # the earlier site back where it was
+            raise UserError(
+                f"cannot move the site into --out {out_dir} ({error.strerror or error}); the earlier site "
+                "there is unchanged."
+            ) from None
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        return
+    raise UserError(
+        f"other reports kept replacing --out {out_dir} while this one finished; run it again, or give "
+        "each report its own --out."
+    )
+
+
+def write_site(site: Site, out_dir: Path, *, earlier: Path | None = None) -> Path:
+    """Write every file of `site` into the empty or new folder `out_dir` and return the path of
+    `index.html`; the example scripts of the site in `earlier`, if any, are reused."""
+    for folder in ("suites", "plots"):
+        (out_dir / folder).mkdir(parents=True, exist_ok=True)
     (out_dir / SITE_MARKER).write_text("written by structbench report; its pages are replaced on the next one\n")
-    for stale in ("suites", "errors", "plots"):  # pages of suites or models no longer shown must not linger
-        shutil.rmtree(out_dir / stale, ignore_errors=True)
-    (out_dir / "suites").mkdir()
-    (out_dir / "plots").mkdir()
-
-
-def write_site(site: Site, out_dir: Path) -> Path:
-    """Write every file of `site` into `out_dir` (prepared by `_prepare`) and return the path of `index.html`."""
     views = pages(site)
     plotting = Drawing({out_dir / path: plot for path, plot in views.plots.items()})  # drawn while the rest is written
-    write_error_data(site, views.errors, out_dir)
+    write_error_data(site, views.errors, out_dir, earlier=earlier)
     write_tables(site.results, out_dir)
     (out_dir / "leaderboard.md").write_text(
         leaderboard_markdown(list(site.boards), list(site.verdicts)), encoding="utf-8"
@@ -97,9 +166,24 @@ def write_report(
     models: Sequence[str] | None = None,
     title: str = DEFAULT_TITLE,
 ) -> Path:
-    """Write the site of `store` into `out_dir` (created; files of an earlier site are replaced, its
+    """Write the site of `store` into `out_dir` (created; an earlier site there is replaced, its
     example scripts reused) and return the path of `index.html`. `suites` and `models` keep only the
-    matching suite ids and model labels (shell patterns)."""
+    matching suite ids and model labels (shell patterns).
+
+    Nothing in `out_dir` changes until the new site is complete: the filters are checked and the
+    site is built first, then written into a folder beside `out_dir` and renamed into place. A
+    report that fails leaves the earlier site as it was; reports into one `out_dir` at the same
+    time each leave a complete site there (the last one's)."""
     out_dir = Path(out_dir)
-    _prepare(out_dir)
-    return write_site(build_site(store, suites=suites, models=models, title=title), out_dir)
+    # renamed by its absolute path (`--out .` has no name to put a folder beside); a link is kept and
+    # the folder it points to is replaced
+    folder = out_dir.resolve() if out_dir.is_symlink() else Path(os.path.abspath(out_dir))
+    _check_out(folder)
+    site = build_site(store, suites=suites, models=models, title=title)
+    partial = _partial(folder)
+    try:
+        write_site(site, partial, earlier=folder if folder.is_dir() else None)
+        _swap_in(partial, folder)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)  # gone already once swapped in
+    return (out_dir if out_dir.name not in ("", ".", "..") else folder) / "index.html"

@@ -151,16 +151,40 @@ def load_pretrained(
     return model.to(device).eval()
 
 
+PROBE_TEXT = "the cat sat on the mat and the dog ran home"
+"""Ordinary words that any real tokenizer turns into tokens (sub-words, or `<unk>` for a word-level
+vocabulary without them), never into none."""
+WORD_MARKERS = "\u2581\u0120 \t\n"
+"""Sentencepiece's and byte-level BPE's word-start markers, and white space: no word on their own."""
+
+
+def _is_empty(tokenizer: Any) -> bool:
+    """Whether `tokenizer` is one that transformers builds for a folder without tokenizer files: it
+    turns ordinary words into no tokens at all (GPT-2's), or its vocabulary holds nothing but special
+    tokens and word-start markers (T5's, which reads every word as `<unk>`)."""
+    if not list(tokenizer(PROBE_TEXT, add_special_tokens=False)["input_ids"]):
+        return True
+    special = set(tokenizer.all_special_ids)
+    return not any(index not in special and token.strip(WORD_MARKERS) for token, index in tokenizer.get_vocab().items())
+
+
 def load_tokenizer(pretrained: str, folder: Path) -> Any:
-    """The checkpoint's tokenizer, offline; a folder without one is one sentence."""
+    """The checkpoint's tokenizer, offline; a folder without one, or whose tokenizer is empty
+    (`_is_empty`: every answer would be scored wrong, silently), is one sentence."""
     transformers = require_transformers()
     try:
-        return transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
     except (OSError, ValueError, KeyError) as error:
         reason = str(error).strip().splitlines()[0].rstrip(".") if str(error).strip() else type(error).__name__
         raise UserError(
             f"cannot load the tokenizer of {pretrained!r} ({reason[:300]}); the folder needs its tokenizer files."
         ) from None
+    if _is_empty(tokenizer):
+        raise UserError(
+            f"the tokenizer of {pretrained!r} ({folder}) has no vocabulary, so every sentence would be read as "
+            "nothing; save the tokenizer into that folder too (tokenizer.save_pretrained), beside the model."
+        )
+    return tokenizer
 
 
 def check_template(name: str, template: str) -> str:

@@ -1,9 +1,11 @@
-"""How the pages write numbers and names: percentages, interval methods, durations, counts, long
-split names and the overview's colour scale. Pure functions of a value, shared by the HTML pages
-(as Jinja filters) and `leaderboard.md`.
+"""How the pages write numbers, names and links: percentages, interval methods, durations, counts,
+long split names, the overview's colour scale, and which addresses a page may link to. Pure
+functions of a value, shared by the HTML pages (as Jinja filters) and `leaderboard.md`.
 """
 
 from __future__ import annotations
+
+import urllib.parse
 
 import markupsafe
 
@@ -56,3 +58,33 @@ def count(value: int | None) -> str:
     if value < 1000:
         return str(value)
     return f"{value / 1e3:.1f}k" if value < 1e6 else f"{value / 1e6:.1f}M"
+
+
+LINK_SCHEMES = frozenset({"http", "https"})
+"""The schemes an address from data (a suite's source URL, say) may have to be shown as a link."""
+
+
+def safe_url(url: str) -> str | None:
+    """`url` when a page may link to it, else None: an http(s) address with a host, or a relative link
+    within the site (no scheme, not `//host`). Anything else (`javascript:`, `data:`, `file:`, ...)
+    would run or open something on a click; an address holding whitespace or control characters is
+    refused too, since browsers drop those before reading the scheme (`java\tscript:`)."""
+    if not url or any(ord(char) <= 0x20 or ord(char) == 0x7F for char in url) or "\\" in url:
+        return None
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme:
+        return url if parts.scheme.lower() in LINK_SCHEMES and parts.netloc else None
+    return None if url.startswith("//") or ":" in url.split("/", 1)[0] else url
+
+
+def link(url: str, text: str | None = None) -> markupsafe.Markup:
+    """`<a href="url">text</a>` (both escaped; `text` defaults to the address) when `safe_url` allows
+    `url`; otherwise `text` alone, as text, so that an address from data never becomes a script to click."""
+    shown = markupsafe.escape(url if text is None else text)
+    target = safe_url(url)
+    if target is None:
+        return markupsafe.Markup(shown)
+    return markupsafe.Markup('<a href="{}" rel="noopener">{}</a>').format(target, shown)

@@ -8,7 +8,7 @@ instead would cost about 0.26 ms per block, 11.5 s on a 10,000-run store, and th
 the same information. The examples (input, gold answer and the meta keys the browser filters on)
 come from the suite's frozen split files where this structbench has them built, compressed once per
 file and named by the file's SHA-256, so that every model's page shares them and a re-render into
-the same folder rewrites none of them. Where the data is not built here, the browser shows example
+the same folder compresses none of them again (it links the earlier site's into the new one). Where the data is not built here, the browser shows example
 ids and predictions only.
 
 Scripts rather than JSON files, because a page opened from disk (`file://`) may not fetch
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -30,12 +31,20 @@ from structbench.reports.site import Site
 from structbench.reports.views.pages import ErrorPage
 
 
-def _write_examples(out_dir: Path, sha256: str, source: Path) -> bool:
-    """Write the examples script of one frozen split file unless it exists; False when the file on
-    disk is missing or is not the data of `sha256` (changed since the manifest was written)."""
-    target = out_dir / f"data/examples-{sha256[:16]}.js"
+def _write_examples(out_dir: Path, sha256: str, source: Path, earlier: Path | None) -> bool:
+    """Write the examples script of one frozen split file unless it exists (linked from the site in
+    `earlier` when that has it); False when the file on disk is missing or is not the data of
+    `sha256` (changed since the manifest was written)."""
+    name = f"data/examples-{sha256[:16]}.js"
+    target = out_dir / name
     if target.is_file():
         return True
+    if earlier is not None and (earlier / name).is_file():
+        try:
+            os.link(earlier / name, target)  # the same bytes: a script is never rewritten once written
+            return True
+        except OSError:
+            pass  # gone meanwhile (another report replaced that site), or links not possible here: write it
     try:
         data = source.read_bytes()
     except FileNotFoundError:
@@ -47,20 +56,26 @@ def _write_examples(out_dir: Path, sha256: str, source: Path) -> bool:
     return True
 
 
-def write_error_data(site: Site, pages: list[ErrorPage], out_dir: Path) -> None:
-    """Write the runs script of every (page, model) and the example scripts they need."""
+def write_error_data(site: Site, pages: list[ErrorPage], out_dir: Path, *, earlier: Path | None = None) -> None:
+    """Write the runs script of every (page, model) and the example scripts they need (reusing those of
+    the site in `earlier`, if any)."""
     (out_dir / "data").mkdir(parents=True, exist_ok=True)
     # thousands of files: their writes overlap in threads (file system calls release the GIL)
     writes: list[Future[None]] = []
     with ThreadPoolExecutor(4) as writer:
         for page in pages:
-            _page_data(page, site.outputs[page.board.slug], out_dir, writer, writes)
+            _page_data(page, site.outputs[page.board.slug], out_dir, earlier, writer, writes)
     for write in writes:
         write.result()  # a failed write raises here
 
 
 def _page_data(
-    page: ErrorPage, outputs: BoardOutputs, out_dir: Path, writer: ThreadPoolExecutor, writes: list[Future[None]]
+    page: ErrorPage,
+    outputs: BoardOutputs,
+    out_dir: Path,
+    earlier: Path | None,
+    writer: ThreadPoolExecutor,
+    writes: list[Future[None]],
 ) -> None:
     """One page's runs scripts, handed to `writer` (their futures to `writes`)."""
     (out_dir / "errors" / page.board.slug).mkdir(parents=True, exist_ok=True)
@@ -71,7 +86,7 @@ def _page_data(
             for split in run.blocks:
                 if (run.draw, split) in outputs.examples:
                     sha256, source = outputs.examples[(run.draw, split)]
-                    if _write_examples(out_dir, sha256, source):
+                    if _write_examples(out_dir, sha256, source, earlier):
                         files[split] = sha256[:16]
             # base64 needs no JSON escaping: joined as text, which json.dumps would scan character by character
             encoded = ", ".join(

@@ -15,7 +15,16 @@ from typing import Any
 import jinja2
 
 from structbench import __version__
-from structbench.reports.views.format import UNDEFINED, breakable, count, method, percent, scale_colour, seconds
+from structbench.reports.views.format import (
+    UNDEFINED,
+    breakable,
+    count,
+    link,
+    method,
+    percent,
+    scale_colour,
+    seconds,
+)
 from structbench.reports.views.pages import Pages
 
 
@@ -33,6 +42,7 @@ def environment() -> jinja2.Environment:
     env.filters["method"] = method
     env.filters["seconds"] = seconds
     env.filters["count"] = count
+    env.filters["link"] = link  # every address from data is linked through it (http(s) only)
     env.globals["undefined_label"] = UNDEFINED
     env.globals["scale_colour"] = scale_colour
     env.globals["version"] = __version__
