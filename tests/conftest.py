@@ -8,7 +8,6 @@ written to ~/.cache; every test that stores results gets its own database. Under
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,11 +17,11 @@ import torch
 from structbench import registry
 from structbench.runs.runner import Runner
 from structbench.store import Store
+from tests.support.hostile import install_plugin
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 ENVIRONMENT = ("STRUCTBENCH_HOME", "STRUCTBENCH_SOURCE_DIR", "OMP_NUM_THREADS")
-PLUGIN = Path(__file__).with_name("support") / "fixtures" / "plugin" / "reverse_suite.py"
 """A third-party suite (`reverse-words`), as a plugin package would ship it."""
 
 
@@ -72,13 +71,7 @@ def runner(store: Store) -> Runner:
 @pytest.fixture
 def installed_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """`reverse_suite.py` plus a dist-info folder, on sys.path: what `pip install` of a plugin leaves."""
-    shutil.copy(PLUGIN, tmp_path / "reverse_suite.py")
-    info = tmp_path / "structbench_reverse-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: structbench-reverse\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[structbench.suites]\nreverse-words = reverse_suite:ReverseWords\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    registry.clear_cache()
+    install_plugin(tmp_path, "reverse_suite:ReverseWords", monkeypatch, {})
     yield
     registry.clear_cache()
 

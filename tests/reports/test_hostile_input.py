@@ -4,7 +4,6 @@ http(s), and a text cell of `results.csv` never becomes a spreadsheet formula (i
 from __future__ import annotations
 
 import csv
-import html.parser
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from structbench.reports.writers.tables import write_tables
 from structbench.runs.identity import Asked
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
-from tests.support.helpers import read_results
+from tests.support.helpers import links_of, read_results
 from tests.support.hostile import install_hostile_plugin
 
 
@@ -29,23 +28,6 @@ def hostile_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     install_hostile_plugin(tmp_path / "plugin", monkeypatch)
     yield
     registry.clear_cache()
-
-
-class Links(html.parser.HTMLParser):
-    """Every `href` and `src` of a page, as the browser reads them (entities decoded)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.targets: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.targets += [value or "" for name, value in attrs if name in ("href", "src")]
-
-
-def links_of(page: Path) -> list[str]:
-    parser = Links()
-    parser.feed(page.read_text(encoding="utf-8"))
-    return parser.targets
 
 
 @pytest.mark.usefixtures("hostile_plugin")

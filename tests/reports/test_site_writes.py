@@ -3,7 +3,6 @@ site as it was, and reports into one folder at the same time each leave a comple
 
 from __future__ import annotations
 
-import html.parser
 import threading
 from pathlib import Path
 
@@ -16,26 +15,14 @@ from structbench.reports.render import write_report
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
-
-
-class Links(html.parser.HTMLParser):
-    """Every `href` and `src` of a page."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.targets: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.targets += [value or "" for name, value in attrs if name in ("href", "src")]
+from tests.support.helpers import links_of
 
 
 def broken_links(site: Path) -> list[str]:
     """Every link of every page of `site` to a file of the site that is not there."""
     broken = []
     for page in site.rglob("*.html"):
-        parser = Links()
-        parser.feed(page.read_text(encoding="utf-8"))
-        for target in parser.targets:
+        for target in links_of(page):
             path = target.split("#")[0]
             if path and not path.startswith(("http://", "https://")) and not (page.parent / path).is_file():
                 broken.append(f"{page.relative_to(site)} -> {target}")

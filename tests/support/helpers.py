@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html.parser
 import json
 import sqlite3
 from pathlib import Path
@@ -118,3 +119,21 @@ def integrity(path: Path) -> str:
         return str(db.execute("PRAGMA integrity_check").fetchone()[0])
     finally:
         db.close()
+
+
+class _Links(html.parser.HTMLParser):
+    """Every `href` and `src` of a page, as the browser reads them (entities decoded)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.targets: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.targets += [value or "" for name, value in attrs if name in ("href", "src")]
+
+
+def links_of(page: Path) -> list[str]:
+    """Every `href` and `src` of the HTML page `page`."""
+    parser = _Links()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser.targets

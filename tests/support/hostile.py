@@ -1,5 +1,5 @@
-"""A plugin suite whose source files claim hostile addresses (issue 34), installed the way a plugin
-distribution is: a module and a dist-info folder on sys.path."""
+"""Plugin suites installed the way a plugin distribution is (a module and a dist-info folder on
+sys.path), among them one whose source files claim hostile addresses (issue 34)."""
 
 from __future__ import annotations
 
@@ -34,15 +34,23 @@ class HostileLinks(ReverseWords):
 """
 
 
-def install_hostile_plugin(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`reverse-words` as an installed plugin in `folder` whose source files claim `SOURCE_URLS`
-    (the registry is cleared; clear it again when done)."""
-    folder.mkdir()
+def install_plugin(folder: Path, entry_point: str, monkeypatch: pytest.MonkeyPatch, modules: dict[str, str]) -> None:
+    """What `pip install` of a plugin distribution leaves, in `folder`: `reverse_suite.py`, the
+    `modules` (file name -> source), and a dist-info folder whose `structbench.suites` entry point is
+    `reverse-words = ENTRY_POINT`; `folder` goes on sys.path and the registry is cleared (clear it
+    again when done)."""
+    folder.mkdir(exist_ok=True)
     shutil.copy(PLUGIN, folder / "reverse_suite.py")
-    (folder / "hostile_suite.py").write_text(HOSTILE_PLUGIN)
-    info = folder / "structbench_hostile-1.0.dist-info"
+    for name, source in modules.items():
+        (folder / name).write_text(source)
+    info = folder / "structbench_plugin-1.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: structbench-hostile\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[structbench.suites]\nreverse-words = hostile_suite:HostileLinks\n")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: structbench-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[structbench.suites]\nreverse-words = {entry_point}\n")
     monkeypatch.syspath_prepend(str(folder))
     registry.clear_cache()
+
+
+def install_hostile_plugin(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`reverse-words` as an installed plugin in `folder` whose source files claim `SOURCE_URLS`."""
+    install_plugin(folder, "hostile_suite:HostileLinks", monkeypatch, {"hostile_suite.py": HOSTILE_PLUGIN})
