@@ -21,7 +21,7 @@ Splits: `train` (20,000 sentences of the natural distribution: the subject is pl
 probability .3, the number of intervening nouns is 0-4 with probabilities .6/.25/.1/.04/.01
 and each is an attractor with probability .2, so 89% of sentences have no attractor; usable
 as language-model training text), `dev`
-(1,000, same distribution) and six tests of 500: `attractors-0` (1-4 intervening nouns, none
+(1,000, the same distribution; from 2.0.0 without any prefix of train, below) and six tests of 500: `attractors-0` (1-4 intervening nouns, none
 an attractor), `attractors-1` … `attractors-4` (exactly k intervening nouns, all attractors:
 the homogeneous condition) and `mixed` (2-4 intervening nouns, some but not all attractors).
 `meta`: n_attractors, n_intervening, distance (words between subject noun and verb),
@@ -40,11 +40,12 @@ of dev's 1,000, repeated a train prefix (and, in the LM suite, 622 dev sentences
 Primary metric `accuracy` (higher is better; Linzen et al.'s and Tran's measure, reported per
 attractor count), broken down by verb_kind, construction and subject_number within each split.
 
-Test roles: `attractors-0` is in-distribution (no attractor is what 89% of the training
-sentences show, and 29% have intervening nouns without one); `attractors-1` to `attractors-4`
-and `mixed` are generalisation splits (in training, sentences whose intervening nouns are all
-attractors are 4.8% with one, 0.4% with two, 4 sentences with three and none with four, and
-mixed ones 5.5%: these conditions are the long tail Linzen et al. test beyond). All six are
+Test roles: `attractors-0` is in-distribution (no attractor is what 90% of the training
+sentences of 2.0.0's draw 0 show, and 29% have intervening nouns without one); `attractors-1` to
+`attractors-4` and `mixed` are generalisation splits (in that training split, sentences whose
+intervening nouns are all attractors are 4.1% with one, 0.5% with two, 4 sentences with three and
+none with four, and mixed ones 5.7%; 1.0.0's: 4.8%, 0.4%, 4, none and 5.5%: these conditions are
+the long tail Linzen et al. test beyond). All six are
 ranked: their sentences are distinct from each other (one set of tested sentences is kept
 across the splits), and `mixed` holds only partial-attractor items, which no bin contains.
 
