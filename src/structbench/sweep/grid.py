@@ -24,11 +24,16 @@ seed (its own `seeds` where it names them); each is the same run `structbench ru
 (`structbench.runs.arguments.parse_settings`: "1e-3" becomes the number 0.001), so that a sweep and `run`
 key a run alike. A grid that cannot be read is refused in one sentence naming the file, the
 place in it and the fix.
+
+Limits: a grid may ask for at most `MAX_RUNS` (100,000) runs, counted from its axes before
+anything is expanded; a bigger one is refused with its count, to be split into several files.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +51,9 @@ Scalar = str | int | float | bool | None
 
 EXAMPLE = "suites: [miniscan]\nmodels:\n  - name: seq2seq\n    set: {hidden: [32, 64]}\nseeds: [0, 1, 2]"
 """A grid to show in an error: the smallest complete one."""
+
+MAX_RUNS = 100_000
+"""The most runs one grid may ask for (configurations x suites x seeds, summed over its models)."""
 
 
 def _listed(seeds: Any) -> Any:
@@ -86,18 +94,23 @@ class GridModel(Frozen):
             raise ValueError(f"label {self.label!r} would name every configuration of the axes of {self.name!r}")
         return self
 
-    def configurations(self) -> list[ModelSpec]:
-        """One spec per combination of the axes, in the order the file lists keys and values;
-        string values read as `--set key=value` reads them."""
+    def _axes(self) -> list[list[Scalar]]:
+        return [value if isinstance(value, list) else [value] for value in self.set.values()]
+
+    def count(self) -> int:
+        """How many configurations the axes make, without making them."""
+        return math.prod(len(axis) for axis in self._axes())
+
+    def configurations(self) -> Iterator[ModelSpec]:
+        """One spec per combination of the axes, made as they are asked for, in the order the file
+        lists keys and values; string values read as `--set key=value` reads them."""
         keys = list(self.set)
-        axes = [value if isinstance(value, list) else [value] for value in self.set.values()]
-        specs = []
+        axes = self._axes()
         strings = any(isinstance(v, str) for axis in axes for v in axis)
         text = text_settings(self.name) if strings else frozenset()  # a str setting keeps "111" a string
         for combination in itertools.product(*axes):
             params = {key: _as_set_reads_it(key, value, text) for key, value in zip(keys, combination, strict=True)}
-            specs.append(ModelSpec(name=self.name, params=params))
-        return specs
+            yield ModelSpec(name=self.name, params=params)
 
 
 def _as_set_reads_it(key: str, value: Scalar, text: frozenset[str]) -> Scalar:
@@ -206,7 +219,19 @@ def load_grid(path: Path) -> Grid:
             grid.seeds_of(entry)
     except UserError as error:
         raise UserError(f"the grid file {path}: {error}") from None
+    runs = count_runs(grid)
+    if runs > MAX_RUNS:
+        raise UserError(
+            f"the grid file {path} asks for {runs:,} runs (configurations x suites x seeds), more than the "
+            f"{MAX_RUNS:,} one sweep takes; split it into several grid files, e.g. one per model or per value "
+            "of its largest axis."
+        )
     return grid
+
+
+def count_runs(grid: Grid) -> int:
+    """How many runs `expand` would make of `grid`, counted from its axes, suites and seeds."""
+    return sum(entry.count() * len(grid.suites_of(entry)) * len(grid.seeds_of(entry)) for entry in grid.models)
 
 
 def expand(grid: Grid) -> list[GridRun]:
