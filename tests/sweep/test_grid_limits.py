@@ -1,4 +1,4 @@
-"""A grid's size is bounded before anything is expanded."""
+"""A grid's size is bounded before anything is expanded, and a grid file's before it is parsed."""
 
 from __future__ import annotations
 
@@ -53,3 +53,27 @@ def test_the_count_is_what_expanding_makes(tmp_path: Path, monkeypatch: pytest.M
         load_grid(path)
     monkeypatch.setattr(grid_module, "MAX_RUNS", 29)
     load_grid(path)
+
+
+def test_a_grid_file_over_the_byte_limit_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grid_module, "MAX_GRID_BYTES", 100)
+    small = "suites: [lookup-tables]\nmodels: [copy]\nseeds: [0]\n"
+    assert len(load_grid(grid_file(tmp_path, small)).models) == 1
+    path = grid_file(tmp_path, small + "#" * 100 + "\n")
+    with pytest.raises(UserError, match=f"the grid file {path} is larger than 100 bytes"):
+        load_grid(path)
+
+
+def test_a_grid_file_not_utf8_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "grid.yaml"
+    path.write_bytes(b"suites: [\xff]\n")
+    with pytest.raises(UserError, match="is not UTF-8 text"):
+        load_grid(path)
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_sweep_of_dev_zero_is_refused_promptly(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    started = time.monotonic()
+    assert main(["sweep", "/dev/zero", "--store", str(tmp_path / "results.sqlite"), "--dry-run"]) == 2
+    assert time.monotonic() - started < 5
+    assert "the grid file /dev/zero is larger than 10,000,000 bytes" in capsys.readouterr().err

@@ -25,8 +25,9 @@ seed (its own `seeds` where it names them); each is the same run `structbench ru
 key a run alike. A grid that cannot be read is refused in one sentence naming the file, the
 place in it and the fix.
 
-Limits: a grid may ask for at most `MAX_RUNS` (100,000) runs, counted from its axes before
-anything is expanded; a bigger one is refused with its count, to be split into several files.
+Limits: a grid file is read up to `MAX_GRID_BYTES` (10 MB), and a grid may ask for at most
+`MAX_RUNS` (100,000) runs, counted from its axes before anything is expanded; a bigger one is
+refused with its count, to be split into several files.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ EXAMPLE = "suites: [miniscan]\nmodels:\n  - name: seq2seq\n    set: {hidden: [32
 
 MAX_RUNS = 100_000
 """The most runs one grid may ask for (configurations x suites x seeds, summed over its models)."""
+MAX_GRID_BYTES = 10_000_000
+"""The most bytes of a grid file that are read; a larger (or endless) file is refused."""
 
 
 def _listed(seeds: Any) -> Any:
@@ -192,13 +195,32 @@ class GridRun:
     seed: int
 
 
+def _read_grid_text(path: Path) -> str:
+    """The text of the grid file at `path`, read up to `MAX_GRID_BYTES` (so that `/dev/zero` or a
+    huge file is refused rather than read forever)."""
+    limit = MAX_GRID_BYTES
+    try:
+        with path.open("rb") as file:
+            data = file.read(limit + 1)
+    except OSError as error:
+        raise UserError(f"cannot read the grid file {path} ({error.strerror}); check the path.") from None
+    if len(data) > limit:
+        raise UserError(
+            f"the grid file {path} is larger than {limit:,} bytes, more than a grid needs; "
+            "give a YAML grid file, and split a very large grid into several."
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UserError(
+            f"the grid file {path} is not UTF-8 text (byte {error.start}); save it as UTF-8 YAML."
+        ) from None
+
+
 def load_grid(path: Path) -> Grid:
     """The grid in the YAML file at `path`; a file that cannot be read, parsed or checked is refused
     in one sentence naming the file, the place in it and the fix."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise UserError(f"cannot read the grid file {path} ({error.strerror}); check the path.") from None
+    text = _read_grid_text(Path(path))
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as error:
