@@ -218,3 +218,12 @@ def test_version_and_run_help(capsys: pytest.CaptureFixture[str]) -> None:
         main(["run", "--help"])
     usage = " ".join(capsys.readouterr().out.split())
     assert "every model runs on every suite" in usage and "a list of records for several runs" in usage
+
+
+def test_a_command_models_stderr_tail_is_printed_once(capsys: pytest.CaptureFixture[str], store_path: Path) -> None:
+    model = Path(__file__).resolve().parents[1] / "support" / "fixtures" / "json_lines_model.py"
+    args = ["--suite", "lookup-tables", "--model", "command", "--set", f"command={sys.executable} {model} crash-on-fit"]
+    assert main(["run", *args, "--seeds", "0", "--store", str(store_path), "--no-progress"]) == 1
+    captured = capsys.readouterr()
+    assert (captured.out + captured.err).count("out of memory in layer 3") == 1
+    assert "seed 0 failed: CommandModelError: model command failed: it exited with status 3" in captured.out

@@ -50,6 +50,13 @@ from structbench.runs.fingerprint import command_fingerprint
 from structbench.specs import PROTOCOLS, Split
 
 STDERR_LINES = 20
+"""How many of the command's last stderr lines a failure carries."""
+STDERR_LINE_BYTES = 4096
+"""The bytes kept of each stderr line: the rest of a longer line is dropped as it is read, so that
+a single enormous stderr line is never held whole."""
+MAX_LINE_BYTES = 256 * 1024 * 1024
+"""The longest stdout line (an answer) read from the command: a longer one fails the run and the
+command is ended, rather than the harness holding however much it writes without a newline."""
 KILL_GRACE = 2
 """Seconds between SIGTERM and SIGKILL when a command's process group is ended."""
 CLOSE_WAIT = 5.0
@@ -69,15 +76,37 @@ class CommandModelError(RuntimeError):
     """The external model timed out, crashed or answered something malformed."""
 
 
-def _pump(stream: IO[bytes], sink: queue.Queue[str | None]) -> None:
-    for line in stream:
+class _LineTooLong:
+    """Put on the stdout queue, last, when the command writes a line longer than `MAX_LINE_BYTES`."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+
+def _pump(stream: IO[bytes], sink: queue.Queue[str | _LineTooLong | None]) -> None:
+    """Queue the command's stdout lines; stop reading at a line longer than `MAX_LINE_BYTES`."""
+    limit = MAX_LINE_BYTES
+    while line := stream.readline(limit + 1):
+        if len(line) > limit and not line.endswith(b"\n"):
+            sink.put(_LineTooLong(limit))
+            return
         sink.put(line.decode("utf-8", "replace"))
     sink.put(None)
 
 
 def _keep_tail(stream: IO[bytes], tail: deque[str]) -> None:
-    for line in stream:
-        tail.append(line.decode("utf-8", "replace").rstrip("\n"))
+    """Keep the command's last stderr lines in `tail`, each cut to `STDERR_LINE_BYTES`."""
+    limit = STDERR_LINE_BYTES
+    while line := stream.readline(limit):
+        if line.endswith(b"\n") or len(line) < limit:
+            tail.append(line.decode("utf-8", "replace").rstrip("\n"))
+            continue
+        dropped = 0
+        while (rest := stream.readline(limit)) and not rest.endswith(b"\n"):
+            dropped += len(rest)
+        dropped += len(rest.rstrip(b"\n"))
+        cut = line.decode("utf-8", "replace")
+        tail.append(f"{cut} [... {dropped} more bytes of this line dropped]" if dropped else cut)
 
 
 def _exit_phrase(code: int | None, stream: str) -> str:
@@ -217,7 +246,7 @@ class CommandModel:
         self._compute: object = None
         self._busy = True
         """No hello yet, or a request unanswered: an interrupt (Ctrl-C) came while the command worked."""
-        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._lines: queue.Queue[str | _LineTooLong | None] = queue.Queue()
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self._readers = [
             threading.Thread(target=_pump, args=(process.stdout, self._lines), daemon=True),
@@ -312,7 +341,7 @@ class CommandModel:
                 f"{limit:g} s; make it read each request line whole, or raise the limit with --set {setting}=SECONDS"
             )
 
-    def _next_line(self, deadline: float) -> str | None:
+    def _next_line(self, deadline: float) -> str | _LineTooLong | None:
         """The command's next stdout line; None at the end of its output, or once the command has
         exited (a child of its own may hold its stdout open); queue.Empty after `deadline`."""
         exited_at: float | None = None
@@ -337,6 +366,11 @@ class CommandModel:
             raise self._failure(f"{waited} within {limit:g} s (raise it with --set {setting}=SECONDS)") from None
         if line is None:
             raise self._failure(f"{_exit_phrase(self._exit_status(), 'stdout')} before answering")
+        if isinstance(line, _LineTooLong):
+            raise self._failure(
+                f"it wrote a line of more than {line.limit} bytes to stdout without a newline; "
+                "end each answer with a newline and keep it under that size"
+            )
         try:
             answer = json.loads(line)
         except json.JSONDecodeError:

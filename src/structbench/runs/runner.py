@@ -214,14 +214,18 @@ class Runner:
     def record(self, claim: RunClaim, context: SeedContext, outcome: Outcome) -> SeedOutcome:
         """Store how a claimed run came out, in one transaction: its results (`finish_run`), with the
         environment of the process that ran the model (this one, or a sweep's worker), or its
-        failure or n/a reason (`end_run`). A failure is logged. The outcome's compute, statistics and
+        failure or n/a reason (`end_run`). A failure is logged whole and shown in the record by its first
+        line, so that a command model's stderr tail is printed once. The outcome's compute, statistics and
         convergence were checked where they entered (`attempt`)."""
         label = context.keyed.label
         if isinstance(outcome, Ended):
             self.store.end_run(claim, outcome.status, outcome.error)
+            shown = outcome.message
             if outcome.status == "failed":
                 self.log(f"{context.where} failed: {outcome.message}")
-            return SeedOutcome(claim.run_id, outcome.status, outcome.message, False, label)
+                # the log has the whole message (a command model's stderr tail), the record its first line
+                shown = outcome.message.split("\n", 1)[0]
+            return SeedOutcome(claim.run_id, outcome.status, shown, False, label)
         if outcome.label is not None and not context.asked.label_is_final:
             label = context.asked.shown(outcome.label)
             self.store.relabel(claim.run_id, label)

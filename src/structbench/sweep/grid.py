@@ -24,11 +24,17 @@ seed (its own `seeds` where it names them); each is the same run `structbench ru
 (`structbench.runs.arguments.parse_settings`: "1e-3" becomes the number 0.001), so that a sweep and `run`
 key a run alike. A grid that cannot be read is refused in one sentence naming the file, the
 place in it and the fix.
+
+Limits: a grid file is read up to `MAX_GRID_BYTES` (10 MB), and a grid may ask for at most
+`MAX_RUNS` (100,000) runs, counted from its axes before anything is expanded; a bigger one is
+refused with its count, to be split into several files.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +52,11 @@ Scalar = str | int | float | bool | None
 
 EXAMPLE = "suites: [miniscan]\nmodels:\n  - name: seq2seq\n    set: {hidden: [32, 64]}\nseeds: [0, 1, 2]"
 """A grid to show in an error: the smallest complete one."""
+
+MAX_RUNS = 100_000
+"""The most runs one grid may ask for (configurations x suites x seeds, summed over its models)."""
+MAX_GRID_BYTES = 10_000_000
+"""The most bytes of a grid file that are read; a larger (or endless) file is refused."""
 
 
 def _listed(seeds: Any) -> Any:
@@ -86,18 +97,23 @@ class GridModel(Frozen):
             raise ValueError(f"label {self.label!r} would name every configuration of the axes of {self.name!r}")
         return self
 
-    def configurations(self) -> list[ModelSpec]:
-        """One spec per combination of the axes, in the order the file lists keys and values;
-        string values read as `--set key=value` reads them."""
+    def _axes(self) -> list[list[Scalar]]:
+        return [value if isinstance(value, list) else [value] for value in self.set.values()]
+
+    def count(self) -> int:
+        """How many configurations the axes make, without making them."""
+        return math.prod(len(axis) for axis in self._axes())
+
+    def configurations(self) -> Iterator[ModelSpec]:
+        """One spec per combination of the axes, made as they are asked for, in the order the file
+        lists keys and values; string values read as `--set key=value` reads them."""
         keys = list(self.set)
-        axes = [value if isinstance(value, list) else [value] for value in self.set.values()]
-        specs = []
+        axes = self._axes()
         strings = any(isinstance(v, str) for axis in axes for v in axis)
         text = text_settings(self.name) if strings else frozenset()  # a str setting keeps "111" a string
         for combination in itertools.product(*axes):
             params = {key: _as_set_reads_it(key, value, text) for key, value in zip(keys, combination, strict=True)}
-            specs.append(ModelSpec(name=self.name, params=params))
-        return specs
+            yield ModelSpec(name=self.name, params=params)
 
 
 def _as_set_reads_it(key: str, value: Scalar, text: frozenset[str]) -> Scalar:
@@ -179,13 +195,32 @@ class GridRun:
     seed: int
 
 
+def _read_grid_text(path: Path) -> str:
+    """The text of the grid file at `path`, read up to `MAX_GRID_BYTES` (so that `/dev/zero` or a
+    huge file is refused rather than read forever)."""
+    limit = MAX_GRID_BYTES
+    try:
+        with path.open("rb") as file:
+            data = file.read(limit + 1)
+    except OSError as error:
+        raise UserError(f"cannot read the grid file {path} ({error.strerror}); check the path.") from None
+    if len(data) > limit:
+        raise UserError(
+            f"the grid file {path} is larger than {limit:,} bytes, more than a grid needs; "
+            "give a YAML grid file, and split a very large grid into several."
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UserError(
+            f"the grid file {path} is not UTF-8 text (byte {error.start}); save it as UTF-8 YAML."
+        ) from None
+
+
 def load_grid(path: Path) -> Grid:
     """The grid in the YAML file at `path`; a file that cannot be read, parsed or checked is refused
     in one sentence naming the file, the place in it and the fix."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise UserError(f"cannot read the grid file {path} ({error.strerror}); check the path.") from None
+    text = _read_grid_text(Path(path))
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as error:
@@ -206,7 +241,19 @@ def load_grid(path: Path) -> Grid:
             grid.seeds_of(entry)
     except UserError as error:
         raise UserError(f"the grid file {path}: {error}") from None
+    runs = count_runs(grid)
+    if runs > MAX_RUNS:
+        raise UserError(
+            f"the grid file {path} asks for {runs:,} runs (configurations x suites x seeds), more than the "
+            f"{MAX_RUNS:,} one sweep takes; split it into several grid files, e.g. one per model or per value "
+            "of its largest axis."
+        )
     return grid
+
+
+def count_runs(grid: Grid) -> int:
+    """How many runs `expand` would make of `grid`, counted from its axes, suites and seeds."""
+    return sum(entry.count() * len(grid.suites_of(entry)) * len(grid.seeds_of(entry)) for entry in grid.models)
 
 
 def expand(grid: Grid) -> list[GridRun]:
