@@ -37,6 +37,18 @@ def run_json(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0) -> d
     return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
 
 
+def test_a_model_that_prints_leaves_the_json_on_stdout(capsys: pytest.CaptureFixture[str], store_path: Path) -> None:
+    """What a model prints in fit and prediction goes to stderr: stdout parses as the record (issue 34)."""
+    args = ["--suite", "lookup-tables", "--model", "tests.support.helpers:PrintingCopy", "--seeds", "0"]
+    assert main(["run", *args, "--store", str(store_path), "--json", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    record = json.loads(captured.out)
+    assert record["status"] == {"0": "done"}
+    assert "HELLO FROM MODEL STDOUT (fit)" in captured.err
+    assert "HELLO FROM MODEL STDOUT (transduce)" in captured.err
+    assert "HELLO" not in captured.out
+
+
 @pytest.mark.parametrize("suite_id", ["lookup-tables", "lookup-tables-mt"])
 @pytest.mark.parametrize(("model", "expected"), [("oracle", 1.0), ("copy", 0.0)])
 def test_oracle_solves_and_copy_fails_every_test_split(

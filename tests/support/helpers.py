@@ -47,6 +47,21 @@ class CrashOnSeed:
         return [list(tokens) for tokens in inputs]
 
 
+class PrintingCopy:
+    """Copies its input and prints to stdout while fitting and predicting, as a user's debugging
+    model does: `run --json` must keep stdout to its record (issue 34)."""
+
+    name = "printing-copy"
+    protocols = ("transduction",)
+
+    def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
+        print("HELLO FROM MODEL STDOUT (fit)")
+
+    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
+        print("HELLO FROM MODEL STDOUT (transduce)")
+        return [list(tokens) for tokens in inputs]
+
+
 class InterruptOnSeed:
     """Simulates Ctrl-C while predicting one seed."""
 

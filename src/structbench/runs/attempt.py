@@ -11,6 +11,7 @@ the run it describes has finished and is stored without them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import random
 import sys
@@ -148,18 +149,26 @@ def attempt(context: SeedContext, *, log: Callable[[str], None], progress: bool 
 
 def fit_and_predict(context: SeedContext, *, log: Callable[[str], None], progress: bool | None = None) -> Evaluated:
     """Build the model, run it on the draw's splits, on the run's fixed number of CPU threads
-    (`structbench.runs.threads`), and close it (a caller's own object stays open)."""
-    asked = context.asked
-    model = asked.build()
-    threads = context.keyed.threads
-    try:
-        with pinned(threads):
-            evaluated = _evaluate_model(model, context, log=log, progress=progress)
-        return dataclasses.replace(evaluated, environment=environment_json(threads))
-    finally:
-        close = hook(model, "close")
-        if asked.instance is None and callable(close):  # a caller's own object stays theirs to close
-            close()
+    (`structbench.runs.threads`), and close it (a caller's own object stays open).
+
+    Whatever the model prints to `sys.stdout` from any of its hooks, from construction to `close`,
+    goes to `sys.stderr` instead: stdout is structbench's own (`run --json`'s record, a table), and
+    a model's `print` there corrupted it (issue 34). Every command that runs a model in this process
+    (`run`, `check`, `quickstart`, `structbench.evaluate`) comes through here. Only Python-level writes are
+    redirected: a C extension or `os.write(1, ...)` writing to file descriptor 1 still reaches
+    stdout (a sweep's worker moves its descriptor 1 itself, `structbench.sweep.worker`)."""
+    with contextlib.redirect_stdout(sys.stderr):
+        asked = context.asked
+        model = asked.build()
+        threads = context.keyed.threads
+        try:
+            with pinned(threads):
+                evaluated = _evaluate_model(model, context, log=log, progress=progress)
+            return dataclasses.replace(evaluated, environment=environment_json(threads))
+        finally:
+            close = hook(model, "close")
+            if asked.instance is None and callable(close):  # a caller's own object stays theirs to close
+                close()
 
 
 def _evaluate_model(
