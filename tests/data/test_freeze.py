@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import http.client
 import http.server
+import io
 import json
 import os
 import shutil
@@ -21,7 +23,7 @@ from structbench import registry
 from structbench.cli import main
 from structbench.data import freeze
 from structbench.data.sources import SourceFile, resolve
-from structbench.errors import DataIntegrityError, UserError
+from structbench.errors import DataIntegrityError, SourceUnavailable, UserError
 from structbench.specs import Split
 from structbench.store import Store
 from tests.conftest import REPO, SHARED_DATA
@@ -176,6 +178,27 @@ def web_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tupl
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+def test_a_download_cut_short_is_an_unavailable_source_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_SOURCE_DIR", str(tmp_path / "empty"))
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
+
+    class CutShort(io.BytesIO):
+        def read(self, *_: object) -> bytes:
+            raise http.client.IncompleteRead(b"partial", 100)
+
+    monkeypatch.setattr(urllib.request, "urlopen", lambda *_, **__: CutShort())
+    source = SourceFile(path="scan/tasks.txt", url="https://example.org/tasks.txt", sha256="0" * 64)
+    with pytest.raises(SourceUnavailable) as caught:
+        resolve(source)
+    assert "STRUCTBENCH_SOURCE_DIR" in str(caught.value)  # the full message names the fix; the short one, the reason
+    assert (
+        caught.value.short
+        == "scan/tasks.txt was not found locally and could not be downloaded (IncompleteRead(7 bytes read, 100 more expected))"
+    )
 
 
 def test_a_missing_file_is_downloaded_once_into_the_cache(
