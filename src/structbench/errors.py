@@ -13,7 +13,14 @@ class UserError(Exception):
 class SourceUnavailable(UserError):
     """A source file a suite needs is neither where the harness looks nor obtainable: it has no
     download address (the user supplies it), its download failed (offline), or what came down
-    is not the pinned file."""
+    is not the pinned file.
+
+    `short` is the reason alone, without the fix, for a list of skipped suites that names the fix
+    once (`structbench build`, `quickstart`)."""
+
+    def __init__(self, message: str, *, short: str | None = None) -> None:
+        super().__init__(message)
+        self.short = short or message
 
 
 class NotApplicable(Exception):

@@ -10,6 +10,7 @@ from structbench import registry
 from structbench.cli import main
 from structbench.data import sources
 from structbench.errors import UserError
+from tests.support.helpers import offline
 
 
 def test_quickstart_evaluates_every_suite_and_renders_the_leaderboard(
@@ -50,6 +51,30 @@ def test_quickstart_skips_a_suite_whose_files_cannot_be_found(
         "<li><code>lookup-tables-mt@1.0.0</code>: not built here: 45 published files are not on this machine "
         "(lookup_tables/sample1/train.tsv, …)"
     ) in html
+
+
+def test_offline_quickstart_ends_with_what_it_skipped_and_the_fix_and_the_site_as_an_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    offline(tmp_path, monkeypatch, "[Errno -3] Temporary failure in name resolution")
+    monkeypatch.chdir(tmp_path)
+    assert main(["quickstart", "--store", "r.sqlite", "--out", "site", "--seeds", "0"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[-1] == f"leaderboard written to {tmp_path / 'site' / 'index.html'}"
+    err = captured.err.splitlines()
+    skips = [line for line in err if " skipped: " in line]
+    assert skips == [
+        "suite agreement-linzen-number@2.0.0 skipped: linzen/agr_50_mostcommon_10K.tsv was not found locally and "
+        "has no download address (it comes from github.com/TalLinzen/rnn_agreement (download "
+        "agr_50_mostcommon_10K.tsv yourself))",
+        "suite scan-simple@2.0.0 skipped: scan/tasks_train_simple.txt was not found locally and could not be "
+        "downloaded ([Errno -3] Temporary failure in name resolution)",
+    ]
+    assert err[-1] == (
+        "evaluated 1 of 3 suites; skipped 2, whose source files could not be found or downloaded (reasons above): "
+        "agreement-linzen-number, scan-simple. Set STRUCTBENCH_SOURCE_DIR to a folder that holds the published "
+        "files, or run online to download those that have a download address."
+    )
 
 
 def test_quickstart_neural_adds_the_neural_baselines_at_their_small_budget(

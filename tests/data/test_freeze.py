@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import http.client
 import http.server
+import io
 import json
 import os
 import shutil
@@ -21,10 +23,11 @@ from structbench import registry
 from structbench.cli import main
 from structbench.data import freeze
 from structbench.data.sources import SourceFile, resolve
-from structbench.errors import DataIntegrityError, UserError
+from structbench.errors import DataIntegrityError, SourceUnavailable, UserError
 from structbench.specs import Split
 from structbench.store import Store
 from tests.conftest import REPO, SHARED_DATA
+from tests.support.helpers import offline
 
 SUITE_KEY = "lookup-tables@1.0.0"
 
@@ -176,6 +179,27 @@ def web_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tupl
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+def test_a_download_cut_short_is_an_unavailable_source_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_SOURCE_DIR", str(tmp_path / "empty"))
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
+
+    class CutShort(io.BytesIO):
+        def read(self, *_: object) -> bytes:
+            raise http.client.IncompleteRead(b"partial", 100)
+
+    monkeypatch.setattr(urllib.request, "urlopen", lambda *_, **__: CutShort())
+    source = SourceFile(path="scan/tasks.txt", url="https://example.org/tasks.txt", sha256="0" * 64)
+    with pytest.raises(SourceUnavailable) as caught:
+        resolve(source)
+    assert "STRUCTBENCH_SOURCE_DIR" in str(caught.value)  # the full message names the fix; the short one, the reason
+    assert (
+        caught.value.short
+        == "scan/tasks.txt was not found locally and could not be downloaded (IncompleteRead(7 bytes read, 100 more expected))"
+    )
 
 
 def test_a_missing_file_is_downloaded_once_into_the_cache(
@@ -404,15 +428,7 @@ def test_a_reader_waits_out_a_publish_instead_of_failing(built_home: Path) -> No
 def test_building_every_suite_skips_those_whose_files_cannot_be_had_and_lists_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("STRUCTBENCH_SOURCE_DIR", str(tmp_path / "empty"))  # scan-simple must be downloaded
-
-    def offline(*_: object, **__: object) -> None:
-        raise urllib.error.URLError("no network")
-
-    monkeypatch.setattr(urllib.request, "urlopen", offline)
-    names = ["agreement-linzen-number", "scan-simple", "agreement-attractors"]  # user data, offline, generated
-    monkeypatch.setattr(registry, "suite_names", lambda: names)
+    offline(tmp_path, monkeypatch, "no network")
     assert main(["build"]) == 0  # what can be built is built, after the suites that cannot be
     captured = capsys.readouterr()
     assert "built agreement-attractors@2.0.0" in captured.out
@@ -421,7 +437,11 @@ def test_building_every_suite_skips_those_whose_files_cannot_be_had_and_lists_th
     assert message in captured.err
     assert captured.err.splitlines()[-1] == (
         "built 1 of 3 suites; skipped 2, whose source files could not be found or downloaded (reasons above): "
-        "agreement-linzen-number, scan-simple."
+        "agreement-linzen-number, scan-simple. Set STRUCTBENCH_SOURCE_DIR to a folder that holds the published "
+        "files, or run online to download those that have a download address."
     )
+    skips = [line for line in captured.err.splitlines() if line.startswith("skipped ")]
+    assert len(skips) == 2  # one short line each: the reason, not the URL or the fix, which ends the output once
+    assert not any("http" in line or "STRUCTBENCH_SOURCE_DIR" in line for line in skips)
     assert main(["build", "agreement-linzen-number"]) == 2  # named, its files are needed
     assert "set STRUCTBENCH_SOURCE_DIR" in one_sentence_error(capsys.readouterr().err)

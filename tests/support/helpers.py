@@ -152,3 +152,23 @@ def links_of(page: Path) -> list[str]:
     parser = _Links()
     parser.feed(page.read_text(encoding="utf-8"))
     return parser.targets
+
+
+OFFLINE_SUITES = ["agreement-linzen-number", "scan-simple", "agreement-attractors"]
+"""One suite of each kind offline: user data (never downloadable), a download, a generated suite."""
+
+
+def offline(home: Path, monkeypatch: Any, reason: str) -> None:
+    """A machine without the network (every download fails with `reason`) and without the published
+    files (an empty source folder), whose registry lists `OFFLINE_SUITES` only."""
+    import urllib.error
+    import urllib.request
+
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(home / "home"))
+    monkeypatch.setenv("STRUCTBENCH_SOURCE_DIR", str(home / "empty"))  # scan-simple must be downloaded
+
+    def unreachable(*_: object, **__: object) -> None:
+        raise urllib.error.URLError(reason)
+
+    monkeypatch.setattr(urllib.request, "urlopen", unreachable)
+    monkeypatch.setattr(registry, "suite_names", lambda: OFFLINE_SUITES)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from structbench import registry
 from structbench.cli.options import Commands, add_seeds, add_source_dir, add_store, existing_store, patterns
+from structbench.cli.suites import skipped_summary
 from structbench.data import freeze
-from structbench.errors import UserError
+from structbench.errors import SourceUnavailable, UserError
 from structbench.protocols import hook
 from structbench.runs.arguments import parse_seeds
 from structbench.runs.normalise import normalise_store
@@ -48,14 +49,22 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     from structbench.reports.render import write_report
 
     seeds = parse_seeds(args.seeds)
+    names = args.suites or registry.suite_names()
+    unavailable: list[str] = []  # whose source files could not be had: the summary names the fix
+    failed: list[str] = []  # any other reason, printed as it came
     with Store(args.store) as store:
         runner = Runner(store, source_dir=args.source_dir)
-        for name in args.suites or registry.suite_names():
+        for name in names:
             suite = registry.suite(name)
             try:
                 manifest = freeze.ensure_built(suite, args.source_dir)
+            except SourceUnavailable as error:
+                print(f"suite {suite.spec.key} skipped: {error.short}", file=sys.stderr)
+                unavailable.append(suite.spec.id)
+                continue
             except UserError as error:
                 print(f"suite {suite.spec.key} skipped: {error}", file=sys.stderr)
+                failed.append(suite.spec.id)
                 continue
             print(f"suite {suite.spec.key} {manifest.suite_hash[:12]}", file=sys.stderr)
             models = QUICKSTART_MODELS + (trained_in_quickstart(name) if args.neural else ())
@@ -65,7 +74,8 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
                 shown = f"suite score ({suite.spec.primary_metric}) {score.mean:.3f}" if score else "n/a"
                 print(f"  {model:<18} {shown}", file=sys.stderr)
         index = write_report(store, args.out)
-    print(f"leaderboard written to {index}")
+    print(f"leaderboard written to {index.resolve()}", flush=True)  # before the summary, which ends the output
+    print(skipped_summary("evaluated", len(names), unavailable, failed), file=sys.stderr)
     return 0
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from structbench import registry
 from structbench.cli.options import Commands, add_json, add_source_dir
 from structbench.data import freeze
+from structbench.data.sources import SOURCE_DIR_VARIABLE
 from structbench.errors import SourceUnavailable
 
 
@@ -113,17 +114,34 @@ def cmd_build(args: argparse.Namespace) -> int:
             except SourceUnavailable as error:
                 if args.suites:  # asked for by name: its files are needed
                     raise
-                print(f"skipped {suite.spec.key}: {error}", file=sys.stderr)
+                print(f"skipped {suite.spec.key}: {error.short}", file=sys.stderr)
                 skipped.append(suite.spec.id)
                 continue
             print(f"built {suite.spec.key} {manifest.suite_hash[:12]} -> {freeze.suite_dir(suite)}")
     if skipped:
-        print(
-            f"built {len(names) - len(skipped)} of {len(names)} suites; skipped {len(skipped)}, whose source files "
-            f"could not be found or downloaded (reasons above): {', '.join(skipped)}.",
-            file=sys.stderr,
-        )
+        print(skipped_summary("built", len(names), skipped), file=sys.stderr)
     return 1 if failed else 0
+
+
+def skipped_summary(done: str, total: int, skipped: list[str], failed: list[str] | None = None) -> str:
+    """One line for the end of `build` and `quickstart`: how many of `total` suites were `done`
+    (built, evaluated), which were skipped because their source files could not be had, with the
+    fix, and which `failed` for another reason (printed above)."""
+    failed = failed or []
+    line = f"{done} {total - len(skipped) - len(failed)} of {total} suites"
+    if skipped:
+        line += (
+            f"; skipped {len(skipped)}, whose source files could not be found or downloaded (reasons above): "
+            f"{', '.join(skipped)}"
+        )
+    if failed:
+        line += f"; skipped {len(failed)} for other reasons (above): {', '.join(failed)}"
+    if skipped:
+        line += (
+            f". Set {SOURCE_DIR_VARIABLE} to a folder that holds the published files, or run online to download "
+            "those that have a download address"
+        )
+    return line + "."
 
 
 def add_commands(commands: Commands) -> None:

@@ -10,6 +10,7 @@ from the pinned URL into the cache. Whatever is found must match the pinned hash
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import urllib.error
 import urllib.request
@@ -91,22 +92,26 @@ def _download(source: SourceFile, destination: Path) -> Path:
     if not source.url:
         raise SourceUnavailable(
             f"{source.path} was not found locally and has no download address (it comes from {source.origin}); "
-            f"set {SOURCE_DIR_VARIABLE} to a folder that contains it."
+            f"set {SOURCE_DIR_VARIABLE} to a folder that contains it.",
+            short=f"{source.path} was not found locally and has no download address (it comes from {source.origin})",
         )
     try:
         with urllib.request.urlopen(source.url, timeout=60) as response:
             data = response.read()
-    except (urllib.error.URLError, TimeoutError, OSError) as error:
+    except (urllib.error.URLError, TimeoutError, OSError, http.client.HTTPException) as error:
+        reason = error.reason if isinstance(error, urllib.error.URLError) else error
         raise SourceUnavailable(
             f"{source.path} was not found locally and could not be downloaded from {source.url} "
-            f"({error}); download it yourself or set {SOURCE_DIR_VARIABLE} to a folder that contains it."
+            f"({reason}); download it yourself or set {SOURCE_DIR_VARIABLE} to a folder that contains it.",
+            short=f"{source.path} was not found locally and could not be downloaded ({reason})",
         ) from None
     actual = sha256_bytes(data)
     if actual != source.sha256:
         raise SourceUnavailable(
             f"the download of {source.url} has SHA-256 {actual[:12]}… instead of the pinned "
             f"{source.sha256[:12]}…; the upstream file changed, so set {SOURCE_DIR_VARIABLE} to a copy "
-            "of the pinned version."
+            "of the pinned version.",
+            short=f"the download of {source.path} is not the pinned file (SHA-256 {actual[:12]}…)",
         )
     destination.parent.mkdir(parents=True, exist_ok=True)
     partial = destination.with_suffix(destination.suffix + ".part")
