@@ -216,12 +216,14 @@ class ContinuationScorer(Protocol):
     def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]: ...
 
 
-def shared_contexts(requests: Sequence[tuple[Sequence[T], object]]) -> tuple[list[list[T]], list[int]]:
-    """The distinct contexts of `requests`, in order of first use, and each request's index into them:
-    what a `loglikelihood` computes once per context instead of once per candidate."""
-    index: dict[tuple[T, ...], int] = {}
-    of_request = [index.setdefault(tuple(context), len(index)) for context, _ in requests]
-    return [list(context) for context in index], of_request
+def shared_contexts(contexts: Sequence[Sequence[T]], chosen: Sequence[int]) -> tuple[list[list[T]], list[list[int]]]:
+    """The distinct contexts among `contexts[i]` for `i` in `chosen`, in order of first use, and for
+    each the chosen indices that have it: what a `loglikelihood` computes once per context instead
+    of once per candidate."""
+    groups: dict[tuple[T, ...], list[int]] = {}
+    for i in chosen:
+        groups.setdefault(tuple(contexts[i]), []).append(i)
+    return [list(context) for context in groups], list(groups.values())
 
 
 @runtime_checkable

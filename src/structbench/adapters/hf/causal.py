@@ -242,12 +242,9 @@ class HfCausalLm(HfModel):
         continuations = [whole[len(context) - 1 :] for whole, context in zip(whole_ids, context_ids, strict=True)]
         scores = [0.0] * len(requests)
         single = [i for i, ids in enumerate(continuations) if len(ids) == 1]
-        contexts, of_request = shared_contexts([(context_ids[i], None) for i in single])
+        contexts, asked = shared_contexts(context_ids, single)
         if contexts:
             self._check_context(max(len(c) for c in contexts) + 1, "a scored sequence")
-        asked: list[list[int]] = [[] for _ in contexts]
-        for i, context in zip(single, of_request, strict=True):
-            asked[context].append(i)
         for batch in by_length([len(c) for c in contexts], self.batch_size):
             ids, mask = right_padded([contexts[j] for j in batch], self.pad_id, self.device)
             with torch.no_grad():

@@ -281,7 +281,7 @@ ATTRACTORS = ATTRACTORS_V1.variant(
     continuations=True,
     checked=CHECKED_V2,
     splits=[
-        train_split(SIZES["train"], "LM training text, natural distribution"),
+        SPLITS[0],
         dev_split(SIZES["dev"], "LM text, natural distribution without any prefix of train (model selection)"),
         *SPLITS[2:],
     ],

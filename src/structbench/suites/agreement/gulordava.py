@@ -137,7 +137,8 @@ class AgreementGulordavaV1(Suite):
     breakdown_keys: ClassVar[tuple[str, ...]] = ("type", "n_attr", "pattern")
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
-        return {"train": [], "test": parse_gulordava(files.read_text(SOURCE.path), continuations=False)}
+        text = files.read_text(SOURCE.path)
+        return {"train": [], "test": parse_gulordava(text, continuations=self.spec.continuations)}
 
     def oracle(self, splits: Mapping[str, Split]) -> GoldPairScorer:
         return GoldPairScorer(splits["test"])
@@ -159,6 +160,3 @@ class AgreementGulordava(AgreementGulordavaV1):
         ],
     )
     superseded = (AgreementGulordavaV1,)
-
-    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
-        return {"train": [], "test": parse_gulordava(files.read_text(SOURCE.path))}

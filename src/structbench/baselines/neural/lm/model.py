@@ -219,10 +219,7 @@ def continuation_logprobs(
     net.eval()
     out = [0.0] * len(requests)
     single = [i for i, (_, continuation) in enumerate(requests) if len(continuation) == 1]
-    contexts, of_request = shared_contexts([requests[i] for i in single])
-    asked: list[list[int]] = [[] for _ in contexts]
-    for i, context in zip(single, of_request, strict=True):
-        asked[context].append(i)
+    contexts, asked = shared_contexts([context for context, _ in requests], single)
     longer = [i for i, (_, continuation) in enumerate(requests) if len(continuation) != 1]
     with torch.inference_mode():
         for indices in _score_batches([len(c) + 1 for c in contexts], vocab_size):
