@@ -21,16 +21,27 @@ was lost, duplicated or recomputed (the goal is 0 everywhere), the store's integ
    suites first), then four on different cells of one store (random, copy, oracle, majority),
    `--repetitions` times: crashes (non-zero exit or a traceback), lost, duplicated, integrity.
 
+3. Hostile models (`tests.support.sweep_models:Hostile`) under `run` and under a sweep on the local
+   pool and on Ray (`--timeout 5`, seeds 0-1, misbehaving on seed 0): one that hangs, raises, exits
+   with `os._exit`, dies of SIGSEGV, prints to stdout, or forks a child that would outlive it. Each
+   command runs in a session of its own; per case: how seed 0 and seed 1 ended (seed 1 must be done,
+   seed 0 failed but for the printing and forking ones), whether `--json` parsed, the processes of
+   its session still alive 5 s after it returned (orphans: the forked child, a worker) and the
+   command's wall time (a hang must fail within its time-out).
+
     STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/chaos.py [--trials 10] [--kills 2] [--repetitions 10]
-        [--executor local|ray] [--smoke]
+        [--executor local|ray] [--smoke] [--hostile-only]
 
 `--smoke` runs each kind of trial once, smaller: two kills (the second also of a worker) of a 4-run
-sweep (seeds 0-1), and two `run` processes (seed 0) instead of four per concurrency trial.
+sweep (seeds 0-1), two `run` processes (seed 0) instead of four per concurrency trial, and of the
+hostile models only the segfaulting and the forking one, under `run`.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
 import os
 import random
 import signal
@@ -219,6 +230,82 @@ def concurrent_runs(folder: Path, models: list[str], seeds: str) -> tuple[int, i
     )
 
 
+HOSTILE = "tests.support.sweep_models:Hostile"
+BEHAVIOURS = ("hang", "crash", "exit", "segfault", "print", "fork")
+HOSTILE_TIMEOUT = 5
+WELL_BEHAVED = ("print", "fork")
+"""Behaviours whose seed 0 still finishes: their harm is to the harness's output and processes."""
+
+
+def session_members(session: int) -> list[int]:
+    """Live processes of a session (Linux `/proc`), but its leader."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == session:
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and fields[3] == str(session):
+            members.append(int(entry.name))
+    return members
+
+
+def hostile_case(folder: Path, how: str, behaviour: str) -> list[object]:
+    """One hostile model under `run`, or a sweep on the local pool or Ray: a row of part 3."""
+    store = folder / "results.sqlite"
+    environment = {**os.environ, "STRUCTBENCH_TEST_PID_FILE": str(folder / "child.pid"), "OMP_NUM_THREADS": "1"}
+    base = [sys.executable, "-m", "structbench.cli"]
+    common = ["--store", str(store), "--timeout", str(HOSTILE_TIMEOUT), "--json", "--no-progress"]
+    if how == "run":
+        model = [HOSTILE, "--set", f"behaviour={behaviour}"]
+        command = [*base, "run", "--suite", "lookup-tables", "--model", *model, "--seeds", "0,1", *common]
+    else:
+        grid = folder / "grid.yaml"
+        grid.write_text(f"suites: [lookup-tables]\nmodels: [{{name: {HOSTILE}, set: {{behaviour: {behaviour}}}}}]\n"
+                        "seeds: [0, 1]\n")  # fmt: skip
+        command = [*base, "sweep", str(grid), *common, "--workers", "1", "--executor", how.split()[-1]]
+    started = time.monotonic()
+    process = subprocess.Popen(
+        command, cwd=REPOSITORY, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    out, err = process.communicate(timeout=600)
+    seconds = time.monotonic() - started
+    time.sleep(5)
+    orphans = session_members(process.pid)
+    for pid in orphans:
+        os.kill(pid, signal.SIGKILL)
+    try:
+        parsed = json.loads(out)
+        record = parsed if how == "run" else parsed["records"][0]
+        status = record["status"]
+        seed0, seed1, parses = status.get("0", "?"), status.get("1", "?"), "yes"
+    except (ValueError, KeyError, IndexError):
+        seed0 = seed1 = "?"
+        parses = "no"
+    expected0 = "done" if behaviour in WELL_BEHAVED else "failed"
+    crashed = process.returncode not in (0, 1) or "Traceback" in err
+    if crashed:
+        print(err[-2000:], file=sys.stderr)
+    ok = seed0 == expected0 and seed1 == "done" and parses == "yes" and not orphans and not crashed
+    return [how, behaviour, seed0, seed1, parses, len(orphans), "yes" if crashed else "no", f"{seconds:.1f}",
+            "ok" if ok else "WRONG"]  # fmt: skip
+
+
+def hostile_table(executors: list[str], behaviours: tuple[str, ...] = BEHAVIOURS) -> str:
+    """Part 3 (see the module docstring), as a table."""
+    rows = []
+    for how in ["run", *(f"sweep {executor}" for executor in executors)]:
+        for behaviour in behaviours:
+            with tempfile.TemporaryDirectory(prefix="chaos-hostile-") as folder:
+                rows.append(hostile_case(Path(folder), how, behaviour))
+            print(f"hostile: {rows[-1]}", file=sys.stderr)
+    headers = ["command", "model", "seed 0", "seed 1", "--json parses", "orphans", "crashed", "s", "verdict"]
+    return tabulate(rows, headers=headers, disable_numparse=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--trials", type=int, default=10, help="kill -9 trials (default 10)")
@@ -229,7 +316,12 @@ def main() -> None:
     parser.add_argument("--executor", choices=("local", "ray"), default="local")
     parser.add_argument("--seed", type=int, default=17, help="of the random kill moments")
     parser.add_argument("--smoke", action="store_true", help="each kind of trial once, small: seconds")
+    parser.add_argument("--hostile-only", action="store_true", help="only part 3, the hostile models")
     args = parser.parse_args()
+    hostile_executors = ["local", "ray"] if importlib.util.find_spec("ray") else ["local"]
+    if args.hostile_only:
+        print(hostile_table(hostile_executors))
+        return
     seeds, processes = (SMOKE_SEEDS, SMOKE_PROCESSES) if args.smoke else (SEEDS, 4)
     same_seeds, different_seeds = ("0", "0") if args.smoke else ("0,1,2", "0,1")
     if args.smoke:  # two kills: the second also kills a worker
@@ -272,6 +364,8 @@ def main() -> None:
         )  # fmt: skip
     headers = ["trial", "trials", "kills", "lost", "duplicated", "recomputed", "orphans", "integrity", "crashes", "s"]
     print(tabulate(rows, headers=headers, disable_numparse=True))
+    print()
+    print(hostile_table([], ("segfault", "fork")) if args.smoke else hostile_table(hostile_executors))
 
 
 if __name__ == "__main__":

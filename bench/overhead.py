@@ -5,7 +5,11 @@ oracle solver from each draw's splits (by name, as the runner hands them), trans
 test split's inputs, count exact matches. Harness: `Runner.evaluate` into a fresh SQLite store
 (so nothing is answered from the store), which also loads and hash-checks the JSON lines,
 computes every metric and breakdown, stores per-example predictions and aggregates the seeds
-into cells (mean and 95% interval, `structbench.cells`).
+into cells (mean and 95% interval, `structbench.cells`). Supervised: the same, with each seed run
+in a worker process (`structbench.sweep.supervised`, as `structbench run` does), the worker started
+afresh for each repeat, as for each command. Then the whole command a user types, `structbench run
+--suite SUITE --model oracle --seeds 0-4` into a fresh store, supervised and with `--in-process`,
+each in a fresh process (imports included).
 
     STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/overhead.py [--repeats 5] [--smoke]
 
@@ -18,7 +22,10 @@ transfers: a model slower than 10x that per example is evaluated at under 1.10x 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,6 +35,7 @@ from structbench.data import freeze
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, Split
 from structbench.store import Store
+from structbench.sweep.supervised import Supervisor
 
 SEEDS = (0, 1, 2, 3, 4)
 SUITES = ("lookup-tables", "lookup-tables-mt")
@@ -59,11 +67,22 @@ def direct(suite_id: str, splits: dict[int, dict[str, Split]], seeds: tuple[int,
     return time.perf_counter() - started
 
 
-def harness(suite_id: str, seeds: tuple[int, ...]) -> float:
+def harness(suite_id: str, seeds: tuple[int, ...], *, supervised: bool = False) -> float:
     with tempfile.TemporaryDirectory() as folder, Store(Path(folder) / "bench.sqlite") as store:
-        runner = Runner(store, progress=False)
         started = time.perf_counter()
-        runner.evaluate(suite_id, ModelSpec(name="oracle"), seeds)
+        with Supervisor(command="run", progress=False) if supervised else contextlib.nullcontext() as supervisor:
+            runner = Runner(store, progress=False, supervisor=supervisor)
+            runner.evaluate(suite_id, ModelSpec(name="oracle"), seeds)
+        return time.perf_counter() - started
+
+
+def command(suite_id: str, seeds: tuple[int, ...], *options: str) -> float:
+    """Wall time of `structbench run` of the oracle into a fresh store, as a user types it."""
+    with tempfile.TemporaryDirectory() as folder:
+        run = [sys.executable, "-m", "structbench.cli", "run", "--suite", suite_id, "--model", "oracle"]
+        run += ["--seeds", ",".join(map(str, seeds)), "--store", str(Path(folder) / "r.sqlite"), "--no-progress"]
+        started = time.perf_counter()
+        subprocess.run([*run, *options], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return time.perf_counter() - started
 
 
@@ -73,7 +92,10 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="one repeat, 2 seeds, one suite: a few seconds")
     args = parser.parse_args()
     repeats, seeds, suites = (1, SMOKE_SEEDS, SMOKE_SUITES) if args.smoke else (args.repeats, SEEDS, SUITES)
-    print(f"{'suite':<18} {'examples':>9} {'direct ms':>10} {'harness ms':>11} {'ratio':>7} {'overhead us/ex':>15}")
+    print(
+        f"{'suite':<18} {'examples':>9} {'direct ms':>10} {'harness ms':>11} {'ratio':>7} {'overhead us/ex':>15}"
+        f" {'supervised ms':>14} {'sup/harness':>12} {'run s':>7} {'--in-process s':>15} {'ratio':>7}"
+    )
     for suite_id in suites:
         splits = load(suite_id)
         tests = [s.name for s in registry.suite(suite_id).spec.splits_with_role("test")]
@@ -81,10 +103,14 @@ def main() -> None:
         harness(suite_id, seeds)  # warm-up: imports, first build
         direct_s = statistics.median(direct(suite_id, splits, seeds) for _ in range(repeats))
         harness_s = statistics.median(harness(suite_id, seeds) for _ in range(repeats))
+        supervised_s = statistics.median(harness(suite_id, seeds, supervised=True) for _ in range(repeats))
+        run_s = statistics.median(command(suite_id, seeds) for _ in range(repeats))
+        in_process_s = statistics.median(command(suite_id, seeds, "--in-process") for _ in range(repeats))
         overhead = 1e6 * (harness_s - direct_s) / n
         print(
             f"{suite_id:<18} {n:>9} {1e3 * direct_s:>10.1f} {1e3 * harness_s:>11.1f} {harness_s / direct_s:>7.2f}"
-            f" {overhead:>15.1f}"
+            f" {overhead:>15.1f} {1e3 * supervised_s:>14.1f} {supervised_s / harness_s:>12.2f} {run_s:>7.2f}"
+            f" {in_process_s:>15.2f} {run_s / in_process_s:>7.2f}"
         )
 
 

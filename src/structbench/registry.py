@@ -96,6 +96,12 @@ def _import_path(path: str, what: str) -> Any:
             f"cannot import module {module_name!r} for {what} {path!r} ({error}); run structbench from the folder "
             "that holds it or put that folder on PYTHONPATH."
         ) from None
+    except (Exception, SystemExit) as error:  # the module's own code failed as it was imported
+        shown = f"sys.exit({error.code!r})" if isinstance(error, SystemExit) else f"{type(error).__name__}: {error}"
+        raise UserError(
+            f"importing module {module_name!r} for {what} {path!r} failed in the module's own code ({shown}); "
+            f"fix the module (`python -c 'import {module_name}'` shows the traceback)."
+        ) from None
     try:
         return getattr(module, attribute)
     except AttributeError:

@@ -38,9 +38,11 @@ def run_json(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0) -> d
 
 
 def test_a_model_that_prints_leaves_the_json_on_stdout(capsys: pytest.CaptureFixture[str], store_path: Path) -> None:
-    """What a model prints in fit and prediction goes to stderr: stdout parses as the record (issue 34)."""
+    """In structbench's own process (`--in-process`), what a model prints in fit and prediction goes to
+    stderr: stdout parses as the record (issue 34). Supervised, it goes to the worker's log
+    (tests/runs/test_supervised.py)."""
     args = ["--suite", "lookup-tables", "--model", "tests.support.helpers:PrintingCopy", "--seeds", "0"]
-    assert main(["run", *args, "--store", str(store_path), "--json", "--no-progress"]) == 0
+    assert main(["run", *args, "--store", str(store_path), "--json", "--no-progress", "--in-process"]) == 0
     captured = capsys.readouterr()
     record = json.loads(captured.out)
     assert record["status"] == {"0": "done"}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from typing import TYPE_CHECKING
 
 from structbench import registry
 from structbench.cli.options import Commands, add_json, add_no_progress, add_seeds, add_source_dir, add_store, patterns
@@ -13,6 +15,9 @@ from structbench.runs.runner import Evaluation, Runner
 from structbench.runs.settings import text_settings
 from structbench.specs import ModelSpec
 from structbench.store import Store
+
+if TYPE_CHECKING:
+    from structbench.sweep.supervised import Supervisor
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -29,8 +34,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         params = parse_settings(args.set, text=text_settings(name))  # a str setting takes `111` as "111"
         asked.append(Asked.of(ModelSpec(name=name, params=params), name=args.name, limit=args.limit))
     records = []
-    with Store(args.store) as store:
-        runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
+    progress = False if args.no_progress else None
+    with Store(args.store) as store, supervisor_of(args, "run", progress) as supervisor:
+        runner = Runner(store, source_dir=args.source_dir, progress=progress, supervisor=supervisor)
         for suite in suites:
             for model in asked:
                 evaluation = runner.evaluation(suite, model, seeds, force=args.force)
@@ -42,6 +48,48 @@ def cmd_run(args: argparse.Namespace) -> int:
         texts = [record.model_dump_json(indent=2) for record in records]
         print(texts[0] if len(texts) == 1 else "[\n" + ",\n".join(texts) + "\n]")
     return 0 if all(v != "failed" for record in records for v in record.status.values()) else 1
+
+
+def supervisor_of(
+    args: argparse.Namespace, command: str, progress: bool | None
+) -> contextlib.AbstractContextManager[Supervisor | None]:
+    """Where the command's models run: a supervised worker process (`--timeout`, `--max-memory`), or
+    with `--in-process` this one."""
+    if args.in_process:
+        return contextlib.nullcontext()
+    from structbench.sweep.supervised import Supervisor
+
+    return Supervisor(
+        command=command,
+        timeout=args.timeout,
+        max_memory_mb=args.max_memory,
+        source_dir=args.source_dir,
+        progress=progress,
+    )
+
+
+def add_supervision(parser: argparse.ArgumentParser) -> None:
+    """`--timeout`, `--max-memory` and `--in-process`: how a command's models are supervised."""
+    from structbench.sweep.supervised import DEFAULT_TIMEOUT
+
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"fail a seed whose fit and prediction take longer, ending its process (default {DEFAULT_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--max-memory",
+        type=float,
+        metavar="MB",
+        help="fail a seed whose process (with what it started) holds more memory (default: no limit; Linux)",
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run the models in structbench's own process, unsupervised (no time-out): e.g. to debug with pdb",
+    )
 
 
 def _print_record(evaluation: Evaluation) -> None:
@@ -115,4 +163,5 @@ def add_command(commands: Commands) -> None:
     add_json(run, "print the result record as JSON (a list of records for several runs)")
     add_source_dir(run)
     add_no_progress(run)
+    add_supervision(run)
     run.set_defaults(handler=cmd_run)

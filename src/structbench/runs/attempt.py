@@ -126,8 +126,14 @@ def failure_line(error: BaseException) -> str:
 
 
 def _error_text(error: BaseException) -> str:
-    text = "".join(traceback.format_exception(error))
-    return text[-ERROR_TAIL:]
+    """What the store keeps of a model's crash: the end of its traceback, then the failure's first
+    line again where the traceback does not end with it (an error whose message goes on, e.g. a
+    command model's stderr tail): a stored run's error is shown by its last line."""
+    text = "".join(traceback.format_exception(error)).rstrip("\n")
+    line = failure_line(error).split("\n", 1)[0][: ERROR_TAIL // 4]
+    if text.endswith(line):
+        return text[-ERROR_TAIL:]
+    return f"{text[-(ERROR_TAIL - len(line) - 1) :]}\n{line}"
 
 
 def attempt(context: SeedContext, *, log: Callable[[str], None], progress: bool | None = None) -> Outcome:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from structbench import registry
 from structbench.cells import as_stats, cells
@@ -83,15 +83,32 @@ def _seeds(seeds: Sequence[int]) -> str:
     return f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
 
 
+class Supervisor(Protocol):
+    """Fits and asks the model of one claimed seed away from this process (`structbench.sweep.supervised`):
+    how it came out, as `attempt` would say; a `UserError` where the run was refused."""
+
+    def __call__(self, suite_ref: str, context: SeedContext) -> Outcome: ...
+
+
 class Runner:
     """Evaluates models on suites into one store."""
 
-    def __init__(self, store: Store, *, source_dir: Path | None = None, progress: bool | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        source_dir: Path | None = None,
+        progress: bool | None = None,
+        supervisor: Supervisor | None = None,
+    ) -> None:
         """A runner into `store`, whose runs asked with an explicit default are first moved to the
-        default run's key (`normalise_store`), so that they answer it."""
+        default run's key (`normalise_store`), so that they answer it. With a `supervisor`, every
+        model given by name runs where it says (a worker process); without, and for a caller's own
+        model object, in this process."""
         self.store = store
         self.source_dir = source_dir
         self.progress = progress
+        self.supervisor = supervisor
         self.log: Callable[[str], None] = lambda message: print(message, file=sys.stderr)
         normalise_store(store, self.log)
 
@@ -130,7 +147,7 @@ class Runner:
         answered: list[int] = []
         label = keyed.label
         for seed in seeds:
-            outcome = self._run_seed(keyed.seed(manifest, seed), force=force)
+            outcome = self._run_seed(suite_ref, keyed.seed(manifest, seed), force=force)
             if outcome.cached:
                 answered.append(seed)
             status[str(seed)] = outcome.status
@@ -169,7 +186,7 @@ class Runner:
             **self.cell_scores(keyed.suite, suite_hash, keyed.model_hash),
         )
 
-    def _run_seed(self, context: SeedContext, *, force: bool = False) -> SeedOutcome:
+    def _run_seed(self, suite_ref: str, context: SeedContext, *, force: bool = False) -> SeedOutcome:
         """Evaluate one seed or answer it from the store.
 
         The run is claimed atomically (`Store.claim_run`), so that processes evaluating into one
@@ -189,7 +206,10 @@ class Runner:
             return self.answered(claim, context)
         try:
             try:
-                outcome = attempt(context, log=self.log, progress=self.progress)
+                if self.supervisor is not None and context.asked.instance is None:
+                    outcome = self.supervisor(suite_ref, context)
+                else:
+                    outcome = attempt(context, log=self.log, progress=self.progress)
             except UserError:
                 self.store.discard(claim)  # a configuration error says nothing about the model
                 raise

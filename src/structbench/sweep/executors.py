@@ -37,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -45,7 +46,8 @@ from structbench.data.sources import SOURCE_DIR_VARIABLE
 from structbench.errors import UserError
 from structbench.paths import HOME_VARIABLE, structbench_home
 from structbench.specs import ModelSpec
-from structbench.sweep.worker import PARENT_VARIABLE, STARTED, WorkOrder, WorkResult, ended, run_order_text
+from structbench.sweep.processes import end_others, group_memory
+from structbench.sweep.worker import PARENT_VARIABLE, PROGRESS, STARTED, WorkOrder, WorkResult, ended, run_order_text
 
 POSIX = os.name == "posix"
 TAIL_LINES = 20
@@ -89,9 +91,15 @@ class Executor(Protocol):
         """End every run in flight and let go of the workers (idempotent)."""
 
 
-def timed_out(order: WorkOrder, timeout: float) -> WorkResult:
+def timed_out(order: WorkOrder, timeout: float, option: str = "sweep --timeout") -> WorkResult:
+    return ended(order.key, "failed", f"timed out after {timeout:g} s ({option} {timeout:g}); its worker was killed")
+
+
+def over_memory(order: WorkOrder, limit_mb: float, option: str = "sweep --max-memory") -> WorkResult:
     return ended(
-        order.key, "failed", f"timed out after {timeout:g} s (sweep --timeout {timeout:g}); its worker was killed"
+        order.key,
+        "failed",
+        f"used more than {limit_mb:g} MB of memory ({option} {limit_mb:g}); its worker was killed",
     )
 
 
@@ -117,6 +125,7 @@ class _Worker:
     """The worker has said it started on its order."""
     log_offset: int = 0
     timed_out: bool = False
+    over_memory: bool = False
 
 
 class LocalExecutor:
@@ -124,11 +133,24 @@ class LocalExecutor:
 
     name = "local"
 
-    def __init__(self, workers: int, *, timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        workers: int,
+        *,
+        timeout: float | None = None,
+        max_memory_mb: float | None = None,
+        command: str = "sweep",
+        on_progress: Callable[[WorkOrder, str], None] | None = None,
+    ) -> None:
+        """`command` names the command in a failure's sentence (`sweep --timeout N`); `on_progress`
+        gets the progress a worker relays for an order that asks for it (`WorkOrder.progress`)."""
         if workers < 1:
             raise UserError(f"--workers {workers} must be at least 1.")
         self.capacity = workers
         self.timeout = timeout
+        self.max_memory_mb = max_memory_mb
+        self.command = command
+        self.on_progress = on_progress
         self._folder = tempfile.TemporaryDirectory(prefix="structbench-sweep-")
         self._workers: list[_Worker] = []
         self._messages: queue.Queue[tuple[_Worker, str | None]] = queue.Queue()
@@ -158,6 +180,12 @@ class LocalExecutor:
         for line in worker.process.stdout:
             self._messages.put((worker, line.decode("utf-8", "replace")))
         self._messages.put((worker, None))
+
+    def prestart(self) -> None:
+        """Start a worker now, so that its start-up (importing structbench, torch) overlaps the
+        caller's own (opening the store, building the suite) rather than delaying the first run."""
+        if not self._workers:
+            self._start()
 
     def submit(self, order: WorkOrder, resources: Resources) -> None:
         worker = next((w for w in self._workers if w.order is None and w.process.poll() is None), None)
@@ -193,21 +221,30 @@ class LocalExecutor:
                     if order is not None and message[STARTED] == order.key:
                         worker.started, worker.running = time.monotonic(), True
                     return []
+                if isinstance(message, dict) and set(message) == {PROGRESS}:
+                    if order is not None and self.on_progress is not None:
+                        self.on_progress(order, str(message[PROGRESS]))
+                    return []
                 result = WorkResult.model_validate(message)
             except ValueError:
                 self._kill(worker)  # only structbench writes there: a worker that garbles it is broken
                 return []
             if order is not None and result.key == order.key:
                 worker.order = None
+                if POSIX:
+                    end_others(worker.process.pid, keep=worker.process.pid)  # what the model left running
                 return [result]
             return []
         code = worker.process.wait()
+        self._end_group(worker)
         self._workers.remove(worker)
         worker.log.close()
         if order is None:
             return []
         if worker.timed_out and self.timeout is not None:
-            return [timed_out(order, self.timeout)]
+            return [timed_out(order, self.timeout, f"{self.command} --timeout")]
+        if worker.over_memory and self.max_memory_mb is not None:
+            return [over_memory(order, self.max_memory_mb, f"{self.command} --max-memory")]
         return [ended(order.key, "failed", f"worker died: {_fate(code)}{self._tail(worker)}")]
 
     def _tail(self, worker: _Worker) -> str:
@@ -223,15 +260,29 @@ class LocalExecutor:
 
     def _end_overdue(self) -> None:
         """Kill the workers whose run is past the time-out (counted from the run's start, not the
-        worker's: a fresh worker's start-up is not the run's; one that never starts gets `STARTUP_SECONDS` more)."""
-        if self.timeout is None:
-            return
+        worker's: a fresh worker's start-up is not the run's; one that never starts gets `STARTUP_SECONDS` more)
+        or whose process group holds more memory than `max_memory_mb`; and end the group of a worker
+        that has died, whose children would otherwise keep its pipe open and its death unseen."""
         now = time.monotonic()
         for worker in self._workers:
-            allowed = self.timeout + (0.0 if worker.running else STARTUP_SECONDS)
-            if worker.order is not None and not worker.timed_out and now - worker.started > allowed:
+            if worker.process.poll() is not None:
+                self._end_group(worker)  # the reader then sees the end of the pipe, and the death is reported
+                continue
+            if worker.order is None or worker.timed_out or worker.over_memory:
+                continue
+            allowed = None if self.timeout is None else self.timeout + (0.0 if worker.running else STARTUP_SECONDS)
+            if allowed is not None and now - worker.started > allowed:
                 worker.timed_out = True
                 self._kill(worker)
+            elif self.max_memory_mb is not None and group_memory(worker.process.pid) > self.max_memory_mb * 2**20:
+                worker.over_memory = True
+                self._kill(worker)
+
+    def _end_group(self, worker: _Worker) -> None:
+        """Kill what is left of a worker's process group once the worker itself has ended."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if POSIX:
+                os.killpg(worker.process.pid, signal.SIGKILL)
 
     def _kill(self, worker: _Worker) -> None:
         """Kill the worker and every process of its group (a model's own children too)."""
@@ -242,18 +293,15 @@ class LocalExecutor:
                 worker.process.kill()
 
     def stop(self) -> None:
+        """End every worker with its whole group (a model's children too): an idle worker holds
+        nothing to lose, and one still starting up would otherwise be waited for."""
         for worker in list(self._workers):
-            if worker.order is not None:
-                self._kill(worker)
+            self._kill(worker)
             assert worker.process.stdin is not None
             with contextlib.suppress(OSError):
-                worker.process.stdin.close()  # an idle worker ends at the end of its orders
+                worker.process.stdin.close()
         for worker in list(self._workers):
-            try:
-                worker.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._kill(worker)
-                worker.process.wait()
+            worker.process.wait()
             worker.log.close()
         self._workers.clear()
         self._folder.cleanup()

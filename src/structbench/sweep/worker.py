@@ -23,15 +23,17 @@ watches its parent), so that a driver killed with SIGKILL leaves no worker train
 from __future__ import annotations
 
 import ctypes
+import io
 import json
 import math
 import os
+import re
 import signal
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
 from pydantic import Field
 
@@ -45,11 +47,15 @@ from structbench.runs.identity import Asked
 from structbench.runs.provenance import git_commit
 from structbench.scoring import Score, SplitScores
 from structbench.specs import Frozen, ModelSpec
+from structbench.sweep.processes import end_descendants
 
 PARENT_VARIABLE = "STRUCTBENCH_SWEEP_PARENT"
 """The driver's pid, set for a local worker: it exits at once when its parent is already another."""
 STARTED = "started"
 """A local worker's line `{"started": KEY}`: it has read order KEY and starts on it (after its own start-up)."""
+PROGRESS = "progress"
+"""A local worker's line `{"progress": TEXT}`: the latest redraw of a progress bar of its run (an
+order with `progress`), for the driver to show."""
 
 
 class WorkOrder(Frozen):
@@ -77,6 +83,8 @@ class WorkOrder(Frozen):
     import_path: list[str] = Field(default_factory=list)
     """Folders the driver imports from (its working directory first): a `module:Class` model is found
     there by the worker too, where they exist."""
+    progress: bool = False
+    """Relay the run's progress bars to the driver (`structbench run` on a terminal); a sweep shows its own."""
 
 
 class ScoreRow(Frozen):
@@ -169,7 +177,7 @@ def execute(order: WorkOrder) -> WorkResult:
                 f"the worker's {suite.spec.key} data has hash {manifest.suite_hash[:12]}, the driver's "
                 f"{order.suite_hash[:12]}; build the same data on every worker.",
             )
-        outcome = attempt(keyed.seed(manifest, order.seed), log=_to_stderr, progress=False)
+        outcome = attempt(keyed.seed(manifest, order.seed), log=_to_stderr, progress=None if order.progress else False)
     except UserError as error:
         return _refused(order, str(error))
     except Exception as error:  # the harness failed on this worker (not the model): the run fails, with why
@@ -264,7 +272,10 @@ def run_order_text(order: str, started: Any = None) -> str:
     work = WorkOrder.model_validate_json(order)
     if started is not None:
         started.put(work.key)
-    return execute(work).model_dump_json()
+    try:
+        return execute(work).model_dump_json()
+    finally:
+        end_descendants(os.getpid())  # what the model forked ends with its run, as on the local executor
 
 
 def _die_with_parent() -> None:
@@ -288,17 +299,66 @@ def _die_with_parent() -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
+class _Protocol:
+    """The worker's answers to the driver, one JSON line each, from any thread."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream, self._lock = stream, threading.Lock()
+
+    def send(self, message: dict[str, Any] | str) -> None:
+        line = message if isinstance(message, str) else json.dumps(message)
+        with self._lock:
+            self._stream.write(line + "\n")
+            self._stream.flush()
+
+
+class _BarRelay(io.TextIOBase):
+    """`sys.stderr` during a run whose progress the driver shows: a progress bar's redraw (a write
+    that starts with a carriage return, as tqdm's do) goes to the driver as `{"progress": TEXT}`,
+    anything else the model writes to the worker's log. It says it is a terminal, so that bars that
+    draw only on one (tqdm's `disable=None`) draw."""
+
+    def __init__(self, log: TextIO, protocol: _Protocol) -> None:
+        self._log, self._protocol = log, protocol
+
+    def isatty(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if text.startswith("\r"):
+            self._protocol.send({PROGRESS: _ANSI.sub("", text).strip()})
+            return len(text)
+        return self._log.write(text)
+
+    def flush(self) -> None:
+        self._log.flush()
+
+    def fileno(self) -> int:
+        return self._log.fileno()
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+"""Terminal control sequences (tqdm moves the cursor between bars): not text to relay."""
+
+
 def main() -> int:
     """The local executor's worker: orders on stdin, results on the original stdout, one JSON line each."""
     _die_with_parent()
-    protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+    protocol = _Protocol(os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8"))
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # whatever the model prints lands in the worker's log
+    log = sys.stderr
     for line in sys.stdin:
         if not line.strip():
             continue
         order = WorkOrder.model_validate_json(line)
-        protocol.write(json.dumps({STARTED: order.key}) + "\n")  # the run's time-out counts from here
-        protocol.flush()
-        protocol.write(execute(order).model_dump_json() + "\n")
-        protocol.flush()
+        protocol.send({STARTED: order.key})  # the run's time-out counts from here
+        sys.stderr = _BarRelay(log, protocol) if order.progress else log
+        try:
+            result = execute(order)
+        finally:
+            sys.stderr = log
+        protocol.send(result.model_dump_json())
     return 0

@@ -1,0 +1,143 @@
+"""`structbench run`'s seeds, each in a supervised worker process: a sweep of one run at a time.
+
+`Supervisor` is what `Runner` calls in place of running a model in its own process: it hands the
+claimed run to the sweep's local executor (`structbench.sweep.executors.LocalExecutor`, one worker
+that lives for the whole command, so that torch is imported once) and turns the worker's answer
+into the runner's outcome, which the runner alone stores. So a model that hangs past
+`--timeout`, exits (`os._exit`), dies of a signal or grows past `--max-memory` is a failed run
+with one sentence; what it prints reaches the worker's log, never structbench's output (only its
+tail, kept with a failed run); and what it forked is ended with its run. The worker relays the
+run's progress bars (`WorkOrder.progress`), which are redrawn here on one line.
+
+Only a model given by name is supervised: a Python API caller's own object lives in the caller's
+process, and runs there.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TextIO
+
+from tqdm import tqdm
+
+from structbench.errors import UserError
+from structbench.runs.attempt import Outcome
+from structbench.runs.context import SeedContext
+from structbench.sweep.executors import LocalExecutor, Resources
+from structbench.sweep.worker import WorkOrder, outcome_of
+
+DEFAULT_TIMEOUT = 24 * 3600.0
+"""A run's time-out when `--timeout` is not given: a day, longer than any `cpu-small` or GPU
+`paper` budget of the reference models, so that only a hung run reaches it."""
+POLL_SECONDS = 0.2
+"""How often the worker's answers, time-out and memory are looked at while a run goes on."""
+
+
+class Supervisor:
+    """Runs each claimed seed in a worker process (see the module docstring); a context manager
+    that ends its worker on exit."""
+
+    def __init__(
+        self,
+        *,
+        command: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        max_memory_mb: float | None = None,
+        source_dir: Path | None = None,
+        progress: bool | None = None,
+        stream: TextIO | None = None,
+    ) -> None:
+        """`command` names the command in a failure's sentence (`run --timeout N`); `progress`: show
+        the run's progress bars (None: on a terminal, as tqdm decides), redrawn on `stream` (stderr)."""
+        if timeout is not None and timeout <= 0:
+            raise UserError(f"--timeout {timeout:g} must be a positive number of seconds, e.g. --timeout 3600.")
+        if max_memory_mb is not None and max_memory_mb <= 0:
+            raise UserError(f"--max-memory {max_memory_mb:g} must be a positive number of MB, e.g. --max-memory 8000.")
+        self.command, self.timeout, self.max_memory_mb = command, timeout, max_memory_mb
+        self.source_dir = source_dir
+        self.stream = stream or sys.stderr
+        self.progress = self.stream.isatty() if progress is None else progress
+        self._executor: LocalExecutor | None = None
+        self._orders = 0
+        self._ready().prestart()
+        self._line: tqdm[Any] | None = None
+        """The line showing the worker's progress, while a run shows some."""
+
+    def __enter__(self) -> Supervisor:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the worker (and whatever its models left running)."""
+        if self._executor is not None:
+            self._executor.stop()
+            self._executor = None
+
+    def __call__(self, suite_ref: str, context: SeedContext) -> Outcome:
+        """Fit and ask the model of `context` in the worker: how it came out, or the refusal's sentence
+        (`UserError`, e.g. a `--set` value the model's constructor rejects)."""
+        executor = self._ready()
+        self._orders += 1
+        order = self._order(self._orders, suite_ref, context)
+        executor.submit(order, Resources(cpus=float(context.keyed.threads)))
+        try:
+            while True:
+                for result in executor.collect(POLL_SECONDS):
+                    if result.key == order.key:
+                        if result.status == "refused":
+                            raise UserError(result.error or f"{context.where} was not run")
+                        return outcome_of(result)
+        except BaseException:
+            self.close()  # an interrupt: the worker goes with it, and the run stays claimed for a redo
+            raise
+        finally:
+            self._clear()
+
+    def _ready(self) -> LocalExecutor:
+        """The executor of this command's worker, started on first use (and again after an interrupt)."""
+        if self._executor is None:
+            self._executor = LocalExecutor(
+                1,
+                timeout=self.timeout,
+                max_memory_mb=self.max_memory_mb,
+                command=self.command,
+                on_progress=self._show,
+            )
+        return self._executor
+
+    def _order(self, key: int, suite_ref: str, context: SeedContext) -> WorkOrder:
+        asked = context.asked
+        return WorkOrder(
+            key=key,
+            suite=suite_ref,
+            suite_hash=context.manifest.suite_hash,
+            model=asked.spec,
+            name=asked.label if asked.named else None,
+            limit=asked.limit,
+            model_hash=context.keyed.model_hash,
+            seed=context.seed,
+            source_dir=None if self.source_dir is None else str(Path(self.source_dir).expanduser().resolve()),
+            harness_version=context.fields["harness_version"],
+            git_commit=context.fields["git_commit"],
+            import_path=[os.getcwd(), *(entry for entry in sys.path if entry)],
+            progress=self.progress,
+        )
+
+    def _show(self, order: WorkOrder, text: str) -> None:
+        """Redraw the worker's latest progress line: a text-only tqdm bar, which tqdm places below the
+        command's own overall bar and cuts to the terminal's width."""
+        if self._line is None:
+            self._line = tqdm(total=0, bar_format="{desc}", leave=False, file=self.stream, dynamic_ncols=True)
+        self._line.set_description_str(text)
+
+    def _clear(self) -> None:
+        if self._line is not None:
+            self._line.close()
+            self._line = None
