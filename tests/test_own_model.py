@@ -63,7 +63,7 @@ def in_model_folder(tmp_path: Path) -> Iterator[Path]:
 def test_a_model_is_labelled_by_its_own_name_or_name_and_a_new_name_relabels_without_rerunning(
     capsys: pytest.CaptureFixture[str], store_path: Path
 ) -> None:
-    store = ["--store", str(store_path)]
+    store = ["--store", str(store_path), "--in-process"]  # counted as built in this process
     helpers.CONSTRUCTED.clear()
     record = run_json(
         capsys, "--suite", SUITE, "--model", "tests.support.helpers:CountingCopy", "--set", "tag=a", *store
@@ -103,6 +103,7 @@ def test_force_runs_stored_seeds_again(capsys: pytest.CaptureFixture[str], store
         "0,1",
         "--store",
         str(store_path),
+        "--in-process",  # counted as built in this process
     ]
     helpers.CONSTRUCTED.clear()
     first = run_json(capsys, *args)

@@ -79,7 +79,7 @@ def test_oracle_solves_and_copy_fails_every_test_split(
 
 def test_a_repeated_run_is_answered_from_the_store(capsys: pytest.CaptureFixture[str], store_path: Path) -> None:
     args = ["--suite", "lookup-tables", "--model", "tests.support.helpers:CountingCopy", "--seeds", "0,1,2"]
-    store = ["--store", str(store_path)]
+    store = ["--store", str(store_path), "--in-process"]  # counted as built in this process
     helpers.CONSTRUCTED.clear()
     first = run_json(capsys, *args, *store)
     assert len(helpers.CONSTRUCTED) == 3
@@ -163,8 +163,10 @@ def test_a_failed_seed_exits_1_and_still_prints_the_record(
 def test_ctrl_c_exits_130_and_the_next_run_resumes(
     capsys: pytest.CaptureFixture[str], store_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the model raises KeyboardInterrupt in this process (--in-process), as Ctrl-C does; a supervised
+    # run's Ctrl-C is in tests/runs/test_supervised.py
     args = ["run", "--suite", "lookup-tables", "--model", "tests.support.helpers:InterruptOnSeed", "--set", "interrupt_seed=1",
-            "--seeds", "0,1,2", "--store", str(store_path), "--no-progress"]  # fmt: skip
+            "--seeds", "0,1,2", "--store", str(store_path), "--no-progress", "--in-process"]  # fmt: skip
     assert main(args) == 130
     assert "interrupted; finished runs are stored" in capsys.readouterr().err
     with Store(store_path) as opened:

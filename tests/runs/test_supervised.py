@@ -10,6 +10,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +31,7 @@ from structbench.sweep.supervised import Supervisor
 from tests.support.sweep_models import PID_FILE
 
 HOSTILE = "tests.support.sweep_models:Hostile"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def run_json(capsys: pytest.CaptureFixture[str], store: Path, *args: str, code: int) -> dict[str, Any]:
@@ -121,3 +126,21 @@ def test_a_failed_seeds_stored_error_ends_with_its_reason_however_long_its_outpu
     (error,) = runs[runs.status == "failed"].error
     assert error.splitlines()[-1] == "RuntimeError: the model's process ended" and "noise line" in error
     assert len(error) <= ERROR_TAIL
+
+
+def test_ctrl_c_ends_the_worker_and_leaves_the_seed_to_be_redone(tmp_path: Path) -> None:
+    pid_file, store = tmp_path / "model.pid", tmp_path / "r.sqlite"
+    command = [sys.executable, "-m", "structbench.cli", "run", "--suite", "lookup-tables", "--model", HOSTILE,
+               "--set", "behaviour=wait-for-kill", "--seeds", "0", "--store", str(store), "--no-progress"]  # fmt: skip
+    environment = {**os.environ, PID_FILE: str(pid_file)}
+    process = subprocess.Popen(command, cwd=REPO, env=environment, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (pid_file.is_file() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)  # a terminal's Ctrl-C reaches structbench's process group, not the worker's
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and "interrupted; finished runs are stored" in err
+    assert not alive(int(pid_file.read_text()))
+    with Store(store) as opened:
+        runs = opened.runs()
+    assert list(runs.status) == ["running"]  # released: the next run redoes it

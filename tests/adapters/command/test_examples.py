@@ -123,8 +123,8 @@ class Recorder:
 def test_the_documents_transcript_is_what_the_harness_says(
     capsys: pytest.CaptureFixture[str], store_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    recorder = Recorder(monkeypatch)
-    run_example(capsys, "miniscan", "python", store_path)
+    recorder = Recorder(monkeypatch)  # records in this process: the command model runs in it (--in-process)
+    run(capsys, "miniscan", store_path, "command", "--set", f"command={COMMANDS['python']}", "--in-process")
     block = re.search(r"<!-- transcript -->\n```text\n(.*?)\n```", DOC.read_text(), re.DOTALL)
     assert block is not None, "docs/command-protocol.md lost its transcript block"
     assert block.group(1).splitlines() == recorder.lines, (
