@@ -6,6 +6,7 @@ import argparse
 
 from structbench import registry
 from structbench.cli.options import Commands, add_json, add_no_progress, add_seeds, add_source_dir, add_store, patterns
+from structbench.cli.progress import SuiteRuns, is_quiet, seed_how
 from structbench.errors import UserError
 from structbench.runs.arguments import parse_seeds, parse_settings
 from structbench.runs.identity import Asked
@@ -30,14 +31,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         asked.append(Asked.of(ModelSpec(name=name, params=params), name=args.name, limit=args.limit))
     records = []
     with Store(args.store) as store:
-        runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
-        for suite in suites:
-            for model in asked:
-                evaluation = runner.evaluation(suite, model, seeds, force=args.force)
-                records.append(evaluation.record)
-                if not args.json:
-                    _print_record(evaluation)
-                    print()
+        runner = Runner(store, source_dir=args.source_dir, progress=False if is_quiet(args) else None)
+        resolved = [registry.suite(suite) for suite in suites]
+        labels = [(model.label, model.shown(model.label)) for model in asked]
+        progress = SuiteRuns(
+            "run", resolved, [labels] * len(resolved), seeds, store, quiet=is_quiet(args), force=args.force
+        )
+        runner.log, runner.seed_ended = progress.job.write, lambda outcome: progress.job.finish(seed_how(outcome))
+        with progress.job:
+            for suite, resolved_suite in zip(suites, resolved, strict=True):
+                progress.build(resolved_suite, args.source_dir)
+                for model in asked:
+                    evaluation = runner.evaluation(suite, model, seeds, force=args.force)
+                    records.append(evaluation.record)
+                    if not args.json:
+                        with progress.job.printing():
+                            _print_record(evaluation)
+                            print()
     if args.json:  # one record as an object (what scripts read), a grid as a list of them
         texts = [record.model_dump_json(indent=2) for record in records]
         print(texts[0] if len(texts) == 1 else "[\n" + ",\n".join(texts) + "\n]")

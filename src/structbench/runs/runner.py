@@ -93,6 +93,8 @@ class Runner:
         self.source_dir = source_dir
         self.progress = progress
         self.log: Callable[[str], None] = lambda message: print(message, file=sys.stderr)
+        self.seed_ended: Callable[[SeedOutcome], None] = lambda outcome: None
+        """Called once per seed `evaluation` ends, run or answered: a command's progress (`structbench.progress`)."""
         normalise_store(store, self.log)
 
     def evaluate(
@@ -131,6 +133,7 @@ class Runner:
         label = keyed.label
         for seed in seeds:
             outcome = self._run_seed(keyed.seed(manifest, seed), force=force)
+            self.seed_ended(outcome)
             if outcome.cached:
                 answered.append(seed)
             status[str(seed)] = outcome.status
