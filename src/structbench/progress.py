@@ -191,6 +191,8 @@ class Job:
         self.done = initial
         self.started = time.monotonic()
         self.step_started = self.started
+        self.tally = ""
+        """What the bar of a parallel job shows after its name (a sweep's counts), in place of one step."""
         self._bar: Any = None
         self._ticker: threading.Thread | None = None
         self._closed = threading.Event()
@@ -198,7 +200,8 @@ class Job:
             self._open_bar()
         elif mode == "lines":
             eta = self.eta()
-            self._line(f"{name}: {len(self.steps)} steps{'; ' + eta if eta else ''}")
+            held = f", {initial} done before" if initial else ""
+            self._line(f"{name}: {len(self.steps)} steps{held}{'; ' + eta if eta else ''}")
 
     # what is shown
 
@@ -230,6 +233,8 @@ class Job:
         return f"ETA {clock(known)}"
 
     def _description(self) -> str:
+        if self.parallel > 1:  # several steps under way at once: the counts, not one of them
+            return f"{self.name}: {self.tally}" if self.tally else self.name
         step = self.current()
         return f"{self.name}: {step.text}" if step else f"{self.name}: finished"
 
@@ -259,6 +264,7 @@ class Job:
         while not self._closed.wait(TICK_SECONDS):
             bar = self._bar
             if bar is not None:
+                bar.set_description_str(self._description(), refresh=False)
                 bar.set_postfix_str(self.eta(short=True), refresh=True)
 
     def _line(self, text: str) -> None:

@@ -90,3 +90,21 @@ def test_build_and_report_count_their_steps(
     assert progress_lines(captured.err)[0].startswith("[1/1] suite lookup-tables, build: built in ")
     assert main(["build", "lookup-tables", "--no-progress"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_sweep_prints_one_line_per_finished_run_and_nothing_under_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], store_path: Path
+) -> None:
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("suites: [lookup-tables]\nmodels: [copy]\nseeds: [0, 1]\n")
+    assert main(["sweep", str(grid), "--store", str(store_path), "--workers", "1"]) == 0
+    lines = progress_lines(capsys.readouterr().err)
+    assert sorted(line.split(";")[0].split(" in ")[0] for line in lines) == [
+        "[1/2] lookup-tables@1.0.0 x copy seed 0: done",
+        "[2/2] lookup-tables@1.0.0 x copy seed 1: done",
+    ]
+    grid.write_text("suites: [lookup-tables]\nmodels: [copy]\nseeds: [0, 1, 2]\n")
+    assert main(["sweep", str(grid), "--store", str(store_path), "--workers", "1", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["done"] == 1
+    assert not progress_lines(captured.err) and "steps" not in captured.err
