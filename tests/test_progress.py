@@ -82,10 +82,25 @@ def test_steps_never_timed_are_counted_apart_in_the_estimate() -> None:
     stream = io.StringIO()
     job = Job("quickstart", [Step("build"), Step("copy", 30.0), Step("oracle")], mode="lines", stream=stream)
     assert job.eta() == "ETA >= 0:30, 2 steps not timed before"
-    assert job.eta(short=True) == "ETA >=0:30 +2 untimed"
+    assert job.eta(short=True) == "ETA >=0:30"
     job.skip(2, "source files unavailable")
     assert job.eta() == ""  # nothing left with an estimate: no number at all
     assert "[2/3] skipped 2: build .. copy (source files unavailable)" in stream.getvalue()
+
+
+def test_a_step_never_timed_learns_from_the_steps_like_it_in_this_job() -> None:
+    """A fresh store: the first seed of a model tells how long its other seeds take; one answered from the
+    store tells nothing."""
+    steps = grid_steps(["lookup-tables"], [[("lstm", "lstm")]], [0, 1, 2], Timings())[0]
+    job = Job("run", steps, mode="quiet")
+    assert job.eta() == ""
+    job.finish("done (from the store)", timed=False)
+    assert job.eta() == ""
+    job.finish("done")
+    assert job.eta().startswith("ETA ") and "not timed" not in job.eta()
+    other = Job("run", [Step("build"), *steps], mode="quiet")
+    other.finish("built")  # a build is like no run
+    assert other.eta() == ""
 
 
 def test_parallel_workers_share_the_time_left() -> None:
@@ -111,8 +126,8 @@ def test_a_terminal_gets_one_bar_that_names_the_step_under_way() -> None:
         job.write("a message above the bar")
         job.finish("done")
     drawn = stream.getvalue()
-    assert "quickstart: suite 1 of 2 lookup-tables, model 1 of 5 copy, seed 0" in drawn
-    assert "quickstart: suite 2 of 2 scan-simple" in drawn and "1/2" in drawn and "ETA 0:05" in drawn
+    assert "0/2 " in drawn and "] suite 1/2 lookup-tables, model 1/5 copy, seed 0" in drawn
+    assert "1/2 " in drawn and "ETA 0:05] suite 2/2 scan-simple" in drawn
     assert "a message above the bar\n" in drawn
     assert "\r" in drawn  # redrawn in place
 

@@ -21,7 +21,10 @@ How it shows depends on where stderr goes (`mode_of`):
 The estimate of a step (`Timings.estimate`) is the mean wall time (claim to finish) of the store's
 finished runs of the same model label on the same suite id, any version or data; failing that, of the
 same label on every suite; failing that, unknown. A step the store already holds ended (done or n/a,
-same suite id, label and seed) is answered from the store and counts as no time. Steps without an
+same suite id, label and seed) is answered from the store and counts as no time. A step still unknown
+learns from the job itself, in the same order: once a run of the same label on the same suite (else on
+any suite) has been made in this job, the mean of those runs (`Step.keys`, `Job.finish(timed=)`), so
+that the first seed of a new model on a fresh store tells how long the others will take. Steps without an
 estimate (a suite's build: the store does not time builds) are counted apart: the line says
 "ETA >= 1:20, 3 steps not timed before" rather than a number that leaves them out silently.
 """
@@ -29,6 +32,7 @@ estimate (a suite's build: the store does not time builds) are counted apart: th
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 import time
@@ -103,6 +107,9 @@ class Step:
     """Its name and position, e.g. `suite 1 of 2 lookup-tables, model 2 of 5 copy, seed 0`."""
     estimate: float | None = None
     """Expected seconds (`Timings.estimate`); None: unknown."""
+    keys: tuple[str, ...] = ()
+    """What it is like, most alike first (`suite model`, then `model`): a step still unknown is estimated
+    by the mean of the steps this job has timed under its first key that has any."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +168,8 @@ def grid_steps(
             at_model = position("model", m, len(models[s]), name)
             for seed in seeds:
                 text = f"{at_suite}, {at_model}, seed {seed}"
-                runs.append(Step(text, timings.estimate(suite, label, seed, force=force)))
+                estimate = timings.estimate(suite, label, seed, force=force)
+                runs.append(Step(text, estimate, keys=(f"{suite} {label}", label)))
         steps.append(runs)
     return steps
 
@@ -188,6 +196,8 @@ class Job:
         self.stream = sys.stderr if stream is None else stream
         self.parallel = max(1, parallel)
         self.pending = list(range(initial, len(self.steps)))
+        self.timed: dict[str, list[float]] = {}
+        """Seconds of the steps this job has timed, by each of their keys."""
         self.done = initial
         self.started = time.monotonic()
         self.step_started = self.started
@@ -211,12 +221,12 @@ class Job:
 
     def eta(self, *, short: bool = False) -> str:
         """The time left as the lines show it: `ETA 1:20`, `ETA >= 1:20, 3 steps not timed before`, or
-        empty where no step left has an estimate; `short`, as the bar does: `ETA >=1:20 +3 untimed`."""
+        empty where no step left has an estimate; `short`, as the bar does: `ETA >=1:20`."""
         now = time.monotonic()
         pending = list(self.pending)  # a copy: the bar's ticker reads it while the command finishes steps
         known, unknown = 0.0, 0
         for index in pending:
-            estimate = self.steps[index].estimate
+            estimate = self.expected(self.steps[index])
             if estimate is None:
                 unknown += 1
                 continue
@@ -227,16 +237,28 @@ class Job:
         if unknown == len(pending):
             return ""
         if unknown and short:
-            return f"ETA >={clock(known)} +{unknown} untimed"
+            return f"ETA >={clock(known)}"
         if unknown:
             return f"ETA >= {clock(known)}, {unknown} step{'s' if unknown > 1 else ''} not timed before"
         return f"ETA {clock(known)}"
 
+    def expected(self, step: Step) -> float | None:
+        """`step`'s estimate, else the mean of the steps like it this job has timed, else None."""
+        if step.estimate is not None:
+            return step.estimate
+        for key in step.keys:
+            seconds = self.timed.get(key)
+            if seconds:
+                return sum(seconds) / len(seconds)
+        return None
+
     def _description(self) -> str:
+        """What the bar shows after its counts and times (cut at the terminal's edge): the step under way,
+        its places shortened (`suite 1/3 lookup-tables, model 2/4 copy, seed 0`), or a parallel job's counts."""
         if self.parallel > 1:  # several steps under way at once: the counts, not one of them
             return f"{self.name}: {self.tally}" if self.tally else self.name
         step = self.current()
-        return f"{self.name}: {step.text}" if step else f"{self.name}: finished"
+        return re.sub(r"\b(\d+) of (\d+)\b", r"\1/\2", step.text) if step else f"{self.name}: finished"
 
     def _open_bar(self) -> None:
         from tqdm import tqdm
@@ -248,7 +270,7 @@ class Job:
             desc=self._description(),
             unit="step",
             file=self.stream,
-            bar_format="{desc} {bar:10} {n_fmt}/{total_fmt} [{elapsed}{postfix}]",
+            bar_format="{n_fmt}/{total_fmt} {bar:8} [{elapsed}{postfix}] {desc}",  # the counts never cut off
             dynamic_ncols=sized,
             ncols=None if sized else UNSIZED_TERMINAL[0],
             nrows=None if sized else UNSIZED_TERMINAL[1],
@@ -272,15 +294,19 @@ class Job:
 
     # what the command tells it
 
-    def finish(self, how: str = "done", *, index: int | None = None) -> None:
+    def finish(self, how: str = "done", *, index: int | None = None, timed: bool = True) -> None:
         """Step `index` (default: the first one not finished) ended as `how` (`done`, `from the store`,
-        `failed`, `built`, ...)."""
+        `failed`, `built`, ...); `timed`: its time tells how long the steps like it take (not so for one
+        answered from the store, or one of several under way at once)."""
         index = self.pending[0] if index is None else index
         if index not in self.pending:
             return
         now = time.monotonic()
         took = now - self.step_started
         first = index == self.pending[0]
+        if timed and self.parallel == 1:
+            for key in self.steps[index].keys:
+                self.timed.setdefault(key, []).append(took)
         self.pending.remove(index)
         self.done += 1
         if first or self.parallel > 1:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from structbench.data import freeze
@@ -28,9 +28,15 @@ def is_quiet(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "json", False) or getattr(args, "no_progress", False))
 
 
-def seed_how(outcome: SeedOutcome) -> str:
-    """How a seed ended, for its progress line: `done`, `failed`, `n/a`, each `from the store` where answered."""
-    return f"{outcome.status} (from the store)" if outcome.cached else outcome.status
+def seed_ended(job: Job) -> Callable[[SeedOutcome], None]:
+    """What a runner calls as each seed ends (`Runner.seed_ended`): the job's step finished, said `done`,
+    `failed` or `n/a` and `(from the store)` where answered, which then does not time the steps like it."""
+
+    def ended(outcome: SeedOutcome) -> None:
+        how = f"{outcome.status} (from the store)" if outcome.cached else outcome.status
+        job.finish(how, timed=not outcome.cached)
+
+    return ended
 
 
 class SuiteRuns:

@@ -16,7 +16,7 @@ from structbench.cli.options import (
     existing_store,
     patterns,
 )
-from structbench.cli.progress import SuiteRuns, report_job, seed_how
+from structbench.cli.progress import SuiteRuns, report_job, seed_ended
 from structbench.cli.suites import skipped_summary
 from structbench.errors import SourceUnavailable, UserError
 from structbench.protocols import hook
@@ -76,7 +76,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
             "quickstart", suites, labels, seeds, store, quiet=args.no_progress, after=["write the report"]
         )
         say = progress.job.write
-        runner.log, runner.seed_ended = say, lambda outcome: progress.job.finish(seed_how(outcome))
+        runner.log, runner.seed_ended = say, seed_ended(progress.job)
         with progress.job:
             for name, suite, suite_models in zip(names, suites, models, strict=True):
                 try:

@@ -6,7 +6,7 @@ import argparse
 
 from structbench import registry
 from structbench.cli.options import Commands, add_json, add_no_progress, add_seeds, add_source_dir, add_store, patterns
-from structbench.cli.progress import SuiteRuns, is_quiet, seed_how
+from structbench.cli.progress import SuiteRuns, is_quiet, seed_ended
 from structbench.errors import UserError
 from structbench.runs.arguments import parse_seeds, parse_settings
 from structbench.runs.identity import Asked
@@ -37,7 +37,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         progress = SuiteRuns(
             "run", resolved, [labels] * len(resolved), seeds, store, quiet=is_quiet(args), force=args.force
         )
-        runner.log, runner.seed_ended = progress.job.write, lambda outcome: progress.job.finish(seed_how(outcome))
+        runner.log, runner.seed_ended = progress.job.write, seed_ended(progress.job)
         with progress.job:
             for suite, resolved_suite in zip(suites, resolved, strict=True):
                 progress.build(resolved_suite, args.source_dir)
