@@ -71,10 +71,12 @@ def test_plain_lines_name_each_finished_step_its_position_and_the_time_left() ->
         job.finish("failed")
     lines = stream.getvalue().splitlines()
     assert lines[0] == "run: 2 steps; ETA 3:00"
-    assert lines[1].startswith("[1/2] suite a, model 1 of 2 copy, seed 0: done in ")
-    assert lines[1].endswith("ETA 2:00")
-    assert lines[2].startswith("[2/2] suite a, model 2 of 2 lstm, seed 0: failed in ")
-    assert lines[3].startswith("run: 2 of 2 steps in ")
+    assert lines[1] == "[1/2] suite a, model 1 of 2 copy, seed 0: started, about 1:00"  # a long step
+    assert lines[2].startswith("[1/2] suite a, model 1 of 2 copy, seed 0: done in ")
+    assert lines[2].endswith("ETA 2:00")
+    assert lines[3] == "[2/2] suite a, model 2 of 2 lstm, seed 0: started, about 2:00"
+    assert lines[4].startswith("[2/2] suite a, model 2 of 2 lstm, seed 0: failed in ")
+    assert lines[5].startswith("run: 2 of 2 steps in ")
     assert "\r" not in stream.getvalue()
 
 
@@ -83,6 +85,7 @@ def test_steps_never_timed_are_counted_apart_in_the_estimate() -> None:
     job = Job("quickstart", [Step("build"), Step("copy", 30.0), Step("oracle")], mode="lines", stream=stream)
     assert job.eta() == "ETA >= 0:30, 2 steps not timed before"
     assert job.eta(short=True) == "ETA >=0:30"
+    assert stream.getvalue().splitlines()[-1] == "[1/3] build: started"  # of unknown time: announced
     job.skip(2, "source files unavailable")
     assert job.eta() == ""  # nothing left with an estimate: no number at all
     assert "[2/3] skipped 2: build .. copy (source files unavailable)" in stream.getvalue()

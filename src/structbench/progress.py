@@ -15,7 +15,9 @@ How it shows depends on where stderr goes (`mode_of`):
   (`fit_unsized_terminal`), in every tqdm bar of this process and its children: without it tqdm draws
   nothing at all.
 - anything else (a log file, a pipe): one plain line per finished step, naming the step, its position,
-  how it ended and took, the elapsed time and the estimate. No carriage returns.
+  how it ended and took, the elapsed time and the estimate; and one as a step starts whose time is
+  unknown or long (`LONG_STEP_SECONDS`), so that a log never sits silent through a first build or
+  training without saying what it is at. No carriage returns.
 - `--json` or `--no-progress`: nothing. Messages (`Job.write`) are still printed: they are not progress.
 
 The estimate of a step (`Timings.estimate`) is the mean wall time (claim to finish) of the store's
@@ -48,6 +50,8 @@ UNSIZED_TERMINAL = (80, 24)
 """Columns and rows assumed for a terminal that reports 0 columns."""
 TICK_SECONDS = 1.0
 """How often a terminal's bar is redrawn while a step runs, so that its elapsed time moves."""
+LONG_STEP_SECONDS = 30.0
+"""In a log, a step expected to take at least this long (or of unknown time) is announced as it starts."""
 
 
 def mode_of(stream: TextIO, *, quiet: bool = False) -> Mode:
@@ -212,6 +216,7 @@ class Job:
             eta = self.eta()
             held = f", {initial} done before" if initial else ""
             self._line(f"{name}: {len(self.steps)} steps{held}{'; ' + eta if eta else ''}")
+            self._announce()
 
     # what is shown
 
@@ -292,6 +297,16 @@ class Job:
     def _line(self, text: str) -> None:
         print(text, file=self.stream, flush=True)
 
+    def _announce(self) -> None:
+        """In a log, the step now under way, where it is long or its time unknown (`LONG_STEP_SECONDS`)."""
+        step = self.current() if self.parallel == 1 else None
+        if step is None:
+            return
+        expected = self.expected(step)
+        if expected is None or expected >= LONG_STEP_SECONDS:
+            about = "" if expected is None else f", about {clock(expected)}"
+            self._line(f"[{self.done + 1}/{len(self.steps)}] {step.text}: started{about}")
+
     # what the command tells it
 
     def finish(self, how: str = "done", *, index: int | None = None, timed: bool = True) -> None:
@@ -319,6 +334,7 @@ class Job:
                 f"[{self.done}/{len(self.steps)}] {self.steps[index].text}: {how}{took_text}; "
                 f"{elapsed}{', ' + eta if eta else ''}"
             )
+            self._announce()
         elif self._bar is not None:
             self._bar.set_description_str(self._description(), refresh=False)
             self._bar.set_postfix_str(self.eta(short=True), refresh=False)
@@ -336,6 +352,7 @@ class Job:
         if self.mode == "lines":
             span = first if len(chosen) == 1 else f"{first} .. {last}"
             self._line(f"[{self.done}/{len(self.steps)}] skipped {len(chosen)}: {span} ({why})")
+            self._announce()
         elif self._bar is not None:
             self._bar.set_description_str(self._description(), refresh=False)
             self._bar.set_postfix_str(self.eta(short=True), refresh=False)
