@@ -82,6 +82,17 @@ def encode(tokenizer: Any, text: str) -> list[int]:
     return list(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
+def test_loading_a_checkpoint_draws_no_bar_of_its_own(
+    gpt2_dir: Path, t5_dir: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """transformers' `Loading weights` bar (drawn on any stream, a log included) is silenced: structbench's own
+    progress shows where a run is (issue 33)."""
+    for model in (HfCausalLm(pretrained=str(gpt2_dir), threads=1), HfSeq2Seq(pretrained=str(t5_dir), threads=1)):
+        model.close()
+    err = capfd.readouterr().err
+    assert "Loading weights" not in err and "%|" not in err
+
+
 # causal LM: scores
 
 

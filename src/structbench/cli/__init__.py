@@ -9,6 +9,10 @@ samples, check, claims), `sweep`, `report` (report, quickstart); `options` defin
 they share once, and `main` builds the parser and dispatches. `main` is the console entry point.
 """
 
-from structbench.cli.main import main
+from structbench.progress import fit_unsized_terminal
+
+fit_unsized_terminal()  # before anything imports tqdm, which reads its settings once
+
+from structbench.cli.main import main  # noqa: E402
 
 __all__ = ["main"]

@@ -7,12 +7,21 @@ import sys
 from pathlib import Path
 
 from structbench import registry
-from structbench.cli.options import Commands, add_seeds, add_source_dir, add_store, existing_store, patterns
+from structbench.cli.options import (
+    Commands,
+    add_no_progress,
+    add_seeds,
+    add_source_dir,
+    add_store,
+    existing_store,
+    patterns,
+)
+from structbench.cli.progress import SuiteRuns, report_job, seed_ended
 from structbench.cli.suites import skipped_summary
-from structbench.data import freeze
 from structbench.errors import SourceUnavailable, UserError
 from structbench.protocols import hook
 from structbench.runs.arguments import parse_seeds
+from structbench.runs.identity import Asked
 from structbench.runs.normalise import normalise_store
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
@@ -35,11 +44,17 @@ def trained_in_quickstart(suite_name: str) -> tuple[str, ...]:
 def cmd_report(args: argparse.Namespace) -> int:
     from structbench.reports.render import write_report
 
-    with Store(existing_store(args.store)) as store:
-        normalise_store(store, log=lambda message: print(message, file=sys.stderr))  # one row per run key
+    with Store(existing_store(args.store)) as store, report_job(quiet=args.no_progress) as job:
+        normalise_store(store, log=job.write)  # one row per run key
         index = write_report(
-            store, args.out, suites=patterns(args.suites), models=patterns(args.models), title=args.title
+            store,
+            args.out,
+            suites=patterns(args.suites),
+            models=patterns(args.models),
+            title=args.title,
+            read=lambda: job.finish("read"),
         )
+        job.finish("written")
     print(index)
     return 0
 
@@ -53,27 +68,37 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     unavailable: list[str] = []  # whose source files could not be had: the summary names the fix
     failed: list[str] = []  # any other reason, printed as it came
     with Store(args.store) as store:
-        runner = Runner(store, source_dir=args.source_dir)
-        for name in names:
-            suite = registry.suite(name)
-            try:
-                manifest = freeze.ensure_built(suite, args.source_dir)
-            except SourceUnavailable as error:
-                print(f"suite {suite.spec.key} skipped: {error.short}", file=sys.stderr)
-                unavailable.append(suite.spec.id)
-                continue
-            except UserError as error:
-                print(f"suite {suite.spec.key} skipped: {error}", file=sys.stderr)
-                failed.append(suite.spec.id)
-                continue
-            print(f"suite {suite.spec.key} {manifest.suite_hash[:12]}", file=sys.stderr)
-            models = QUICKSTART_MODELS + (trained_in_quickstart(name) if args.neural else ())
-            for model in models:
-                record = runner.evaluate(name, ModelSpec(name=model), seeds)
-                score = stored_score(store, suite.spec, record.suite_hash, record.model)
-                shown = f"suite score ({suite.spec.primary_metric}) {score.mean:.3f}" if score else "n/a"
-                print(f"  {model:<18} {shown}", file=sys.stderr)
-        index = write_report(store, args.out)
+        runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
+        suites = [registry.suite(name) for name in names]
+        models = [QUICKSTART_MODELS + (trained_in_quickstart(name) if args.neural else ()) for name in names]
+        labels = [[(model, Asked.of(ModelSpec(name=model)).label) for model in row] for row in models]
+        progress = SuiteRuns(
+            "quickstart", suites, labels, seeds, store, quiet=args.no_progress, after=["write the report"]
+        )
+        say = progress.job.write
+        runner.log, runner.seed_ended = say, seed_ended(progress.job)
+        with progress.job:
+            for name, suite, suite_models in zip(names, suites, models, strict=True):
+                try:
+                    manifest = progress.build(suite, args.source_dir)
+                except SourceUnavailable as error:
+                    say(f"suite {suite.spec.key} skipped: {error.short}")
+                    progress.skip_suite(suite, "source files unavailable")
+                    unavailable.append(suite.spec.id)
+                    continue
+                except UserError as error:
+                    say(f"suite {suite.spec.key} skipped: {error}")
+                    progress.skip_suite(suite, "not built: the reason is above")
+                    failed.append(suite.spec.id)
+                    continue
+                say(f"suite {suite.spec.key} {manifest.suite_hash[:12]}")
+                for model in suite_models:
+                    record = runner.evaluate(name, ModelSpec(name=model), seeds)
+                    score = stored_score(store, suite.spec, record.suite_hash, record.model)
+                    shown = f"suite score ({suite.spec.primary_metric}) {score.mean:.3f}" if score else "n/a"
+                    say(f"  {model:<18} {shown}")
+            index = write_report(store, args.out)
+            progress.job.finish("written")
     print(f"leaderboard written to {index.resolve()}", flush=True)  # before the summary, which ends the output
     print(skipped_summary("evaluated", len(names), unavailable, failed), file=sys.stderr)
     return 0
@@ -91,6 +116,7 @@ def add_report(commands: Commands) -> None:
         "--models", nargs="+", metavar="LABEL", help="only these model labels (comma lists and shell patterns)"
     )
     report.add_argument("--title", default="structbench leaderboard", help="the site's title")
+    add_no_progress(report)
     report.set_defaults(handler=cmd_report)
 
 
@@ -111,4 +137,5 @@ def add_quickstart(commands: Commands) -> None:
     quick.add_argument(
         "--neural", action="store_true", help="also train neural baselines (cpu-small) on lookup-tables-mt and miniscan"
     )
+    add_no_progress(quick)
     quick.set_defaults(handler=cmd_quickstart)

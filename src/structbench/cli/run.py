@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from structbench import registry
 from structbench.cli.options import Commands, add_json, add_no_progress, add_seeds, add_source_dir, add_store, patterns
+from structbench.cli.progress import SuiteRuns, is_quiet, seed_ended
 from structbench.errors import UserError
 from structbench.runs.arguments import parse_seeds, parse_settings
 from structbench.runs.identity import Asked
@@ -34,16 +35,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         params = parse_settings(args.set, text=text_settings(name))  # a str setting takes `111` as "111"
         asked.append(Asked.of(ModelSpec(name=name, params=params), name=args.name, limit=args.limit))
     records = []
-    progress = False if args.no_progress else None
-    with Store(args.store) as store, supervisor_of(args, "run", progress) as supervisor:
-        runner = Runner(store, source_dir=args.source_dir, progress=progress, supervisor=supervisor)
-        for suite in suites:
-            for model in asked:
-                evaluation = runner.evaluation(suite, model, seeds, force=args.force)
-                records.append(evaluation.record)
-                if not args.json:
-                    _print_record(evaluation)
-                    print()
+    quiet = is_quiet(args)
+    with Store(args.store) as store, supervisor_of(args, "run", False if quiet else None) as supervisor:
+        runner = Runner(store, source_dir=args.source_dir, progress=False if quiet else None, supervisor=supervisor)
+        resolved = [registry.suite(suite) for suite in suites]
+        labels = [(model.label, model.shown(model.label)) for model in asked]
+        progress = SuiteRuns("run", resolved, [labels] * len(resolved), seeds, store, quiet=quiet, force=args.force)
+        runner.log, runner.seed_ended = progress.job.write, seed_ended(progress.job)
+        with progress.job:
+            for suite, resolved_suite in zip(suites, resolved, strict=True):
+                progress.build(resolved_suite, args.source_dir)
+                for model in asked:
+                    evaluation = runner.evaluation(suite, model, seeds, force=args.force)
+                    records.append(evaluation.record)
+                    if not args.json:
+                        with progress.job.printing():
+                            _print_record(evaluation)
+                            print()
     if args.json:  # one record as an object (what scripts read), a grid as a list of them
         texts = [record.model_dump_json(indent=2) for record in records]
         print(texts[0] if len(texts) == 1 else "[\n" + ",\n".join(texts) + "\n]")

@@ -8,7 +8,8 @@ import sys
 from typing import Any
 
 from structbench import registry
-from structbench.cli.options import Commands, add_json, add_source_dir
+from structbench.cli.options import Commands, add_json, add_no_progress, add_source_dir
+from structbench.cli.progress import build_job
 from structbench.data import freeze
 from structbench.data.sources import SOURCE_DIR_VARIABLE
 from structbench.errors import SourceUnavailable
@@ -96,28 +97,35 @@ def cmd_build(args: argparse.Namespace) -> int:
     names = args.suites or registry.suite_names()
     failed = False
     skipped = []
-    for name in names:
-        suite = registry.suite(name)
-        if args.verify:
-            if not (freeze.suite_dir(suite) / "manifest.json").is_file():
-                print(f"not built {suite.spec.key} (nothing to verify)")
-                continue
-            problems = freeze.verify(suite)
-            for problem in problems:
-                print(f"MISMATCH {problem}", file=sys.stderr)
-            failed |= bool(problems)
-            if not problems:
-                print(f"ok {suite.spec.key}")
-        else:
-            try:
-                manifest = freeze.build(suite, args.source_dir)
-            except SourceUnavailable as error:
-                if args.suites:  # asked for by name: its files are needed
-                    raise
-                print(f"skipped {suite.spec.key}: {error.short}", file=sys.stderr)
-                skipped.append(suite.spec.id)
-                continue
-            print(f"built {suite.spec.key} {manifest.suite_hash[:12]} -> {freeze.suite_dir(suite)}")
+    suites = [registry.suite(name) for name in names]
+    with build_job(suites, verify=args.verify, quiet=args.no_progress) as job:
+        for suite in suites:
+            if args.verify:
+                if not (freeze.suite_dir(suite) / "manifest.json").is_file():
+                    job.write(f"not built {suite.spec.key} (nothing to verify)", file=sys.stdout)
+                    job.finish("not built")
+                    continue
+                problems = freeze.verify(suite)
+                for problem in problems:
+                    job.write(f"MISMATCH {problem}")
+                failed |= bool(problems)
+                if not problems:
+                    job.write(f"ok {suite.spec.key}", file=sys.stdout)
+                job.finish("mismatch" if problems else "ok")
+            else:
+                try:
+                    manifest = freeze.build(suite, args.source_dir)
+                except SourceUnavailable as error:
+                    if args.suites:  # asked for by name: its files are needed
+                        raise
+                    job.write(f"skipped {suite.spec.key}: {error.short}")
+                    job.finish("skipped")
+                    skipped.append(suite.spec.id)
+                    continue
+                job.write(
+                    f"built {suite.spec.key} {manifest.suite_hash[:12]} -> {freeze.suite_dir(suite)}", file=sys.stdout
+                )
+                job.finish("built")
     if skipped:
         print(skipped_summary("built", len(names), skipped), file=sys.stderr)
     return 1 if failed else 0
@@ -162,4 +170,5 @@ def add_commands(commands: Commands) -> None:
         "--verify", action="store_true", help="recompute hashes of built data; non-zero exit on mismatch"
     )
     add_source_dir(build)
+    add_no_progress(build)
     build.set_defaults(handler=cmd_build)

@@ -35,7 +35,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             store,
             executor,
             source_dir=args.source_dir,
-            progress=not args.no_progress,
+            progress=not (args.no_progress or args.json),  # --json: stderr holds only what went wrong
             dry_run=args.dry_run,
             records=args.json,
         )

@@ -27,7 +27,7 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from structbench.errors import UserError
@@ -165,10 +165,12 @@ def write_report(
     suites: Sequence[str] | None = None,
     models: Sequence[str] | None = None,
     title: str = DEFAULT_TITLE,
+    read: Callable[[], None] | None = None,
 ) -> Path:
     """Write the site of `store` into `out_dir` (created; an earlier site there is replaced, its
     example scripts reused) and return the path of `index.html`. `suites` and `models` keep only the
-    matching suite ids and model labels (shell patterns).
+    matching suite ids and model labels (shell patterns); `read` is called once the store is read
+    (`report`'s progress: its first stage).
 
     Nothing in `out_dir` changes until the new site is complete: the filters are checked and the
     site is built first, then written into a folder beside `out_dir` and renamed into place. A
@@ -180,6 +182,8 @@ def write_report(
     folder = out_dir.resolve() if out_dir.is_symlink() else Path(os.path.abspath(out_dir))
     _check_out(folder)
     site = build_site(store, suites=suites, models=models, title=title)
+    if read is not None:
+        read()
     partial = _partial(folder)
     try:
         write_site(site, partial, earlier=folder if folder.is_dir() else None)

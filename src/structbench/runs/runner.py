@@ -110,6 +110,8 @@ class Runner:
         self.progress = progress
         self.supervisor = supervisor
         self.log: Callable[[str], None] = lambda message: print(message, file=sys.stderr)
+        self.seed_ended: Callable[[SeedOutcome], None] = lambda outcome: None
+        """Called once per seed `evaluation` ends, run or answered: a command's progress (`structbench.progress`)."""
         normalise_store(store, self.log)
 
     def evaluate(
@@ -148,6 +150,7 @@ class Runner:
         label = keyed.label
         for seed in seeds:
             outcome = self._run_seed(suite_ref, keyed.seed(manifest, seed), force=force)
+            self.seed_ended(outcome)
             if outcome.cached:
                 answered.append(seed)
             status[str(seed)] = outcome.status

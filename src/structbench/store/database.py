@@ -408,6 +408,16 @@ class Store:
 
         return pd.read_sql_query("SELECT * FROM runs ORDER BY id", self._db)
 
+    def run_timings(self) -> list[tuple[str, str, int, str, float | None]]:
+        """(suite id, model label, seed, status, wall seconds from claim to finish or None) of every run
+        that ended: what a command's estimate of its time left is made from (`structbench.progress.Timings`)."""
+        rows = self._db.execute(
+            "SELECT suite, model, seed, status, finished_at - started_at FROM runs WHERE status != 'running'"
+        )
+        return [
+            (str(suite), str(model), int(seed), str(status), seconds) for suite, model, seed, status, seconds in rows
+        ]
+
     def finished_seeds(self, suite: str, version: str, suite_hash: str, model_hash: str, label: str) -> list[int]:
         """The seeds of the finished (`done`) runs of one model configuration, shown under `label`, on one
         suite's data, in order: the seeds its cells are computed over."""

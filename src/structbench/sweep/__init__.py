@@ -27,11 +27,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field
-from tqdm import tqdm
 
+from structbench.progress import Job, Step, mode_of
 from structbench.runs.runner import Runner
 from structbench.specs import Frozen, ResultRecord
 from structbench.store import ClaimLost, RunClaim, Store
@@ -111,8 +110,10 @@ class _Tally:
                     SweepFailure(suite=run.cell.suite.spec.key, model=run.cell.label, seed=run.seed, error=line)
                 )
 
-    def postfix(self) -> dict[str, int]:
-        return {name: value for name, value in self.counts.items() if value or name in ("done", "failed")}
+    def postfix(self) -> str:
+        """`done=9, failed=0, skipped=42`: the counts so far, for the progress bar."""
+        shown = {name: value for name, value in self.counts.items() if value or name in ("done", "failed")}
+        return ", ".join(f"{name}={value}" for name, value in shown.items())
 
 
 def _run_key(run: PlannedRun) -> tuple[str, str, str, int]:
@@ -169,11 +170,11 @@ def run_sweep(
     when there is something to run), store every result as it arrives; see the module docstring.
     `records`: add each cell's `run --json` record to the summary (one store query per cell)."""
     started = time.monotonic()
-    bar: tqdm[Any] | None = None
+    job: Job | None = None
 
     def log(message: str) -> None:
-        if bar is not None:
-            bar.write(message, file=sys.stderr)
+        if job is not None:
+            job.write(message)
         else:
             print(message, file=sys.stderr)
 
@@ -193,35 +194,29 @@ def run_sweep(
         log(f"all {planned.total} runs of {grid_path} are in the store; nothing to run")
         return _summary(grid_path, store, "none", 0, planned, tally, runner, started, records=records)
     executor = make_executor()
-    bar = tqdm(
-        total=planned.total,
-        initial=len(planned.finished),
-        desc="sweep",
-        unit="run",
-        disable=not progress,
-        file=sys.stderr,
-        dynamic_ncols=True,
-    )
+    steps = [Step(run.where) for run in planned.finished] + [Step(run.where, run.seconds) for run in planned.todo]
+    mode = mode_of(sys.stderr, quiet=not progress)
+    job = Job("sweep", steps, mode=mode, parallel=executor.capacity, initial=len(planned.finished))
+    job.tally = tally.postfix()
     try:
         with _sigterm_interrupts():
-            _drive(planned, executor, runner, tally, bar, source_dir)
+            _drive(planned, executor, runner, tally, job, source_dir)
     finally:
         executor.stop()
-        bar.close()
+        job.close()
     return _summary(
         grid_path, store, executor.name, executor.capacity, planned, tally, runner, started, records=records
     )
 
 
-def _drive(
-    planned: Plan, executor: Executor, runner: Runner, tally: _Tally, bar: tqdm[Any], source_dir: Path | None
-) -> None:
-    """Claim, submit and record until every run has an outcome; on an interrupt, release the claims in flight."""
+def _drive(planned: Plan, executor: Executor, runner: Runner, tally: _Tally, job: Job, source_dir: Path | None) -> None:
+    """Claim, submit and record until every run has an outcome; on an interrupt, release the claims in flight.
+    Each run's outcome is a finished step of `job` (its steps: the finished runs, then `planned.todo`)."""
     store = runner.store
     pending = list(reversed(planned.todo))  # popped from the end: longest first
+    step_of = {id(run): index for index, run in enumerate(planned.todo, start=len(planned.finished))}
     in_flight: dict[int, tuple[PlannedRun, RunClaim]] = {}
     gpus = bool(getattr(executor, "gpus_available", False))
-    ticking = sys.stderr.isatty()  # the elapsed time ticks on a terminal; into a log, a line per finished run is enough
     key = 0
     try:
         while pending or in_flight:
@@ -230,12 +225,12 @@ def _drive(
                 claim = store.claim_run(run.fields)
                 if claim.state == "cached":  # finished by another process since the plan
                     tally.note(run, "skipped", claim.status)
-                    bar.update(1)
+                    job.finish(f"{claim.status} (from the store)", index=step_of[id(run)])
                     continue
                 if claim.state == "busy":
                     runner.log(f"{run.where} is being run by {claim.holder}; skipped (the next sweep takes it up)")
                     tally.note(run, "busy", "busy")
-                    bar.update(1)
+                    job.finish("skipped: held by another process", index=step_of[id(run)])
                     continue
                 key += 1
                 in_flight[key] = (run, claim)
@@ -251,13 +246,11 @@ def _drive(
             for result in executor.collect(POLL_SECONDS):
                 run, claim = in_flight.pop(result.key)
                 try:
-                    _record(runner, run, claim, result, tally)
+                    status = _record(runner, run, claim, result, tally)
                 finally:
                     store.release(claim)  # a no-op unless recording failed
-                bar.update(1)
-                bar.set_postfix(tally.postfix(), refresh=False)
-            if ticking:
-                bar.refresh()
+                job.tally = tally.postfix()
+                job.finish(status, index=step_of[id(run)])
     except BaseException:
         executor.stop()  # first, so that no worker is still at a run once its claim is let go
         for _, claim in in_flight.values():
@@ -265,22 +258,23 @@ def _drive(
         raise
 
 
-def _record(runner: Runner, run: PlannedRun, claim: RunClaim, result: WorkResult, tally: _Tally) -> None:
-    """Store one worker's result for its claimed run, in one transaction (see `Runner.record`)."""
+def _record(runner: Runner, run: PlannedRun, claim: RunClaim, result: WorkResult, tally: _Tally) -> str:
+    """Store one worker's result for its claimed run, in one transaction (see `Runner.record`); how it ended."""
     if result.status == "refused":
         runner.store.discard(claim)  # nothing was made: the store keeps no trace of the attempt
         error = result.error or "refused"
         runner.log(f"{run.where} was not run: {error}")
         tally.note(run, "refused", "not run", error)
-        return
+        return "not run (refused)"
     try:
         outcome = runner.record(claim, run.context, outcome_of(result))
     except ClaimLost as error:  # another process took the run over (e.g. `run --force`): its result stands
         runner.log(f"{run.where}: {error}")
         tally.note(run, "busy", "busy")
-        return
+        return "taken over by another process"
     count = "n/a" if outcome.status == "n/a" else outcome.status
     tally.note(run, count, outcome.status, outcome.error if outcome.status != "n/a" else None, outcome.label)
+    return outcome.status
 
 
 def _print_plan(planned: Plan) -> None:

@@ -43,13 +43,18 @@ INSTALL = "pip install 'structbench[hf]'"
 
 
 def require_transformers() -> ModuleType:
-    """The `transformers` module, or one sentence saying how to install it."""
+    """The `transformers` module, or one sentence saying how to install it; its own progress bars (the
+    `Loading weights` bar of every load) and its info and warning messages silenced, since structbench's
+    progress (`structbench.progress`) already shows where a run is."""
     try:
         import transformers
     except ImportError:
         raise UserError(
             f"the Hugging Face models (hf, hf-seq2seq) need the transformers package; install it with {INSTALL}."
         ) from None
+    logging: Any = transformers.utils.logging  # untyped
+    logging.disable_progress_bar()  # huggingface_hub's bars too
+    logging.set_verbosity_error()
     return transformers
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import PositiveInt
 from tqdm import tqdm
 
+from structbench.progress import run_bar
 from structbench.specs import Split
 
 TINY = 1e-300
@@ -33,13 +34,14 @@ class HmmInducer:
     def __init__(self, iterations: PositiveInt = 100) -> None:
         self.iterations = int(iterations)
         self.seed = 0
+        self.suite = ""
         self.train_sentences: list[list[str]] = []
         self.log_likelihoods: list[float] = []
         self.n_states = 0
         self.vocabulary_size = 0
 
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
-        self.seed = seed
+        self.seed, self.suite = seed, train.suite
         self.train_sentences = [list(e.input) for e in train.examples]
 
     def induce(self, sentences: list[list[str]], n_clusters: int) -> list[list[int]]:
@@ -54,7 +56,13 @@ class HmmInducer:
         transition = _normalise(rng.random((k, k + 1)) + 1.0)  # last column: stop
         emission = _normalise(rng.random((k, v)) + 1.0)
         self.log_likelihoods = []
-        with tqdm(range(self.iterations), desc="hmm EM", unit="it", disable=None, leave=False) as bar:
+        with tqdm(
+            range(self.iterations),
+            desc=f"{run_bar(self.suite, self.name, self.seed)} EM",
+            unit="it",
+            disable=None,
+            leave=False,
+        ) as bar:
             for _ in bar:
                 start, transition, emission, log_likelihood = _em_step(buckets, start, transition, emission, v)
                 self.log_likelihoods.append(log_likelihood)

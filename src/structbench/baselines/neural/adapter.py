@@ -18,6 +18,7 @@ from structbench.baselines.neural.run import NeuralRun
 from structbench.baselines.neural.settings import TrainSettings
 from structbench.baselines.neural.trainer import Trainer, decode_all
 from structbench.baselines.neural.vocab import Vocabulary
+from structbench.progress import run_bar
 from structbench.specs import Split
 
 
@@ -60,7 +61,7 @@ class NeuralTransducer(NeuralRun):
             self.device,
             seed=seed,
             max_length=self.max_length,
-            description=f"{self.name} seed {seed}",
+            description=run_bar(train.suite, self.name, seed),
         )
         history: History = trainer.train(train.examples, dev.examples if dev else None)
         self.history = history.as_dict()

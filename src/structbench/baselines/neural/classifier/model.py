@@ -47,6 +47,7 @@ from structbench.baselines.neural.fit import Figures, History, Schedule, Selecto
 from structbench.baselines.neural.run import NeuralRun
 from structbench.baselines.neural.vocab import Vocabulary
 from structbench.errors import NotApplicable, UserError
+from structbench.progress import run_bar
 from structbench.specs import Example, Split
 
 SEP = "<sep>"
@@ -182,7 +183,13 @@ class NeuralClassifier(NeuralRun):
         # a dev label never seen in training can never be predicted: it counts as wrong and adds no loss
         dev_rows = [self.encode(e.input, ids.get(str(e.label), UNSEEN), f"dev example {e.id}") for e in dev_examples]
         history = train_classifier(
-            self.net, settings, self.device, rows, dev_rows, seed=seed, description=f"{self.name} seed {seed}"
+            self.net,
+            settings,
+            self.device,
+            rows,
+            dev_rows,
+            seed=seed,
+            description=run_bar(train.suite, self.name, seed),
         )
         self.history = history.as_dict()
         self.save_trained(

@@ -61,6 +61,7 @@ from structbench.baselines.neural.settings import RunSettings
 from structbench.baselines.neural.vocab import EOS, PAD, SOS, Vocabulary
 from structbench.data import freeze
 from structbench.errors import NotApplicable, UserError
+from structbench.progress import run_bar
 from structbench.protocols import shared_contexts
 from structbench.specs import Split
 
@@ -337,7 +338,7 @@ class NeuralLanguageModel(NeuralRun):
         if settings.dev_limit is not None:
             dev_sentences = dev_sentences[: settings.dev_limit]
         dev_ids = [vocabulary.encode(s) for s in dev_sentences]
-        history = self._train(self.net, settings, train_ids, dev_ids, seed)
+        history = self._train(self.net, settings, train_ids, dev_ids, seed, run_bar(train.suite, self.name, seed))
         self.history = history.as_dict()
         kept = history.selected()
         self.dev_perplexity = kept.figures.get("dev_perplexity") if kept else None
@@ -364,6 +365,7 @@ class NeuralLanguageModel(NeuralRun):
         train: list[list[int]],
         dev: list[list[int]],
         seed: int,
+        description: str,
     ) -> History:
         """Adam on token-level cross-entropy (`loss`: mean or sum per batch) over length-bucketed batches of
         whole sentences, in the shared loop, the learning rate decayed on a dev plateau where `lr_decay` says;
@@ -409,7 +411,7 @@ class NeuralLanguageModel(NeuralRun):
             batches=lambda: length_buckets(lengths, settings.batch_size, rng),
             step=step,
             evaluate=evaluate,
-            description=self.name,
+            description=description,
         )
 
     def logprob(self, sequences: list[list[str]]) -> list[float]:

@@ -66,6 +66,7 @@ from structbench.baselines.neural.run import NeuralRun
 from structbench.baselines.neural.settings import Fraction
 from structbench.convergence import Convergence, Criterion
 from structbench.errors import NotApplicable
+from structbench.progress import run_bar
 from structbench.specs import Example, Frozen, Split
 
 IntArray = npt.NDArray[np.int64]
@@ -291,7 +292,7 @@ class LstmGRun(NeuralRun):
         order = rng.permutation(len(trials))
         position = 0
         consumed = 0
-        bar = tqdm(range(settings.max_trials), desc=f"{self.name} seed {seed}", unit="trial", disable=None)
+        bar = tqdm(range(settings.max_trials), desc=run_bar(train.suite, self.name, seed), unit="trial", disable=None)
         for _ in bar:
             if position == len(order):
                 order, position = rng.permutation(len(trials)), 0

@@ -73,6 +73,7 @@ from structbench.baselines.neural.nhmm.nets import NeuralHmmNet, NhmmArchitectur
 from structbench.baselines.neural.run import NeuralRun
 from structbench.convergence import Criterion
 from structbench.errors import NotApplicable
+from structbench.progress import run_bar
 from structbench.specs import Split
 
 __all__ = ["NeuralHmm", "NhmmSettings", "padded"]
@@ -201,7 +202,7 @@ class NeuralHmm(NeuralRun):
             batches=lambda: length_buckets(lengths, settings.batch_size, rng),
             step=step,
             evaluate=evaluate,
-            description=f"{self.name} seed {self.seed}",
+            description=run_bar(self.suite, self.name, self.seed),
         )
 
     def _decode(self, net: NeuralHmmNet, sentences: list[list[int]]) -> list[list[int]]:
