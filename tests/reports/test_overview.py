@@ -7,7 +7,7 @@ from pathlib import Path
 
 from structbench import registry
 from structbench.baselines.trivial import Oracle
-from structbench.reports.boards import SuiteBoard, aggregate, boards
+from structbench.reports.boards import Compute, SuiteBoard, aggregate, boards, statistic_marks
 from structbench.reports.figures import PALETTE, Style, model_styles
 from structbench.reports.overview import Summary, overview_rows, win_rates
 from structbench.reports.render import write_report
@@ -198,3 +198,21 @@ def test_a_model_has_one_colour_on_every_page_of_the_site(runner: Runner, tmp_pa
         html = page.read_text()
         copy = html.index(f'<span class="line" style="background: {site.styles["copy"].colour}"></span>copy</li>')
         assert copy > 0
+
+
+def test_a_statistic_column_marks_no_best_that_the_trivial_baselines_reach() -> None:
+    def reporting(trials: dict[str, list[float]], **board: set[str]) -> SuiteBoard:
+        made = summary("dsr", dict.fromkeys(trials, 0.5), **board).board
+        made.rows = [(model, {}) for model in trials]
+        made.compute = {
+            model: Compute(None, None, "", {seed: {"trials_to_criterion": value} for seed, value in enumerate(values)})
+            for model, values in trials.items()
+        }
+        return made
+
+    # fewer trials is better: `copy` needing fewest (a floor, say a plugin's trivial learner) leaves nothing to mark
+    trials = {"copy": [100.0, 110.0], "lstm": [400.0, 420.0], "srn": [900.0, 950.0]}
+    assert statistic_marks(reporting(trials, floors={"copy"})) == {}
+    assert statistic_marks(reporting(trials))["trials_to_criterion"] == {"copy": "best"}
+    beaten = {**trials, "copy": [1000.0, 1010.0]}
+    assert statistic_marks(reporting(beaten, floors={"copy"}))["trials_to_criterion"] == {"lstm": "best"}
