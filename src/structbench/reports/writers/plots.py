@@ -73,7 +73,10 @@ def _line_svg(plot: LinePlot) -> str:
             axes.errorbar(
                 shifted, means, yerr=errors, color=line.colour, fmt=marker, markersize=4, capsize=2, linewidth=1
             )
-    axes.set_xticks(x, plot.levels, rotation=30 if max(map(len, plot.levels), default=0) > 6 else 0)
+    if max(map(len, plot.levels), default=0) > 6:  # long labels slant, each ending under its own tick
+        axes.set_xticks(x, plot.levels, rotation=30, ha="right", rotation_mode="anchor")
+    else:
+        axes.set_xticks(x, plot.levels)
     if numbers is None:
         axes.set_xlim(-0.6, len(plot.levels) - 0.4)
     axes.set_ylim(-2, 102)
@@ -133,7 +136,8 @@ def _svg(figure: Any) -> str:
     import io
 
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", metadata={"Date": None})
+    # the box grows to hold every label (a slanted `around+opposite` was cut at the foot of a fixed box)
+    figure.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight", pad_inches=0.05)
     return buffer.getvalue()
 
 
