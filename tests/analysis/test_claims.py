@@ -96,7 +96,7 @@ def test_a_claim_across_two_suites_reads_each_cell_from_its_own_suite() -> None:
         suite=["miniscan", "lookup-tables"], mean=[0.9, 0.5], ci_low=[0.85, 0.4], ci_high=[0.95, 0.6]
     )
     verdict = check(across, elsewhere)
-    assert verdict.status == "reproduced" and "b (lookup-tables) test: 50.0 [40.0, 60.0]" in verdict.evidence
+    assert verdict.status == "reproduced" and "b on lookup-tables/test: 50.0 [40.0, 60.0]" in verdict.evidence
 
 
 @pytest.mark.parametrize(
@@ -118,9 +118,9 @@ def test_a_claim_is_reproduced_only_when_the_intervals_say_so(
     verdict = check(claim, cells(*rows))
     assert verdict.status == status
     if status != "not measured":
-        assert "a test: " in verdict.evidence
+        assert "a on miniscan/test: " in verdict.evidence
     else:
-        assert verdict.evidence == "no finished run of b on test"
+        assert verdict.evidence == "no finished run of b on miniscan/test"
 
 
 def test_claims_command_and_report_check_the_stored_cells(
@@ -131,7 +131,9 @@ def test_claims_command_and_report_check_the_stored_cells(
     assert main(["claims", "--store", str(store_path), "--json"]) == 0
     verdicts = {v["id"]: v for v in json.loads(capsys.readouterr().out)}
     assert verdicts["ngram-attractors"]["status"] == "reproduced"
-    assert verdicts["ngram-attractors"]["evidence"].startswith("ngram attractors-0: 84.8 [81.4, 87.7]")
+    assert verdicts["ngram-attractors"]["evidence"].startswith(
+        "ngram on agreement-attractors/attractors-0: 84.8 [81.4, 87.7]"
+    )
     assert verdicts["seq2seq-scan-jump"]["status"] == "not measured"
     assert main(["report", "--store", str(store_path), "--out", str(tmp_path / "site")]) == 0
     html = (tmp_path / "site" / "index.html").read_text()

@@ -11,6 +11,7 @@ just rendered, which is the stricter case (no fetch, scripts only). What it chec
 - the error browser lists wrong examples and filters them by split, condition, text and seed,
   and shows every example when asked;
 - at 390 px the body never scrolls sideways, and a number in the first table is visible;
+- at 1400 px the first screen holds every family's column, and a family's link opens its table of suites;
 - the hostile label is shown as text on the overview, the suite page and the error browser;
 - a plugin suite's `javascript:` source address is text, and clicking it opens no dialog.
 
@@ -133,7 +134,7 @@ def test_every_suite_page_is_reachable_from_the_overview_and_no_page_errs(site: 
     assert len(pages) == len(SUITES) and links == pages
     for link in links:
         overview = wide.open(site / "index.html")
-        overview.click(f"a[href='{link}'] >> nth=0")
+        overview.click(f"#suites a[href='{link}']")  # the family tables' links are inside closed <details>
         overview.wait_for_load_state("load")
         assert urllib.parse.unquote(overview.url).endswith(link), overview.url
         assert (
@@ -222,6 +223,23 @@ def test_at_390_px_nothing_scrolls_sideways_and_numbers_are_visible(site: Path, 
     error_browser_ready(page)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert narrow.problems == []
+
+
+def test_the_first_screen_at_1400_px_holds_every_family_and_a_family_opens_on_its_link(site: Path, wide: Page) -> None:
+    page = wide.open(site / "index.html")
+    families = page.locator("table.summary th.family")
+    assert families.count() == 5  # generalisation: systematicity, agreement, lookup; in-distribution: completion, POS
+    for header in families.all():
+        box = header.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 1400 and box["y"] + box["height"] <= 900
+    numbers = page.locator("table.summary td .mean").all()
+    assert numbers and all((box := n.bounding_box()) is not None and box["y"] < 900 for n in numbers[:3])
+    family = page.locator("details:has(#generalisation-lookup)")
+    assert not family.evaluate("details => details.open")
+    page.click("table.summary th.family a[href='#generalisation-lookup']")
+    assert family.evaluate("details => details.open")  # the browser opens a <details> its link points into
+    assert family.locator("a[href='suites/lookup-tables@1.0.0.html']").is_visible()
+    assert wide.problems == []
 
 
 def test_a_hostile_model_label_is_shown_as_text(site: Path, wide: Page) -> None:

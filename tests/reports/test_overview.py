@@ -3,16 +3,23 @@ best model, whichever suites each model was run on."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import pytest
 
 from structbench import registry
 from structbench.baselines.trivial import Oracle
-from structbench.reports.boards import SuiteBoard, aggregate, boards
-from structbench.reports.figures import PALETTE, Style, model_styles
+from structbench.reports.boards import Compute, SuiteBoard, aggregate, boards, statistic_marks
+from structbench.reports.conditions import Condition
+from structbench.reports.families import columns
+from structbench.reports.figures import PALETTE, Line, Style, merge_equal, model_styles
 from structbench.reports.overview import Summary, overview_rows, win_rates
 from structbench.reports.render import write_report
+from structbench.reports.series import Curve
 from structbench.reports.site import board_order, build_site
 from structbench.reports.views.pages import families, pages
+from structbench.reports.views.plots import no_plot_reason
 from structbench.reports.writers.markdown import leaderboard_markdown
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, SeedStats, natural_key
@@ -196,5 +203,111 @@ def test_a_model_has_one_colour_on_every_page_of_the_site(runner: Runner, tmp_pa
     index = write_report(runner.store, tmp_path / "site")
     for page in (index, index.parent / "suites" / "lookup-tables@1.0.0.html"):
         html = page.read_text()
-        copy = html.index(f'<span class="line" style="background: {site.styles["copy"].colour}"></span>copy</li>')
-        assert copy > 0
+        # copy's entry, alone or leading a line it shares with models of equal values (random at 0 too)
+        line = f'<span class="line" style="background: {site.styles["copy"].colour}"></span>copy'
+        assert f"{line}</li>" in html or f"{line}, " in html
+
+
+def test_in_distribution_suites_have_columns_of_their_own_apart_from_generalisation() -> None:
+    summaries = issue_33()
+    rows = {row.model: row for row in overview_rows(summaries)}
+    found = {(column.kind, column.family): column for column in columns(summaries)}
+    assert list(found) == [
+        ("generalisation", "systematicity"),
+        ("generalisation", "lookup"),
+        ("in-distribution", "systematicity"),
+    ]
+    assert [unit.name for unit in found[("generalisation", "systematicity")].units] == ["scan-length@2.0.0"]
+    within = found[("in-distribution", "systematicity")]
+    assert [unit.name for unit in within.units] == ["grounded-weak@1.0.0", "scan-simple@2.0.0"]
+    # a family's cell: the mean over the family's suites a model was run on, and how many that is
+    assert within.summary(rows["lstm"]) == (pytest.approx((0.71 + 0.99) / 2), 2)
+    assert within.summary(rows["parser (mine)"]) == (pytest.approx(0.8), 1)
+    assert within.summary(rows["composer (mine)"]) is None
+
+
+def test_a_series_of_suites_is_one_unit_of_its_family_drawn_as_one_small_curve() -> None:
+    summaries = [
+        summary("scan-fewshot-1", {"a": 0.1, "b": 0.0}),
+        summary("scan-fewshot-2", {"a": 0.3}),
+        summary("scan-fewshot-4", {"a": 0.5, "b": 0.0}),
+        summary("scan-length", {"a": 0.9, "b": 0.2}),
+    ]
+    rows = {row.model: row for row in overview_rows(summaries)}
+    (column,) = columns(summaries)
+    series, length = column.units
+    assert (series.name, series.xs, length.name) == ("scan-fewshot", (1.0, 2.0, 4.0), "scan-length@2.0.0")
+    # three few-shot suites weigh as much as scan-length, not three times as much
+    assert column.summary(rows["a"]) == (pytest.approx((0.3 + 0.9) / 2), 4)  # with a score on all 4 suites
+    assert series.value(rows["b"]) == 0.0 and column.summary(rows["b"]) == (pytest.approx(0.1), 3)
+    # b has no point at k = 2: its curve breaks there; a lone point is still drawn (as a dot)
+    assert series.spark(rows["a"]) == ["0.0,25.4 50.0,20.2 100.0,15.0"]  # 0 at y 28, 100% at y 2
+    assert series.spark(rows["b"]) == ["0.0,28.0 0.0,28.0", "100.0,28.0 100.0,28.0"]
+    assert series.described(rows["b"]).endswith(": 1 → 0.0, 2 → –, 4 → 0.0")
+
+
+def test_the_overview_shows_one_summary_column_per_family_and_every_suite_under_its_family(
+    runner: Runner, tmp_path: Path
+) -> None:
+    for suite in ("lookup-tables", "pos-synthetic"):
+        for name in ("random", "majority"):
+            runner.evaluate(suite, ModelSpec(name=name), [0])
+    html = write_report(runner.store, tmp_path / "site").read_text()
+    summary_table = html[html.index('<table class="overview summary') : html.index("</table>")]
+    kinds = re.findall(r'<th scope="colgroup" colspan="1" class="kind kind-([a-z-]+)', summary_table)
+    assert kinds == ["generalisation", "in-distribution"]
+    assert re.findall(r'<th scope="col" class="family[^"]*"><a href="#([^"]+)">', summary_table) == [
+        "generalisation-lookup",
+        "in-distribution-pos-induction",
+    ]
+    within = html[html.index('id="in-distribution-pos-induction"') :]
+    assert 'href="suites/pos-synthetic@1.0.0.html"' in within[: within.index("</details>")]
+    general = html[html.index('id="generalisation-lookup"') :]
+    assert 'href="suites/pos-synthetic@1.0.0.html"' not in general[: general.index("</details>")]
+
+
+def test_a_statistic_column_marks_no_best_that_the_trivial_baselines_reach() -> None:
+    def reporting(trials: dict[str, list[float]], **board: set[str]) -> SuiteBoard:
+        made = summary("dsr", dict.fromkeys(trials, 0.5), **board).board
+        made.rows = [(model, {}) for model in trials]
+        made.compute = {
+            model: Compute(None, None, "", {seed: {"trials_to_criterion": value} for seed, value in enumerate(values)})
+            for model, values in trials.items()
+        }
+        return made
+
+    # fewer trials is better: `copy` needing fewest (a floor, say a plugin's trivial learner) leaves nothing to mark
+    trials = {"copy": [100.0, 110.0], "lstm": [400.0, 420.0], "srn": [900.0, 950.0]}
+    assert statistic_marks(reporting(trials, floors={"copy"})) == {}
+    assert statistic_marks(reporting(trials))["trials_to_criterion"] == {"copy": "best"}
+    beaten = {**trials, "copy": [1000.0, 1010.0]}
+    assert statistic_marks(reporting(beaten, floors={"copy"}))["trials_to_criterion"] == {"lstm": "best"}
+
+
+def test_a_condition_says_why_it_has_no_plot() -> None:
+    board = summary("scan-length", {"copy": 0.0, "oracle": 1.0}, ceilings={"oracle"}).board
+    board.rows = [("copy", {}), ("oracle", {})]
+    only_oracle = Condition(
+        "n actions", "n actions", ["1", "2"], {"copy": [None, None], "oracle": [stats(1), stats(1)]}
+    )
+    assert no_plot_reason(board, only_oracle, ["copy"]).startswith("no ranked model has a value here")
+    many = Condition("kind", "kind", [f"k{i}" for i in range(20)], {"copy": [stats(0)] * 20, "oracle": [None] * 20})
+    assert no_plot_reason(board, many, ["copy"]).startswith("20 levels, more than a plot can show")
+    drawn = Condition("kind", "kind", ["a", "b"], {"copy": [stats(0), None], "oracle": [None, None]})
+    assert no_plot_reason(board, drawn, ["copy"]) == ""
+
+
+def test_lines_of_equal_values_are_drawn_once_and_the_legend_names_every_model() -> None:
+    zero = [stats(0.0), stats(0.0)]
+    curve = Curve(
+        "scan-fillers", "fillers", False, [0, 1], [],
+        cells={"lstm": [stats(0.4), stats(0.2)], "copy": zero, "majority": zero, "random": zero},
+        styles=model_styles(["lstm", "copy", "majority", "random"]),
+    )  # fmt: skip
+    assert [line.labels for line in curve.lines] == [("lstm",), ("copy", "majority", "random")]
+    assert [models for models, _ in curve.legend] == [("lstm",), ("copy", "majority", "random")]
+    assert len(curve.plot("sequence_accuracy (%)").lines) == 2
+    assert merge_equal([Line.of("a", Style("#000"), zero), Line.of("b", Style("#111"), [stats(0.0), None])]) == [
+        Line.of("a", Style("#000"), zero),
+        Line.of("b", Style("#111"), [stats(0.0), None]),
+    ]

@@ -152,6 +152,16 @@ def test_report_command_writes_the_four_files(
     assert "n = 2 · Wilson</span>" in suite_page(out / "index.html", "lookup-tables-mt@1.0.0")
 
 
+def test_report_writes_where_quickstart_does_when_no_folder_is_given(
+    runner: Runner, store_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner.evaluate("lookup-tables", ModelSpec(name="copy"), [0])
+    runner.store.close()
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "--store", str(store_path)]) == 0
+    assert "lookup-tables@1.0.0" in (tmp_path / "structbench-report" / "index.html").read_text()
+
+
 def test_numbers_from_different_data_never_share_a_cell(runner: Runner, tmp_path: Path) -> None:
     runner.evaluate("lookup-tables", ModelSpec(name="copy"), [0])
     # the same suite id and version built from other data, stored by an older checkout

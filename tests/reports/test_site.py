@@ -23,7 +23,7 @@ from structbench.reports.conditions import conditions
 from structbench.reports.figures import GapPlot, Line, LinePlot
 from structbench.reports.render import write_report
 from structbench.reports.writers.markdown import leaderboard_markdown
-from structbench.reports.writers.plots import Drawing
+from structbench.reports.writers.plots import Drawing, draw
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, SplitSpec
 from tests.support.helpers import read_results
@@ -170,3 +170,13 @@ def test_the_report_never_writes_into_a_folder_of_other_files(runner: Runner, tm
     write_report(runner.store, site)
     write_report(runner.store, site)  # its own site: replaced
     assert (site / "suites" / "lookup-tables@1.0.0.html").is_file()
+
+
+def test_slanted_category_labels_and_the_axis_label_under_them_stay_inside_the_plot() -> None:
+    line = Line("m", "#1f77b4", [0.2, 0.5, 0.1], [0.1, 0.4, 0.0], [0.3, 0.6, 0.2])
+    svg = draw(LinePlot("construction", "accuracy (%)", ["around", "around+opposite", "jump+around+opposite"], [line]))
+    root = ElementTree.fromstring(svg)
+    height = float(root.get("height", "0").removesuffix("pt"))
+    texts = {text.text: float(text.get("y", "0")) for text in root.iter("{http://www.w3.org/2000/svg}text")}
+    # matplotlib sets the axis label below the slanted labels: it was drawn past the foot of a fixed-size plot
+    assert texts["around+opposite"] < texts["construction"] < height - 2

@@ -135,16 +135,22 @@ def _sample(row: pd.Series) -> Sample:
     return Sample(dict(enumerate(row["per_seed"])), dict(enumerate(bounds)))
 
 
-def _shown(ref: CellRef, row: pd.Series) -> str:
+def _where(claim: Claim, ref: CellRef) -> str:
+    """A cell's name in evidence: model, suite and split (and the metric where the cell names its own),
+    e.g. `ngram on agreement-attractors/attractors-4`, so that a split is never read without its suite."""
+    metric = f" {ref.metric}" if ref.metric else ""
+    return f"{ref.model} on {ref.suite or claim.suite}/{ref.split}{metric}"
+
+
+def _shown(claim: Claim, ref: CellRef, row: pd.Series) -> str:
     """A cell as evidence: scores in %, a training statistic as it is (with its censored seeds)."""
     scale, digits = (1, 2) if ref.split == TRAINING else (100, 1)
-    metric = f" {ref.metric}" if ref.metric else ""
-    suite = f" ({ref.suite})" if ref.suite else ""
+    where = _where(claim, ref)
     censored = row.get("censored")
     if isinstance(censored, list) and censored:
         reached = len(row["per_seed"])
         return (
-            f"{ref.model}{suite} {ref.split}{metric}: ≥{row['mean']:.{digits}f} ({reached} of "
+            f"{where}: ≥{row['mean']:.{digits}f} ({reached} of "
             f"{reached + len(censored)} seeds reached it, the others counted at their bound)"
         )
     interval = (
@@ -152,7 +158,7 @@ def _shown(ref: CellRef, row: pd.Series) -> str:
         if row["ci_low"] != row["ci_low"]
         else f" [{scale * row['ci_low']:.{digits}f}, {scale * row['ci_high']:.{digits}f}]"
     )
-    return f"{ref.model}{suite} {ref.split}{metric}: {scale * row['mean']:.{digits}f}{interval} ({row['interval']})"
+    return f"{where}: {scale * row['mean']:.{digits}f}{interval} ({row['interval']})"
 
 
 def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
@@ -162,10 +168,10 @@ def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
     found = [(ref, _find(cells, claim, ref)) for ref in refs if ref is not None]
     missing = [ref for ref, row in found if row is None]
     if missing:
-        names = "; ".join(f"{ref.model} on {ref.split}" + (f" ({ref.metric})" if ref.metric else "") for ref in missing)
+        names = "; ".join(_where(claim, ref) for ref in missing)
         return Verdict(claim=claim, status="not measured", evidence=f"no finished run of {names}")
     rows = [(ref, row) for ref, row in found if row is not None]
-    evidence = " vs ".join(_shown(ref, row) for ref, row in rows)
+    evidence = " vs ".join(_shown(claim, ref, row) for ref, row in rows)
     under = {f"{ref.model}: {why}" for ref, row in rows if (why := row.get("under_trained"))}
     if under:
         return Verdict(claim=claim, status=UNDER_TRAINED, evidence=f"{evidence}; {'; '.join(sorted(under))}")

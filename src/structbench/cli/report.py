@@ -108,7 +108,13 @@ def add_report(commands: Commands) -> None:
     """The `report` command."""
     report = commands.add_parser("report", help="render the leaderboard site from the store")
     add_store(report)
-    report.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder of the static site")
+    report.add_argument(
+        "--out",
+        type=Path,
+        default=Path("structbench-report"),
+        metavar="DIR",
+        help="folder of the static site (default structbench-report, as quickstart writes)",
+    )
     report.add_argument(
         "--suites", nargs="+", metavar="ID", help="only these suite ids (comma lists and shell patterns: 'scan-*')"
     )

@@ -396,14 +396,21 @@ def statistic_marks(board: SuiteBoard) -> dict[str, dict[str, str]]:
     """Declared statistic -> ranked model -> `best` (the best mean in the declared direction; with
     censored seeds, the restricted mean) or `tie` (the two-sample test over seeds, 95%, cannot tell
     it from the best: Welch's t-test, or the logrank test where a seed is censored). A model with
-    fewer than two seeds is never tested, so never marked."""
+    fewer than two seeds is never tested, so never marked. As on the split columns (`beats_floor`),
+    only a mean better than the trivial baselines' best there, and above 0 where higher is better,
+    is marked at all."""
     ranked = [m for m, _ in board.ranked_rows if m in board.compute and m not in board.under_trained]
     marks: dict[str, dict[str, str]] = {}
     for declared in board.spec.statistics:
-        samples = {m: found for m in ranked if (found := board.statistic_sample(m, declared.name)) is not None}
+        found_samples = {m: found for m in ranked if (found := board.statistic_sample(m, declared.name)) is not None}
+        floor_means = [found_samples[m].mean for m in board.floors if m in found_samples]
+        pick = max if declared.higher_is_better else min
+        floor = pick(floor_means) if floor_means else None
+        samples = {
+            m: found for m, found in found_samples.items() if beats_floor(found.mean, floor, declared.higher_is_better)
+        }
         if not samples:
             continue
-        pick = max if declared.higher_is_better else min
         best = pick(sorted(samples), key=lambda model: samples[model].mean)
         marks[declared.name] = {best: "best"}
         for model, mine in samples.items():

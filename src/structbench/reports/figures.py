@@ -10,7 +10,7 @@ who found it by its colour on one page finds it by the same colour on the next.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from structbench.specs import SeedStats, natural_key
 
@@ -68,6 +68,17 @@ class Line:
     highs: list[float | None]
     dash: str = "solid"
     """A key of `DASHES`."""
+    shared: tuple[str, ...] = ()
+    """The other models whose values are exactly these, drawn as this one line (`merge_equal`)."""
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Every model the line stands for, its own first."""
+        return (self.label, *self.shared)
+
+    @property
+    def style(self) -> Style:
+        return Style(self.colour, self.dash)
 
     @classmethod
     def of(cls, label: str, style: Style, cells: Sequence[SeedStats | None]) -> Line:
@@ -80,6 +91,18 @@ class Line:
             [None if c is None else c.ci_high for c in cells],
             style.dash,
         )
+
+
+def merge_equal(lines: Sequence[Line]) -> list[Line]:
+    """`lines` with those of exactly equal values (means and intervals) drawn once, in the style of the
+    first of them, which names the others (`Line.shared`): copy, majority and random at 0 on every
+    point are otherwise three lines on top of each other, of which a reader sees only the last."""
+    merged: dict[tuple[tuple[float | None, ...], ...], Line] = {}
+    for line in lines:
+        key = (tuple(line.means), tuple(line.lows), tuple(line.highs))
+        first = merged.get(key)
+        merged[key] = line if first is None else replace(first, shared=(*first.shared, line.label))
+    return list(merged.values())
 
 
 @dataclass(frozen=True)

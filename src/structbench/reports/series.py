@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from structbench import registry
 from structbench.errors import UserError
 from structbench.reports.boards import SuiteBoard, slug
-from structbench.reports.figures import MARKERS, PLOTTED, CurvePlot, Line, Markers, Style, model_styles
+from structbench.reports.figures import MARKERS, PLOTTED, CurvePlot, Line, Markers, Style, merge_equal, model_styles
 from structbench.reports.overview import Summary
 from structbench.specs import SeedStats
 
@@ -69,6 +69,16 @@ class Curve:
         return [(model, self.styles.get(model, own[model])) for model in list(self.cells)[:PLOTTED]]
 
     @property
+    def lines(self) -> list[Line]:
+        """The lines drawn: those of the `plotted` models, equal ones once (`merge_equal`)."""
+        return merge_equal([Line.of(model, style, self.cells[model]) for model, style in self.plotted])
+
+    @property
+    def legend(self) -> list[tuple[tuple[str, ...], Style]]:
+        """(the models a drawn line stands for, its style), in drawing order."""
+        return [(line.labels, line.style) for line in self.lines]
+
+    @property
     def markers(self) -> list[tuple[str, str, str]]:
         """(published model, matplotlib marker, the character the legend shows) of each marker row."""
         return [(label, symbol, MARKERS[symbol]) for label, symbol in zip(self.reported, MARKERS, strict=False)]
@@ -82,7 +92,7 @@ class Curve:
         return [self.label(x) for x in self.xs]
 
     def plot(self, y_label: str) -> CurvePlot:
-        lines = [Line.of(model, style, self.cells[model]) for model, style in self.plotted]
+        lines = self.lines
         markers = [Markers(label, symbol, self.reported[label]) for label, symbol, _ in self.markers]
         return CurvePlot(self.axis, y_label, self.xs, self.log_axis, lines, markers)
 
@@ -94,7 +104,7 @@ def _installed_version(suite: str) -> str | None:
         return None
 
 
-def _members(summaries: list[Summary]) -> dict[str, dict[float, Summary]]:
+def series_members(summaries: list[Summary]) -> dict[str, dict[float, Summary]]:
     """series -> number -> the summary of the suite there (the installed version's board first,
     then the board with the most models; the first suite id where two claim one number)."""
     candidates: dict[str, dict[float, list[Summary]]] = {}
@@ -139,7 +149,7 @@ def curves(summaries: list[Summary], styles: dict[str, Style] | None = None) -> 
     """Every series with results on at least `MIN_POINTS` of its suites, by name; `styles` are the
     models' site-wide styles (default: styled among each curve's own models)."""
     out = []
-    for name, by_value in sorted(_members(summaries).items()):
+    for name, by_value in sorted(series_members(summaries).items()):
         if len(by_value) < MIN_POINTS:
             continue
         xs = sorted(by_value)

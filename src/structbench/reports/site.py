@@ -2,8 +2,8 @@
 value that holds everything the pages show.
 
 `build_site` is the only step of a report that reads the store: the boards with their ranks, marks
-and compute (`structbench.reports.boards`), the overview cells (`structbench.reports.overview`), the
-learning curves (`structbench.reports.series`), each board's conditions
+and compute (`structbench.reports.boards`), the overview cells (`structbench.reports.overview`) and
+its summary columns per family (`structbench.reports.families`), the learning curves (`structbench.reports.series`), each board's conditions
 (`structbench.reports.conditions`) and suite card (`structbench.reports.cards`), the claims'
 verdicts, the published numbers, the suites without results and the stored predictions the error
 browser shows (`structbench.reports.outputs`). Every reader sees the current runs only
@@ -32,6 +32,7 @@ from structbench.errors import UserError
 from structbench.reports.boards import SuiteBoard, boards, cell_table
 from structbench.reports.cards import SuiteCard, suite_card
 from structbench.reports.conditions import Condition, conditions
+from structbench.reports.families import Column, columns
 from structbench.reports.figures import Style, model_styles
 from structbench.reports.outputs import BoardOutputs, board_outputs
 from structbench.reports.overview import OverviewRow, Summary, overview_rows, summarise
@@ -53,6 +54,8 @@ class Site:
     """Each board's overview cells, one per board in board order."""
     rows: tuple[OverviewRow, ...]
     """The overview's rows: ranked models by mean win rate over head-to-head comparisons, then the set-apart ones."""
+    columns: tuple[Column, ...]
+    """The overview's summary columns: one per family and kind of suite (generalisation, in-distribution)."""
     curves: tuple[Curve, ...]
     """The learning curves of the suite series with results."""
     conditions: Mapping[str, tuple[Condition, ...]]
@@ -168,6 +171,7 @@ def build_site(
         results=results,
         summaries=tuple(summaries),
         rows=tuple(overview_rows(summaries)),
+        columns=tuple(columns(summaries)),
         curves=tuple(curves(summaries, styles)),
         conditions=_conditions(board_list, results),
         cards={board.slug: suite_card(board.spec, board.suite_hash) for board in board_list},

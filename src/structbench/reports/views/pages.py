@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from structbench.analysis.claims import Verdict
 from structbench.reports.boards import SuiteBoard, slug
 from structbench.reports.cards import SuiteCard
+from structbench.reports.families import Column
 from structbench.reports.figures import Plot, Style
 from structbench.reports.overview import OverviewRow, Summary
 from structbench.reports.series import Curve
@@ -56,6 +57,8 @@ class IndexPage:
     boards: tuple[SuiteBoard, ...]
     summaries: tuple[Summary, ...]
     rows: tuple[OverviewRow, ...]
+    columns: tuple[Column, ...]
+    """The summary columns (`structbench.reports.families`): generalisation ones, then in-distribution ones."""
     gap_boards: list[Summary]
     """The boards of the gap table: a generalisation split and both kinds of cell."""
     gap_styles: dict[str, Style]
@@ -132,6 +135,7 @@ def pages(site: Site) -> Pages:
         boards=site.boards,
         summaries=site.summaries,
         rows=site.rows,
+        columns=site.columns,
         gap_boards=[
             s
             for s in site.summaries

@@ -5,11 +5,11 @@ path in the site. Drawn by `structbench.reports.writers.plots`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from structbench.reports.boards import SuiteBoard
-from structbench.reports.conditions import Condition
-from structbench.reports.figures import PLOTTED, GapPlot, Line, LinePlot, Plot, Style
+from structbench.reports.conditions import MAX_CATEGORIES, Condition
+from structbench.reports.figures import PLOTTED, GapPlot, Line, LinePlot, Plot, Style, merge_equal
 from structbench.reports.overview import OverviewRow, Summary
 from structbench.reports.site import Site
 
@@ -26,29 +26,48 @@ class PlotView:
     path: str
     """The SVG, relative to the site root; empty when the condition is shown as a table only."""
     plotted: list[tuple[str, Style]]
-    """(model, its style) of the lines drawn, in legend order."""
+    """(model, its style) of the models drawn, in legend order."""
+    legend: list[tuple[tuple[str, ...], Style]] = field(default_factory=list)
+    """(the models a drawn line stands for, its style): models of exactly equal values share one line."""
+    reason: str = ""
+    """Why the condition has no plot, in words (empty where it has one)."""
+
+
+def no_plot_reason(board: SuiteBoard, condition: Condition, plotted: list[str]) -> str:
+    """Why `condition` cannot be drawn for the `plotted` models (the best-ranked ones), or "" if it can."""
+    ranked = [model for model, _ in board.ranked_rows]
+    if not any(cell is not None for model in ranked for cell in condition.cells.get(model, [])):
+        return "no ranked model has a value here (only models set apart below them do); the table holds every value"
+    if not any(cell is not None for model in plotted for cell in condition.cells.get(model, [])):
+        return f"none of the {len(plotted)} best-ranked models has a value here; the table holds every value"
+    if not condition.plotted:
+        return f"{len(condition.levels)} levels, more than a plot can show ({MAX_CATEGORIES}); the table holds them"
+    return ""
 
 
 def condition_plots(
     board: SuiteBoard, board_conditions: tuple[Condition, ...], styles: dict[str, Style]
 ) -> tuple[list[PlotView], dict[str, Plot]]:
     """The board's plot views and the plots to draw for them (path relative to the site root -> plot);
-    each model drawn in its site-wide style (`styles`)."""
+    each model drawn in its site-wide style (`styles`), models of exactly equal values as one line."""
     plotted = [model for model, _ in board.ranked_rows][:PLOTTED]
     views: list[PlotView] = []
     jobs: dict[str, Plot] = {}
     for index, condition in enumerate(board_conditions):
+        reason = no_plot_reason(board, condition, plotted)
+        if reason:
+            views.append(PlotView(condition, "", [], reason=reason))
+            continue
         lines = [
             Line.of(model, styles[model], condition.cells[model])
             for model in plotted
             if any(c is not None for c in condition.cells[model])
         ]
-        if not lines or not condition.plotted:
-            views.append(PlotView(condition, "", []))
-            continue
+        drawn = merge_equal(lines)
         path = f"{PLOT_DIR}/{board.slug}-{index}.svg"
-        jobs[path] = LinePlot(condition.axis, f"{board.spec.primary_metric} (%)", condition.levels, lines)
-        views.append(PlotView(condition, path, [(line.label, styles[line.label]) for line in lines]))
+        jobs[path] = LinePlot(condition.axis, f"{board.spec.primary_metric} (%)", condition.levels, drawn)
+        legend = [(line.labels, line.style) for line in drawn]
+        views.append(PlotView(condition, path, [(line.label, styles[line.label]) for line in lines], legend))
     return views, jobs
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import jinja2
 
 from structbench import __version__
+from structbench.reports.families import KINDS, SPARK_HEIGHT, SPARK_WIDTH
 from structbench.reports.views.format import (
     UNDEFINED,
     breakable,
@@ -46,6 +47,8 @@ def environment() -> jinja2.Environment:
     env.globals["undefined_label"] = UNDEFINED
     env.globals["scale_colour"] = scale_colour
     env.globals["version"] = __version__
+    env.globals["kinds"] = KINDS
+    env.globals["spark_size"] = (int(SPARK_WIDTH), int(SPARK_HEIGHT))
     return env
 
 

@@ -16,6 +16,7 @@ SVG bytes are deterministic: a fixed id salt and no date.
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -35,27 +36,58 @@ def _numeric(levels: list[str]) -> list[float] | None:
         return None
 
 
-def _figure(width: float, height: float, left: float = 0.1) -> Any:
+FONT_SIZE = 9
+"""The plots' font size in points."""
+SLANT = 30
+"""The angle (degrees) of tick labels too long to stand side by side."""
+BOTTOM, TOP = 0.17, 0.05
+"""The margins below and above the axes, as fractions of a plot's standard height."""
+
+
+def _setup() -> None:
     import matplotlib
 
     matplotlib.use("svg")
     matplotlib.rcParams["svg.hashsalt"] = "structbench"  # stable element ids
     matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text: selectable, and the page's font
-    matplotlib.rcParams["font.size"] = 9
+    matplotlib.rcParams["font.size"] = FONT_SIZE
+
+
+def _figure(width: float, height: float, left: float = 0.1, below: float = 0.0) -> Any:
+    """A figure of `width` x `height` inches, `below` inches taller to hold slanted tick labels, and its axes."""
+    _setup()
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(width, height))
-    axes = figure.add_axes((left, 0.17, 0.96 - left, 0.78))
+    total = height + below
+    figure = Figure(figsize=(width, total))
+    bottom = (BOTTOM * height + below) / total
+    axes = figure.add_axes((left, bottom, 0.96 - left, 1 - bottom - TOP * height / total))
     axes.spines[["top", "right"]].set_visible(False)
     axes.grid(axis="y", color="#e3e6ec", linewidth=0.6)
     axes.set_axisbelow(True)
     return figure, axes
 
 
+def _slanted_depth(labels: list[str]) -> float:
+    """How far (inches) the longest of `labels`, slanted by `SLANT` and ending under its tick, reaches
+    below the standard margin's room for one line of labels: measured from the font (no drawing pass),
+    so that `around+opposite` is not cut at the foot of the plot."""
+    _setup()
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    font = FontProperties(size=FONT_SIZE)
+    measure = TextToPath()
+    widest = max((measure.get_text_width_height_descent(label, font, ismath=False)[0] for label in labels), default=0)
+    reach = widest * math.sin(math.radians(SLANT)) + FONT_SIZE * math.cos(math.radians(SLANT))  # points
+    return max(0.0, (reach - FONT_SIZE) / 72)
+
+
 def _line_svg(plot: LinePlot) -> str:
     import numpy as np
 
-    figure, axes = _figure(6.4, 3.0)
+    slanted = max(map(len, plot.levels), default=0) > 6  # long labels slant, each ending under its own tick
+    figure, axes = _figure(6.4, 3.0, below=_slanted_depth(plot.levels) if slanted else 0.0)
     numbers = _numeric(plot.levels)
     x = np.array(numbers if numbers is not None else range(len(plot.levels)), dtype=float)
     for index, line in enumerate(plot.lines):
@@ -73,7 +105,10 @@ def _line_svg(plot: LinePlot) -> str:
             axes.errorbar(
                 shifted, means, yerr=errors, color=line.colour, fmt=marker, markersize=4, capsize=2, linewidth=1
             )
-    axes.set_xticks(x, plot.levels, rotation=30 if max(map(len, plot.levels), default=0) > 6 else 0)
+    if slanted:
+        axes.set_xticks(x, plot.levels, rotation=SLANT, ha="right", rotation_mode="anchor")
+    else:
+        axes.set_xticks(x, plot.levels)
     if numbers is None:
         axes.set_xlim(-0.6, len(plot.levels) - 0.4)
     axes.set_ylim(-2, 102)
