@@ -86,11 +86,17 @@ def test_a_model_run_on_one_or_two_suites_where_it_is_best_ranks_above_the_trivi
 
 def test_a_win_rate_counts_only_head_to_head_comparisons_and_ties_count_half() -> None:
     rates = win_rates(
-        [summary("scan-length", {"a": 0.5, "b": 0.5, "c": 0.2}), summary("scan-simple", {"a": 0.1, "d": 0.3})]
+        [summary("scan-length", {"a": 0.5, "b": 0.5, "c": 0.2}), summary("lookup-tables", {"a": 0.1, "d": 0.3})]
     )
-    # a: half against b, a win over c on scan-length; a loss to d on scan-simple: 1.5 of 3
+    # a: half against b, a win over c on scan-length; a loss to d on lookup-tables: 1.5 of 3
     assert rates["a"] == (0.5, 3)
     assert rates["b"] == (0.75, 2) and rates["c"] == (0.0, 2) and rates["d"] == (1.0, 1)
+
+
+def test_an_in_distribution_suite_has_no_say_in_the_order() -> None:
+    # e beats a on scan-simple, which says only that e learned its training data: no comparison counts
+    rates = win_rates([summary("scan-length", {"a": 0.5, "b": 0.2}), summary("scan-simple", {"a": 0.1, "e": 0.9})])
+    assert rates == {"a": (1.0, 1), "b": (0.0, 1)}
 
 
 def test_models_with_no_head_to_head_comparison_come_after_those_with_one_and_set_apart_ones_last() -> None:

@@ -66,14 +66,18 @@ def _beats(a: float, b: float, higher_is_better: bool) -> float:
 def win_rates(summaries: list[Summary]) -> dict[str, tuple[float, int]]:
     """Ranked model -> (share of its head-to-head comparisons it wins, how many there were).
 
-    A comparison is one other ranked model on one suite where both have a suite score: the better
-    score wins, equal scores count half to each. A model is compared only where it has a result,
-    so one run on the two suites its author cares about is judged on those two (HELM's mean win
-    rate counts head-to-head comparisons alone), never as last on the suites it skipped. A model
-    with no comparison (alone on its suites) is absent."""
+    A comparison is one other ranked model on one generalisation suite where both have a suite
+    score: the better score wins, equal scores count half to each. A model is compared only where it
+    has a result, so one run on the two suites its author cares about is judged on those two (HELM's
+    mean win rate counts head-to-head comparisons alone), never as last on the suites it skipped. An
+    in-distribution suite (`SuiteBoard.generalises` false: scan-simple, grounded-weak) says whether a
+    model learned its training data, not how it generalises: it has its columns, but no say in the
+    order. A model with no comparison (alone on its suites, or only on in-distribution ones) is absent."""
     tally: dict[str, list[float]] = {}
     for summary in summaries:
         board = summary.board
+        if not board.generalises:
+            continue
         general = summary.cells["generalisation"]
         ranked = sorted(m for m in general if not board.set_apart(m))
         for model in ranked:
