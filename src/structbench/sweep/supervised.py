@@ -7,10 +7,10 @@ into the runner's outcome, which the runner alone stores. So a model that hangs 
 `--timeout`, exits (`os._exit`), dies of a signal or grows past `--max-memory` is a failed run
 with one sentence; what it prints reaches the worker's log, never structbench's output (only its
 tail, kept with a failed run); and what it forked is ended with its run. The worker relays the
-run's progress bars (`WorkOrder.progress`), which are redrawn here on one line.
+run's progress bars (`WorkOrder.progress`), which are redrawn here, below the command's own bar.
 
 Only a model given by name is supervised: a Python API caller's own object lives in the caller's
-process, and runs there.
+process, and runs there. `quickstart`, `check` and the Python API run models in their own process.
 """
 
 from __future__ import annotations
