@@ -112,6 +112,11 @@ def test_a_repeated_run_is_answered_from_the_store(capsys: pytest.CaptureFixture
         (["--model", "oracle", "--seeds", "abc"], "not a comma-separated list of integers"),
         (["--model", "oracle", "--seeds", "1,1"], "each once"),
         (["--model", "oracle", "--seeds", ","], "at least one seed"),
+        (
+            ["--model", "oracle", "--seeds", "0-99999999999999999999"],
+            "asks for more than 10000 seeds",
+        ),  # no OverflowError
+        (["--model", "oracle", "--seeds", "99999999999999999999"], "must be integers from 0 to 2**63-1"),
         (["--model", "oracle", "--set", "novalue"], "is not key=value"),
         (["--model", "tests.support.helpers:Nope"], "has no 'Nope'"),
         (["--model", "no_such_module_xyz:Model"], "cannot import module 'no_such_module_xyz'"),
