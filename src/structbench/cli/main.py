@@ -1,7 +1,9 @@
 """The `structbench` parser and dispatch: every command family adds its commands, `main` runs one.
 
 Errors a user can cause end in one sentence on stderr and exit status 2; a data verification
-failure exits with status 1; an interrupt exits with 130.
+failure exits with status 1; an interrupt exits with 130. An SQLite error that reaches here (a
+damaged page met while a report reads the store, a disk that fills up) is the results store's, and
+is told as one sentence naming it (`structbench.store.failures`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections.abc import Sequence
 from structbench import __version__
 from structbench.cli import analysis, report, run, suites, sweep
 from structbench.errors import UserError
+from structbench.paths import default_store_path
+from structbench.store.failures import sqlite_error_in, store_failure
 
 DESCRIPTION = "The `structbench` command line: suites, models, build, run, sweep, report, quickstart."
 
@@ -60,7 +64,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if os.getcwd() not in sys.path:  # `--model my_model:MyModel` from the model's folder, as `python -m` would
         sys.path.append(os.getcwd())
     try:
-        return int(args.handler(args))
+        try:
+            return int(args.handler(args))
+        except Exception as error:
+            cause = sqlite_error_in(error)
+            if cause is None:
+                raise
+            raise store_failure(getattr(args, "store", None) or default_store_path(), cause) from None
     except UserError as error:
         print(f"structbench: error: {error}", file=sys.stderr)
         return 2
