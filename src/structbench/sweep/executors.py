@@ -279,19 +279,17 @@ def _import_ray() -> Any:
         raise UserError("the ray executor needs Ray; install it with `pip install 'structbench[ray]'`.") from None
 
 
-_STOPPING = (signal.SIGINT, signal.SIGTERM)
-"""The signals that end a sweep (Ctrl-C, a batch scheduler's cancel)."""
-
-
-def _main_thread() -> bool:
-    """Whether this is the main thread, the only one that may set signal handlers."""
-    return threading.current_thread() is threading.main_thread()
-
-
 class RayExecutor:
     """One Ray task per run, on a local Ray or a cluster (see the module docstring)."""
 
     name = "ray"
+    STOPPING = (signal.SIGINT, signal.SIGTERM)
+    """The signals that end a sweep (Ctrl-C, a batch scheduler's cancel)."""
+
+    @staticmethod
+    def _main_thread() -> bool:
+        """Whether this is the main thread, the only one that may set signal handlers."""
+        return threading.current_thread() is threading.main_thread()
 
     def __init__(self, workers: int | None, *, timeout: float | None = None, address: str | None = None) -> None:
         if workers is not None and workers < 1:
@@ -306,7 +304,7 @@ class RayExecutor:
         options: dict[str, Any] = {"runtime_env": runtime_env, "log_to_driver": False, "logging_level": logging.WARNING}
         # ray.init installs SIGTERM handlers of its own, which exit the process (sys.exit) from wherever
         # it is: the sweep's handler (SIGTERM ends the sweep as Ctrl-C does) is put back once Ray is up
-        sweep_handler = signal.getsignal(signal.SIGTERM) if _main_thread() else None
+        sweep_handler = signal.getsignal(signal.SIGTERM) if self._main_thread() else None
         try:
             if address:
                 ray.init(address=address, **options)
@@ -347,8 +345,8 @@ class RayExecutor:
         process exited with Ray half up, which ended in SIGABRT. Interrupted, it says how to end what
         Ray may have left running: the agents its raylet had started can outlive it, and only
         `ray stop` (which ends every Ray of this user on the machine) finds them."""
-        deaf = _main_thread()
-        previous = {number: signal.signal(number, signal.SIG_IGN) for number in _STOPPING} if deaf else {}
+        deaf = self._main_thread()
+        previous = {number: signal.signal(number, signal.SIG_IGN) for number in self.STOPPING} if deaf else {}
         try:
             with contextlib.suppress(Exception):
                 self._ray.shutdown()
