@@ -50,7 +50,7 @@ from structbench.store.codec import (
     unpack_predictions,
     with_entries,
 )
-from structbench.store.failures import BUSY_TIMEOUT, store_failure
+from structbench.store.failures import BUSY_TIMEOUT, is_the_stores, store_failure
 from structbench.store.migration import migrate_v1
 from structbench.store.ownership import HELD, HOST, ClaimLost, RunClaim, owner_alive
 from structbench.store.schema import (
@@ -188,7 +188,7 @@ class Store:
                         self._db.execute("ROLLBACK")
                 raise
         except sqlite3.DatabaseError as error:
-            if not translated:
+            if not translated or not is_the_stores(error):
                 raise
             raise store_failure(self.path, error) from None
 

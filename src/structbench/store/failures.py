@@ -26,12 +26,20 @@ def _reason(error: BaseException) -> str:
     return " ".join(str(error).split())[:200]
 
 
+def is_the_stores(error: BaseException) -> bool:
+    """Whether `error` is SQLite saying something about the file or the disk (`OperationalError`,
+    or `DatabaseError` itself: a damaged file), not about the statement (`IntegrityError`,
+    `ProgrammingError`: structbench's bug, which stays a traceback)."""
+    return type(error) in (sqlite3.OperationalError, sqlite3.DatabaseError)
+
+
 def sqlite_error_in(error: BaseException) -> sqlite3.Error | None:
-    """The `sqlite3` error `error` is or was raised from (pandas wraps one in its own `DatabaseError`)."""
+    """The file's or disk's `sqlite3` error (`is_the_stores`) that `error` is or was raised from
+    (pandas wraps one in its own `DatabaseError`)."""
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
-        if isinstance(current, sqlite3.Error):
+        if isinstance(current, sqlite3.Error) and is_the_stores(current):
             return current
         seen.add(id(current))
         current = current.__cause__ or current.__context__
