@@ -12,7 +12,8 @@ failed exits, dangling links and folders left beside the site (the goal is 0 eve
 After every repetition: the link checker reads every `href` and `src` of every HTML page of the
 site that names a file of the site (links checked) and counts those naming a file that is not
 there (dangling), and the folders beside the site whose name starts with `.NAME.` other than its
-lock file (leftovers).
+lock file (leftovers). Both counts are summed over the repetitions, each taken after its
+repetition: a folder left behind and never deleted counts again after every later one.
 
 The store is small: `structbench run --suite lookup-tables --model oracle,copy --seeds 0,1`, made
 in a throw-away folder unless `--store` names one.
