@@ -1,8 +1,9 @@
-"""Fuzzing what reads the outside world: every source loader, the command line's argument parsers,
-the command adapter's reading of a model's answers and the store's open path. Each gets arbitrary
-text and near-valid mutations of real input (the published files under STRUCTBENCH_SOURCE_DIR);
-the property a user relies on is that it either succeeds or ends in one sentence naming the
-problem (`UserError`, or `CommandModelError` for a model's answer), never another exception.
+"""Fuzzing what reads the outside world: every source loader, the sweep's grid reader, every option
+of the command line, the command adapter's reading of a model's answers and the store's open path.
+Each gets arbitrary text and near-valid mutations of real input (the published files under
+STRUCTBENCH_SOURCE_DIR, a complete grid, values a shell can pass); the property a user relies on is
+that it either succeeds or ends in one sentence naming the problem (`UserError`, or
+`CommandModelError` for a model's answer), never another exception (issue 34).
 
 The example counts here keep tox fast; `FUZZ_EXAMPLES=2000 pytest tests/test_fuzz.py` runs a
 longer campaign with the same properties.
@@ -10,19 +11,27 @@ longer campaign with the same properties.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sqlite3
-from collections.abc import Callable
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from structbench.adapters.command import CommandModel, CommandModelError
+from structbench.cli.main import build_parser, main
 from structbench.errors import UserError
 from structbench.runs.arguments import parse_seeds, parse_settings
+from structbench.runs.runner import Runner
+from structbench.specs import ModelSpec
 from structbench.store import Store
 from structbench.suites import lookup_tables, pos_induction, question_formation, symbol_rewriting
 from structbench.suites.agreement import gulordava as agreement
@@ -30,6 +39,7 @@ from structbench.suites.agreement import linzen
 from structbench.suites.completion import msr as msr_completion
 from structbench.suites.logic import bowman as logic_bowman
 from structbench.suites.scan import common as scan
+from structbench.sweep.grid import load_grid
 from tests.conftest import REPO, SHARED_DATA
 from tests.suites.agreement.test_linzen import write_fixture
 from tests.suites.completion.test_msr import ANSWERS as MSR_ANSWERS
@@ -48,6 +58,21 @@ def head(path: str, lines: int = 12) -> str:
 def linzen_seed(tmp: Path) -> str:
     """A few rows shaped like Linzen et al.'s file (which users supply; the tests' fixture writes it)."""
     return (write_fixture(tmp, rows=8) / "linzen" / "agr_50_mostcommon_10K.tsv").read_text()
+
+
+def grid(text: str | bytes) -> object:
+    """`load_grid` of a file holding `text` (a str is written as UTF-8, a lone surrogate as its bytes)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "grid.yaml"
+        path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass"))
+        return load_grid(path)
+
+
+GRID = (
+    "suites: [lookup-tables, miniscan]\nmodels:\n  - name: copy\n    set: {a: [1, 2], b: x}\n"
+    "  - {name: random, label: r, seeds: '0-4', suites: [miniscan]}\nseeds: [0, 1]\nlimit: 5\n"
+)
+"""A complete grid using every key: the seed of the grid reader's mutations."""
 
 
 def msr(text: str) -> object:
@@ -80,6 +105,7 @@ LOADERS: dict[str, tuple[Callable[[str], object], str]] = {
         lambda text: logic_bowman.parse_file(text, "train", 3),
         head("logic_bowman/train3"),
     ),
+    "sweep-grid": (grid, GRID),
 }
 
 
@@ -216,3 +242,159 @@ def test_a_store_file_opens_or_is_refused_in_one_sentence(
             pass
     except UserError as error:
         assert "\n" not in str(error).strip()
+
+
+# the grid reader, beyond text: bytes, and YAML documents of any shape under the grid's keys
+
+VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=12)),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@FUZZ
+@given(st.binary(max_size=400))
+def test_a_grid_file_of_any_bytes_is_read_or_refused_in_one_sentence(data: bytes) -> None:
+    must_succeed_or_say_why(lambda _: grid(data), "")
+
+
+@FUZZ
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "suites": VALUES | st.just(["lookup-tables"]),
+            "models": VALUES
+            | st.lists(
+                st.sampled_from(["copy", "random", "no-such"])
+                | st.fixed_dictionaries(
+                    {"name": st.sampled_from(["copy", "seq2seq"])},
+                    optional={"set": VALUES, "label": VALUES, "seeds": VALUES, "suites": VALUES},
+                ),
+                max_size=3,
+            ),
+            "seeds": VALUES | st.text(alphabet="0123456789-, ", max_size=30),
+            "limit": VALUES,
+        },
+    )
+)
+def test_a_grid_of_any_shape_is_read_or_refused_in_one_sentence(document: dict[str, Any]) -> None:
+    must_succeed_or_say_why(grid, yaml.safe_dump(document))
+
+
+# every option of the command line, given what a shell can pass
+
+SHELL_TEXT = st.text(alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=30)
+HOSTILE = st.one_of(
+    SHELL_TEXT,
+    st.sampled_from(
+        ["", " ", "-1", "0", "1e400", "nan", "99999999999999999999", "0-99999999999999999999", "0-9999", "1,1",
+         "*", "[", "'", ".", "..", "/", "/dev/null", "/dev/zero", "/proc/self", "copy", "lookup-tables",
+         "scan-*,typo", "a=b", "=", ",", "x" * 300, "séed", "notes.txt/inside"]
+    ),
+)  # fmt: skip
+"""Option values: any text an argument can hold (no NUL), and values that once broke a command. A
+byte that is not UTF-8 (a lone surrogate to Python) cannot pass through pytest's capture: the
+subprocess test below gives one."""
+
+SKIPPED_COMMANDS = {"build", "quickstart"}
+"""Commands whose valid values start minutes of work (building every suite, running every baseline)."""
+BASES = {
+    "run": ["--suite", "lookup-tables", "--model", "no-such-model", "--seeds", "0", "--limit", "2", "--no-progress"],
+    "compare": ["--suite", "lookup-tables", "--models", "copy,oracle"],
+    "samples": ["--suite", "lookup-tables", "--model", "copy", "--split", "heldout_inputs"],
+    "check": ["{folder}/golden.json"],
+    "sweep": ["{folder}/grid.yaml", "--dry-run", "--no-progress"],
+    "report": ["--out", "{folder}/site"],
+}
+"""Each command's arguments, complete, before one of them is replaced by a hostile value: a model
+that does not exist keeps `run` from running anything unless the fuzzed value names one."""
+
+
+def value_options() -> list[tuple[str, str]]:
+    """(command, option) of every option that takes a value, read from the parser itself, and the
+    positional file arguments of `sweep` and `check`."""
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    pairs = []
+    for name, parser in sorted(commands.choices.items()):
+        if name in SKIPPED_COMMANDS:
+            continue
+        for action in parser._actions:
+            if action.option_strings and action.nargs != 0 and not isinstance(action, argparse._HelpAction):
+                pairs.append((name, action.option_strings[-1]))
+        if name in ("sweep", "check"):
+            pairs.append((name, "FILE"))
+    return pairs
+
+
+@pytest.fixture(scope="module")
+def cli_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A folder holding a store with copy and oracle on lookup-tables, a grid and the current folder's
+    place: a fuzzed path that names a new file makes it here."""
+    folder = tmp_path_factory.mktemp("cli")
+    with Store(folder / "results.sqlite") as store:
+        runner = Runner(store, progress=False)
+        for model in ("copy", "oracle"):
+            runner.evaluate("lookup-tables", ModelSpec(name=model), [0])
+    (folder / "grid.yaml").write_text("suites: [lookup-tables]\nmodels: [copy]\nseeds: [0]\n")
+    (folder / "notes.txt").write_text("a file where a folder might be asked for\n")
+    cwd = Path.cwd()
+    os.chdir(folder)
+    yield folder
+    os.chdir(cwd)
+
+
+@pytest.mark.parametrize(("command", "option"), value_options())
+def test_every_option_takes_any_value_or_refuses_it_in_one_sentence(
+    command: str, option: str, cli_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = [part.format(folder=cli_folder) for part in BASES.get(command, [])]
+
+    @settings(
+        max_examples=max(8, EXAMPLES // 8),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    @given(HOSTILE)
+    def any_value(value: str) -> None:
+        argv = [command, *base]
+        if option == "FILE":
+            argv[1] = value
+        elif option in argv:
+            argv[argv.index(option) + 1] = value
+        else:
+            argv += [option, value]
+        if option != "--store" and command not in ("suites", "models"):
+            argv += ["--store", str(cli_folder / "results.sqlite")]
+        ends_in_one_sentence(argv, capsys)
+
+    any_value()
+
+
+def ends_in_one_sentence(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """`main(argv)` returns, or argparse refuses a value with its usage line and one error line;
+    whatever it prints on stderr is no traceback, and a refusal ends in one line naming the problem."""
+    try:
+        code = main(argv)
+    except SystemExit as refused:  # argparse: a value of the wrong type, a choice not offered
+        assert refused.code == 2, argv
+        assert capsys.readouterr().err.strip().splitlines()[-1].startswith(f"structbench {argv[0]}: error: ")
+        return
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, (argv, err)
+    assert code in (0, 1, 2), argv
+    if code == 2:
+        assert err.strip().splitlines()[-1].startswith("structbench: error: "), (argv, err)
+
+
+def test_an_argument_that_is_not_utf8_is_named_in_one_sentence(tmp_path: Path) -> None:
+    store = bytes(tmp_path) + b"/\xff.sqlite"
+    command = [sys.executable, "-m", "structbench.cli", "runs", "--store", store]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, timeout=120, check=False)
+    assert done.returncode == 2
+    (line,) = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    assert (
+        line
+        == f"structbench: error: no results store at {tmp_path}/\\udcff.sqlite; run `structbench run` first or pass --store."
+    )

@@ -109,6 +109,14 @@ def check_chaos(output: str) -> None:
         assert re.search(rf"^run\s+{behaviour}\s.*\sok$", output, re.MULTILINE), output
 
 
+def check_concurrent_reports(output: str) -> None:
+    assert re.search(r"reports\s+tracebacks\s+failed\s+links checked\s+dangling\s+leftovers", output)
+    for label in ("two reports at once into one --out", "a report killed with SIGKILL, then one more"):
+        repetitions, reports, tracebacks, failed, links, dangling, leftovers, _ = row(output, label)
+        assert (repetitions, reports, tracebacks, failed, dangling, leftovers) == ("2", "4", "0", "0", "0", "0"), output
+        assert int(links.replace(",", "")) > 0, output
+
+
 def check_train_throughput(output: str) -> None:
     assert row(output, "batch size 1 (per example)")[0] == "64"
     assert row(output, "our trainer (batches of 32)")[0] == "256"
@@ -164,6 +172,7 @@ def check_agreement_at_verb(output: str) -> None:
 CHECKS: dict[str, Callable[[str], None]] = {
     "agreement_at_verb.py": check_agreement_at_verb,
     "chaos.py": check_chaos,
+    "concurrent_reports.py": check_concurrent_reports,
     "interval_coverage.py": check_interval_coverage,
     "overhead.py": check_overhead,
     "report_scale.py": check_report_scale,

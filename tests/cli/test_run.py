@@ -114,6 +114,11 @@ def test_a_repeated_run_is_answered_from_the_store(capsys: pytest.CaptureFixture
         (["--model", "oracle", "--seeds", "abc"], "not a comma-separated list of integers"),
         (["--model", "oracle", "--seeds", "1,1"], "each once"),
         (["--model", "oracle", "--seeds", ","], "at least one seed"),
+        (
+            ["--model", "oracle", "--seeds", "0-99999999999999999999"],
+            "asks for more than 10000 seeds",
+        ),  # no OverflowError
+        (["--model", "oracle", "--seeds", "99999999999999999999"], "must be integers from 0 to 2**63-1"),
         (["--model", "oracle", "--set", "novalue"], "is not key=value"),
         (["--model", "tests.support.helpers:Nope"], "has no 'Nope'"),
         (["--model", "no_such_module_xyz:Model"], "cannot import module 'no_such_module_xyz'"),
@@ -243,3 +248,16 @@ def test_a_command_models_stderr_tail_is_printed_once(capsys: pytest.CaptureFixt
     captured = capsys.readouterr()
     assert (captured.out + captured.err).count("out of memory in layer 3") == 1
     assert "seed 0 failed: CommandModelError: model command failed: it exited with status 3" in captured.out
+
+
+@pytest.mark.parametrize(
+    ("store", "shown"),
+    [("x" * 300, "(File name too long); check the path given"), ("a\nb\rc", "no results store at a\\nb\\rc;")],
+)
+def test_a_path_too_long_or_holding_a_newline_is_named_on_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: str, shown: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["runs", "--store", store]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and shown in err and "Traceback" not in err

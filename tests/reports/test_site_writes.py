@@ -3,6 +3,10 @@ site as it was, and reports into one folder at the same time each leave a comple
 
 from __future__ import annotations
 
+import fcntl
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -30,8 +34,11 @@ def broken_links(site: Path) -> list[str]:
 
 
 def leftovers(folder: Path) -> list[str]:
-    """What a report left beside its site in `folder` (a half-written or an old site)."""
-    return sorted(path.name for path in folder.iterdir() if path.name.startswith(".site."))
+    """What a report left beside its site in `folder` (a half-written or an old site), less the lock
+    file that stays there on purpose."""
+    return sorted(
+        path.name for path in folder.iterdir() if path.name.startswith(".site.") and path.name != ".site.lock"
+    )
 
 
 def snapshot(site: Path) -> dict[str, bytes]:
@@ -133,3 +140,54 @@ def test_a_relative_out_and_the_current_folder_are_replaced_in_place(
     assert index.resolve() == (tmp_path / "site" / "index.html").resolve()
     assert [path.name for path in (tmp_path / "site" / "suites").iterdir()] == ["miniscan@1.0.0.html"]
     assert leftovers(tmp_path) == []
+
+
+def test_a_report_waits_for_the_lock_another_report_holds_on_its_out(
+    two_suites: Runner, store_path: Path, tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    written: list[Path] = []
+
+    def report() -> None:
+        with Store(store_path) as store:
+            written.append(write_report(store, site))
+
+    with (tmp_path / ".site.lock").open("a") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # what a report writing into `site` holds
+        waiting = threading.Thread(target=report)
+        waiting.start()
+        waiting.join(timeout=3)
+        assert waiting.is_alive() and not site.exists()  # built its site, and waits to write it
+        fcntl.flock(held.fileno(), fcntl.LOCK_UN)
+    waiting.join()
+    assert written == [site / "index.html"] and not broken_links(site)
+
+
+def test_a_killed_reports_partial_folder_is_deleted_by_the_next_report_once_its_process_is_gone(
+    two_suites: Runner, tmp_path: Path
+) -> None:
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(gone.stdout)
+    left = [tmp_path / f".site.partial-{dead_pid}-{'a' * 12}", tmp_path / f".site.old-{dead_pid}-{'b' * 12}"]
+    live = tmp_path / f".site.partial-{os.getppid()}-{'c' * 12}"  # a live process: pytest's parent
+    foreign = tmp_path / ".site.partial-notes"  # not a name a report makes: never touched
+    for folder in [*left, live, foreign]:
+        (folder / "suites").mkdir(parents=True)
+        (folder / "index.html").write_text("half a site")
+    write_report(two_suites.store, tmp_path / "site")
+    assert not any(folder.exists() for folder in left)
+    assert live.exists() and foreign.exists()
+
+
+def test_a_suite_pattern_that_matches_nothing_is_refused_even_beside_one_that_matches(
+    two_suites: Runner, tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    with pytest.raises(UserError, match=r"--suites 'lookup-tabels' matches no suite .*did you mean 'lookup-tables'"):
+        write_report(two_suites.store, site, suites=["mini*", "lookup-tabels"])
+    with pytest.raises(UserError, match=r"--models 'cpy' matches no model label .*did you mean 'copy'"):
+        write_report(two_suites.store, site, models=["random", "cpy"])
+    assert not site.exists()
+    # a pattern matching an installed suite without runs is kept: the site lists it as without results
+    write_report(two_suites.store, site, suites=["mini*", "scan-*"])
+    assert [path.name for path in (site / "suites").iterdir()] == ["miniscan@1.0.0.html"]

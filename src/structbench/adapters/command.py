@@ -32,6 +32,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import math
 import os
 import queue
 import select
@@ -375,6 +376,9 @@ class CommandModel:
             answer = json.loads(line)
         except json.JSONDecodeError:
             raise self._failure(f"its answer is not JSON: {line[:200]!r}") from None
+        except (ValueError, RecursionError) as error:  # a number of over 4,300 digits; arrays nested thousands deep
+            reason = " ".join(str(error).split())[:100] or type(error).__name__
+            raise self._failure(f"its answer is JSON Python cannot read ({reason}): {line[:100]!r}") from None
         if not isinstance(answer, dict):
             raise self._failure(f"its answer is not a JSON object: {line[:200]!r}")
         if answer.get("type") == "error":
@@ -400,6 +404,25 @@ class CommandModel:
             got = len(outputs) if isinstance(outputs, list) else type(outputs).__name__
             raise self._failure(f"it returned {got} outputs for {count} items")
         return outputs
+
+    def _log_probabilities(self, outputs: list[Any], method: str) -> list[float]:
+        """`outputs` as floats, each a finite JSON number: a dict, a string or 10**400 (which JSON
+        allows and `float` cannot hold) is the command's mistake, said in one sentence."""
+        values = []
+        for index, value in enumerate(outputs):
+            number = math.nan
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                with contextlib.suppress(OverflowError):  # an integer beyond a float's range
+                    number = float(value)
+            if not math.isfinite(number):
+                shown = json.dumps(value)
+                shown = shown if len(shown) <= 40 else f"{shown[:20]}... ({len(shown)} characters)"
+                raise self._failure(
+                    f"its {method} output {index} is {shown}, not a finite number; answer each item with its "
+                    "log-probability, a JSON number such as -3.25"
+                )
+            values.append(number)
+        return values
 
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
         message = {
@@ -427,7 +450,7 @@ class CommandModel:
 
     def logprob(self, sequences: list[list[str]]) -> list[float]:
         message = {"type": "predict", "method": "logprob", "sequences": sequences}
-        return [float(v) for v in self._outputs(message, len(sequences))]
+        return self._log_probabilities(self._outputs(message, len(sequences)), "logprob")
 
     def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
         """log p(continuation | context) per request, from a command whose hello says `"continuations": true`;
@@ -438,7 +461,7 @@ class CommandModel:
                 "promise to answer loglikelihood requests (docs/command-protocol.md)"
             )
         message = {"type": "predict", "method": "loglikelihood", "requests": [[c, w] for c, w in requests]}
-        return [float(v) for v in self._outputs(message, len(requests))]
+        return self._log_probabilities(self._outputs(message, len(requests)), "loglikelihood")
 
     def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
         message = {"type": "predict", "method": "classify", "inputs": inputs, "labels": labels}

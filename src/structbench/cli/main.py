@@ -1,7 +1,10 @@
 """The `structbench` parser and dispatch: every command family adds its commands, `main` runs one.
 
 Errors a user can cause end in one sentence on stderr and exit status 2; a data verification
-failure exits with status 1; an interrupt exits with 130.
+failure exits with status 1; an interrupt exits with 130. An SQLite error that reaches here (a
+damaged page met while a report reads the store, a disk that fills up) is the results store's, and
+is told as one sentence naming it (`structbench.store.failures`); an OS error on a named file (a
+path too long, a folder that cannot be read) is one sentence naming the file.
 """
 
 from __future__ import annotations
@@ -9,11 +12,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import unicodedata
 from collections.abc import Sequence
 
 from structbench import __version__
 from structbench.cli import analysis, report, run, suites, sweep
 from structbench.errors import UserError
+from structbench.paths import default_store_path
+from structbench.store.failures import sqlite_error_in, store_failure
 
 DESCRIPTION = "The `structbench` command line: suites, models, build, run, sweep, report, quickstart."
 
@@ -30,6 +36,15 @@ structbench: does a sequence model generalise structurally? Four commands to sta
 """
 """What `structbench` alone prints: argparse's "the following arguments are required: command" tells a
 new user nothing about where to begin."""
+
+
+def one_line(message: str) -> str:
+    """`message` on one line: control characters (a newline or carriage return in a path the user gave)
+    and Unicode line separators shown as escapes, so that an error is always the one line it says."""
+    return "".join(
+        char.encode("unicode_escape").decode("ascii") if unicodedata.category(char) in ("Cc", "Zl", "Zp") else char
+        for char in message
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,9 +75,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if os.getcwd() not in sys.path:  # `--model my_model:MyModel` from the model's folder, as `python -m` would
         sys.path.append(os.getcwd())
     try:
-        return int(args.handler(args))
+        try:
+            return int(args.handler(args))
+        except Exception as error:
+            cause = sqlite_error_in(error)
+            if cause is not None:
+                raise store_failure(getattr(args, "store", None) or default_store_path(), cause) from None
+            if isinstance(error, OSError) and error.filename is not None:  # a path given that cannot be used
+                raise UserError(
+                    f"cannot use {error.filename} ({error.strerror or error}); check the path given, or the disk."
+                ) from None
+            raise
     except UserError as error:
-        print(f"structbench: error: {error}", file=sys.stderr)
+        print(f"structbench: error: {one_line(str(error))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("structbench: interrupted; finished runs are stored and the rest will be redone.", file=sys.stderr)

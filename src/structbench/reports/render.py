@@ -18,16 +18,27 @@ writers (`structbench.reports.writers`) write the files. Layout of the folder:
   with each model's predictions in `errors/SUITE/MODEL.js` and the examples in `data/`.
 - `results.csv`, `results.json` (every cell; schema in the README), `leaderboard.md`,
   `references.json`.
+
+Writing is safe against other reports and against being killed: the site is built first (which
+validates the store and the filters), then written into a hidden folder beside `--out`
+(`.NAME.partial-PID-RANDOM`) and renamed into place, under an exclusive lock on `.NAME.lock`
+beside `--out`, so that reports into one folder at the same time take turns and each leaves a
+complete site. A report killed before its rename (SIGKILL, power cut) leaves its partial folder
+behind; the next report into that folder deletes it, and any `.NAME.old-PID-RANDOM` folder, once the
+process named in it is gone from this host.
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
+import re
 import secrets
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from structbench.errors import UserError
@@ -67,6 +78,9 @@ def _check_out(out_dir: Path) -> None:
     """Refuse an `--out` that is a file or a folder of other files, before anything is built or written."""
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"--out {out_dir} is a file; give a folder for the site.")
+    above = next((parent for parent in out_dir.parents if parent.exists()), None)
+    if above is not None and not above.is_dir():
+        raise UserError(f"--out {out_dir} lies under {above}, which is a file; give a folder for the site.")
     if out_dir.is_dir() and not _replaceable(out_dir):
         raise UserError(
             f"--out {out_dir} holds files that no structbench report wrote; give an empty or new folder "
@@ -75,8 +89,57 @@ def _check_out(out_dir: Path) -> None:
 
 
 def _beside(out_dir: Path, kind: str) -> Path:
-    """A new folder name next to `out_dir`, hidden and unique to this report (`.NAME.KIND-RANDOM`)."""
-    return out_dir.with_name(f".{out_dir.name}.{kind}-{secrets.token_hex(6)}")
+    """A new folder name next to `out_dir`, hidden and unique to this report, naming the process that
+    made it (`.NAME.KIND-PID-RANDOM`), so that a later report can tell whether it was left behind."""
+    return out_dir.with_name(f".{out_dir.name}.{kind}-{os.getpid()}-{secrets.token_hex(6)}")
+
+
+def _process_gone(pid: int) -> bool:
+    """Whether no process `pid` exists on this host."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # PermissionError: it exists, under another user
+        return False
+    return False
+
+
+def _clean_stale(out_dir: Path) -> list[Path]:
+    """Delete the partial and set-aside folders beside `out_dir` that reports left when they were
+    killed (`_beside`'s names, whose process is gone); the folders deleted. Called under the lock of
+    `out_dir`, so that no live report on this host is writing one of them."""
+    pattern = re.compile(rf"\.{re.escape(out_dir.name)}\.(?:partial|old)-(\d+)-[0-9a-f]{{12}}")
+    removed = []
+    for path in out_dir.parent.iterdir():
+        found = pattern.fullmatch(path.name)
+        if found and path.is_dir() and not path.is_symlink() and _process_gone(int(found.group(1))):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+@contextmanager
+def _locked(out_dir: Path) -> Iterator[None]:
+    """Hold the exclusive lock of `out_dir` (`flock` on `.NAME.lock` beside it), waiting for any other
+    report that holds it: reports into one folder write and swap in their sites one at a time. The
+    lock file stays (deleting it would let two reports lock two files of one name)."""
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        handle = out_dir.with_name(f".{out_dir.name}.lock").open("a")
+    except OSError as error:
+        raise UserError(
+            f"cannot write the site next to --out {out_dir} ({error.strerror or error}); a report writes "
+            "the site beside --out and then moves it there, so give a folder whose parent you can write to."
+        ) from None
+    with handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _partial(out_dir: Path) -> Path:
@@ -175,7 +238,7 @@ def write_report(
     Nothing in `out_dir` changes until the new site is complete: the filters are checked and the
     site is built first, then written into a folder beside `out_dir` and renamed into place. A
     report that fails leaves the earlier site as it was; reports into one `out_dir` at the same
-    time each leave a complete site there (the last one's)."""
+    time take turns (a lock beside it) and each leaves a complete site there (the last one's)."""
     out_dir = Path(out_dir)
     # renamed by its absolute path (`--out .` has no name to put a folder beside); a link is kept and
     # the folder it points to is replaced
@@ -184,10 +247,13 @@ def write_report(
     site = build_site(store, suites=suites, models=models, title=title)
     if read is not None:
         read()
-    partial = _partial(folder)
-    try:
-        write_site(site, partial, earlier=folder if folder.is_dir() else None)
-        _swap_in(partial, folder)
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)  # gone already once swapped in
+    with _locked(folder):
+        _check_out(folder)  # again: another report may have written there while this one built
+        _clean_stale(folder)
+        partial = _partial(folder)
+        try:
+            write_site(site, partial, earlier=folder if folder.is_dir() else None)
+            _swap_in(partial, folder)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)  # gone already once swapped in
     return (out_dir if out_dir.name not in ("", ".", "..") else folder) / "index.html"

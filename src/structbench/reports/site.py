@@ -137,6 +137,27 @@ def _conditions(board_list: Sequence[SuiteBoard], results: pd.DataFrame) -> dict
     return out
 
 
+def _refuse_unmatched(
+    store: Store, stored: pd.DataFrame, suites: Sequence[str] | None, models: Sequence[str] | None
+) -> None:
+    """Refuse a `--suites` pattern that matches no suite of the store or of this installation, and a
+    `--models` pattern that matches no stored label, in one sentence with the closest names: one typo
+    among several patterns (`'scan-*,typo'`) would otherwise narrow the site silently. `stored` is
+    every run of the store."""
+    for what, patterns, names in (
+        ("suites", suites, sorted(set(map(str, stored.suite)) | set(registry.suite_names()))),
+        ("models", models, sorted(set(map(str, stored.model)))),
+    ):
+        unmatched = [pattern for pattern in patterns or () if not any(_matches(name, [pattern]) for name in names)]
+        if unmatched:
+            kind = "suite of the store or installed here" if what == "suites" else "model label of the store"
+            raise UserError(
+                f"--{what} {', '.join(map(repr, unmatched))} matches no {kind}; {did_you_mean(unmatched, names)}"
+                f"give them as `structbench runs{store_option(store.path)}` lists them (shell patterns such as "
+                "'scan-*' work), or leave the unmatched ones out."
+            )
+
+
 def build_site(
     store: Store,
     *,
@@ -146,9 +167,9 @@ def build_site(
 ) -> Site:
     """The site of `store`; `suites` and `models` keep only the matching suite ids and model labels
     (shell patterns)."""
-    runs = _select(store.runs(), suites, models)
+    stored = store.runs()
+    runs = _select(stored, suites, models)
     if runs.empty and (suites or models):
-        stored = store.runs()
         guess = did_you_mean(suites or [], sorted(set(stored.suite))) + did_you_mean(
             models or [], sorted(set(stored.model))
         )
@@ -160,6 +181,7 @@ def build_site(
             + f"; {guess}give suite ids and model labels as the report shows them (shell patterns such as 'scan-*' "
             f"work; `structbench runs{store_option(store.path)}` lists them)."
         )
+    _refuse_unmatched(store, stored, suites, models)
     scores = current_scores(_select(store.scores(), suites, models), runs)
     results = cell_table(scores)
     references = [r for r in load_references() if _matches(r.suite, suites)]

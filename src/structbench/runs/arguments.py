@@ -24,10 +24,11 @@ def parse_seeds(text: str) -> list[int]:
     try:
         for part in (p.strip() for p in text.split(",") if p.strip()):
             first, dash, last = part.partition("-")
-            span = range(int(first), int(last) + 1) if dash else range(int(part), int(part) + 1)
-            if len(span) > MAX_SEEDS or len(seeds) + len(span) > MAX_SEEDS:
+            low, high = (int(first), int(last)) if dash else (int(part), int(part))
+            # counted before a range is made: len() of a range past sys.maxsize raises OverflowError
+            if len(seeds) + max(0, high - low + 1) > MAX_SEEDS:
                 raise UserError(f"--seeds {text!r} asks for more than {MAX_SEEDS} seeds; run fewer at a time.")
-            seeds += span
+            seeds += range(low, high + 1)
     except ValueError:
         raise UserError(
             f"--seeds {text!r} is not a comma-separated list of integers or ranges, e.g. --seeds 0,1,2 or --seeds 0-9."

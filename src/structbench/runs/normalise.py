@@ -27,8 +27,11 @@ def normalise_store(store: Store, log: Callable[[str], None] | None = None) -> i
     that cannot be found (an uninstalled plugin) is left as it is."""
     moved_total = 0
     for suite, old_hash, record_json, label in store.model_specs():
-        record = json.loads(record_json)
-        params = record.get("params") or {}
+        try:
+            record = json.loads(record_json)
+        except (TypeError, ValueError, RecursionError):  # a damaged row: the readers of runs name it
+            continue
+        params = record.get("params") if isinstance(record, dict) else None
         if not params or not isinstance(params, dict):
             continue
         try:

@@ -80,7 +80,24 @@ def pack_predictions(ids: Sequence[str], predictions: Sequence[Any], correct: Se
     return zlib.compress(JSON.encode([list(ids), list(predictions), verdicts]).encode(), 6)
 
 
+class DamagedBlock(ValueError):
+    """A predictions block that is not what `pack_predictions` writes (a damaged or hand-edited store)."""
+
+
 def unpack_predictions(block: bytes) -> tuple[list[str], list[Any], list[bool | None]]:
-    """(example ids, predictions, per-example correct) of a block written by `pack_predictions`."""
-    ids, predictions, verdicts = json.loads(zlib.decompress(block))
+    """(example ids, predictions, per-example correct) of a block written by `pack_predictions`;
+    anything else (not zlib, not JSON, not three columns of one length) raises `DamagedBlock`."""
+    try:
+        columns = json.loads(zlib.decompress(block))
+    except (zlib.error, TypeError, ValueError, RecursionError) as error:
+        raise DamagedBlock(f"not a compressed JSON block: {' '.join(str(error).split())[:100]}") from None
+    if not (isinstance(columns, list) and len(columns) == 3 and all(isinstance(c, list) for c in columns)):
+        raise DamagedBlock("not three columns of ids, predictions and verdicts")
+    ids, predictions, verdicts = columns
+    if not len(ids) == len(predictions) == len(verdicts):
+        raise DamagedBlock(f"{len(ids)} ids, {len(predictions)} predictions and {len(verdicts)} verdicts")
+    if not all(isinstance(example_id, str) for example_id in ids):
+        raise DamagedBlock("an example id that is not text")
+    if not all(ok is None or (isinstance(ok, int) and ok in (0, 1)) for ok in verdicts):
+        raise DamagedBlock("a verdict that is not 1, 0 or null")
     return ids, predictions, [None if ok is None else bool(ok) for ok in verdicts]

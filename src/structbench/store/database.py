@@ -27,6 +27,7 @@ pid was reused by an unrelated process is waited for until that process exits.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import random
@@ -41,7 +42,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from structbench.convergence import Convergence
 from structbench.errors import UserError
 from structbench.specs import SuiteSpec
-from structbench.store.codec import JSON, SplitResult, pack_predictions, unpack_predictions, with_entries
+from structbench.store.codec import (
+    JSON,
+    DamagedBlock,
+    SplitResult,
+    pack_predictions,
+    unpack_predictions,
+    with_entries,
+)
+from structbench.store.failures import BUSY_TIMEOUT, is_the_stores, store_failure
 from structbench.store.migration import migrate_v1
 from structbench.store.ownership import HELD, HOST, ClaimLost, RunClaim, owner_alive
 from structbench.store.schema import (
@@ -56,28 +65,39 @@ from structbench.store.schema import (
 if TYPE_CHECKING:
     import pandas as pd
 
-BUSY_TIMEOUT = 60.0
-"""Seconds a write waits for another process's transaction before giving up."""
-
 
 class Store:
     """A connection to one results database file; see the module docstring for its rules, `schema` for its tables."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():  # `--store ''` is the current folder
+            raise UserError(
+                f"the results store {self.path} is a folder; pass --store a file path, e.g. "
+                f"--store {self.path / 'results.sqlite'}."
+            )
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:  # a file where a folder of the path should be, or no right to create one
+            raise UserError(
+                f"cannot create the folder of the results store {self.path} ({error.strerror or error}); pass "
+                "--store a path whose folders are folders you may write to."
+            ) from None
         self.owner = f"{HOST}:{os.getpid()}:{secrets.token_hex(4)}"
         """How this Store signs the runs it claims."""
         self.migrated_from: Path | None = None
         """The backup of the v1 store this open migrated, if it did."""
-        self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
+        try:
+            self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
+        except sqlite3.Error as error:
+            raise store_failure(self.path, error) from None
         try:
             deadline = time.monotonic() + BUSY_TIMEOUT
             while True:
                 try:
                     self._db.execute("PRAGMA journal_mode=WAL")
                     self._db.execute("PRAGMA synchronous=NORMAL")
-                    self._open_schema()
+                    self._open_schema()  # its transaction raises sqlite's own errors, retried here
                     break
                 except sqlite3.OperationalError as error:
                     # switching a new file to WAL, or reading it while another process does, can
@@ -92,15 +112,7 @@ class Store:
             self._check_tables()
         except sqlite3.DatabaseError as error:
             self._db.close()
-            reason = " ".join(str(error).split())[:200]  # sqlite may quote a whole multi-line schema
-            if getattr(error, "sqlite_errorname", None) in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
-                raise UserError(
-                    f"{self.path} is not a structbench results database ({reason}); pass another --store."
-                ) from None
-            raise UserError(
-                f"{self.path} could not be opened as a results database ({reason}); check that it is one, on a "
-                "disk you may write to, or pass another --store."
-            ) from None
+            raise store_failure(self.path, error) from None
         except UnicodeDecodeError:  # a damaged page inside a text value of the schema
             self._db.close()
             raise UserError(f"{self.path} is damaged (text that is not UTF-8); pass another --store.") from None
@@ -125,7 +137,7 @@ class Store:
         Foreign keys are still off here, so that the migration can rebuild the runs table."""
         if int(self._db.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION:
             return  # the common case needs no write lock (a read-only store opens too)
-        with self._transaction() as db:
+        with self._transaction(translated=False) as db:
             version = int(db.execute("PRAGMA user_version").fetchone()[0])
             if version > SCHEMA_VERSION:
                 raise UserError(
@@ -161,15 +173,24 @@ class Store:
         self.close()
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
+    def _transaction(self, *, translated: bool = True) -> Iterator[sqlite3.Connection]:
+        """One `BEGIN IMMEDIATE` transaction, committed whole or rolled back whole. An SQLite error
+        (disk full, read-only, lock held past the busy timeout, damaged file) is raised as one
+        sentence (`store_failure`), unless `translated` is False (the opening, which retries some)."""
         try:
-            yield self._db
-        except BaseException:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    with suppress(sqlite3.Error):  # a full disk may refuse the rollback's journal too
+                        self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError as error:
+            if not translated or not is_the_stores(error):
+                raise
+            raise store_failure(self.path, error) from None
 
     # suites
 
@@ -384,7 +405,7 @@ class Store:
                     "UPDATE runs SET owner=NULL WHERE id=? AND owner=? AND status='running'",
                     (claim.run_id, self.owner),
                 )
-        except sqlite3.Error:
+        except (sqlite3.Error, UserError):  # the store's failure, as one sentence (`store_failure`)
             pass  # still running under this pid: stale to this process, awaited by others until it exits
 
     # reading
@@ -406,6 +427,7 @@ class Store:
         """Every run, one row each, every column (whatever its status)."""
         import pandas as pd
 
+        self._check_runs()
         return pd.read_sql_query("SELECT * FROM runs ORDER BY id", self._db)
 
     def run_timings(self) -> list[tuple[str, str, int, str, float | None]]:
@@ -417,6 +439,42 @@ class Store:
         return [
             (str(suite), str(model), int(seed), str(status), seconds) for suite, model, seed, status, seconds in rows
         ]
+
+    def _check_runs(self, where: str = "", params: Sequence[Any] = ()) -> None:
+        """Refuse a store whose runs table holds a value of the wrong kind (a seed that is not an
+        integer, a time that is not a number, a model spec that is not a JSON object), in one
+        sentence naming the run: SQLite keeps whatever a damaged or hand-edited file holds, and each
+        reader of the table would otherwise fail on it in its own way. `where` (" AND column = ?"
+        clauses, with their `params`) checks only the runs about to be read."""
+        numbers = "('integer', 'real')"
+        row = self._db.execute(
+            "SELECT id, problem FROM (SELECT id, CASE "
+            "WHEN typeof(seed) != 'integer' THEN 'seed' WHEN typeof(draw) != 'integer' THEN 'draw' "
+            f"WHEN typeof(started_at) NOT IN {numbers} THEN 'started_at' "
+            f"WHEN typeof(finished_at) NOT IN ('null', 'integer', 'real') THEN 'finished_at' "
+            f"WHEN typeof(fit_seconds) NOT IN ('null', 'integer', 'real') THEN 'fit_seconds' "
+            f"WHEN typeof(predict_seconds) NOT IN ('null', 'integer', 'real') THEN 'predict_seconds' "
+            f"WHEN typeof(model_spec) != 'text' THEN 'model_spec' END AS problem FROM runs WHERE 1{where}) "
+            "WHERE problem IS NOT NULL LIMIT 1",
+            list(params),
+        ).fetchone()
+        if row is None:
+            specs = self._db.execute(f"SELECT MIN(id), model_spec FROM runs WHERE 1{where} GROUP BY model_spec", params)
+            for run_id, spec in specs:
+                try:
+                    record = json.loads(spec)
+                except (TypeError, ValueError, RecursionError):
+                    record = None
+                if not isinstance(record, dict):
+                    row = (run_id, "model_spec")
+                    break
+        if row is not None:
+            run_id, column = row
+            raise UserError(
+                f"the results store {self.path} is damaged: run {run_id}'s {column} is not what a run stores; "
+                f'delete that run (`sqlite3 {self.path} "DELETE FROM runs WHERE id={run_id}"`) and run it again, '
+                "or pass another --store."
+            )
 
     def finished_seeds(self, suite: str, version: str, suite_hash: str, model_hash: str, label: str) -> list[int]:
         """The seeds of the finished (`done`) runs of one model configuration, shown under `label`, on one
@@ -448,6 +506,8 @@ class Store:
         filters = {"suite": suite, "version": version, "suite_hash": suite_hash, "model_hash": model_hash}
         where = "".join(f" AND {column} = ?" for column, value in filters.items() if value is not None)
         params = [value for value in filters.values() if value is not None]
+        self._check_runs(where, params)
+        self._check_scores(where, params)
         runs = pd.read_sql_query(
             "SELECT id, suite, version, suite_hash, model, model_hash, config_hash, comparable, seed, draw "
             f"FROM runs WHERE status = 'done'{where} ORDER BY id",
@@ -468,6 +528,25 @@ class Store:
         frame["value"] = frame["value"].astype(float)
         return frame
 
+    def _check_scores(self, where: str = "", params: Sequence[Any] = ()) -> None:
+        """Refuse a store holding a score that is not a number, or an item count that is not an
+        integer, in one sentence naming the row: SQLite keeps whatever a damaged or hand-edited file
+        holds, and one such row would otherwise end a report in a traceback. `where` (" AND column = ?"
+        clauses on runs, with their `params`) checks only the runs about to be read."""
+        runs = f" AND run_id IN (SELECT id FROM runs WHERE 1{where})" if where else ""
+        row = self._db.execute(
+            "SELECT run_id, split, metric, value, n FROM scores WHERE ((value IS NOT NULL AND typeof(value) NOT IN "
+            f"('real', 'integer')) OR typeof(n) != 'integer'){runs} LIMIT 1",
+            list(params),
+        ).fetchone()
+        if row is not None:
+            run_id, split, metric, value, n = row
+            what = f"the value {value!r}" if not isinstance(value, int | float) else f"the item count {n!r}"
+            raise UserError(
+                f"the results store {self.path} is damaged: run {run_id}'s {metric} on {split} has {what[:80]}, "
+                "not a number; run that seed again with `structbench run ... --force`, or pass another --store."
+            )
+
     def run_scores(self) -> pd.DataFrame:
         """One row per (run, split, metric) of the whole test splits, in run order (the Python API's
         `load_results`): suite, version, suite_hash, model, seed, status, split, metric, value, n.
@@ -475,6 +554,7 @@ class Store:
         scores, so that no run goes missing from an analysis."""
         import pandas as pd
 
+        self._check_scores()
         frame = pd.read_sql_query(
             "SELECT r.suite, r.version, r.suite_hash, r.model, r.seed, r.status, s.split, s.metric, s.value, s.n "
             "FROM runs r LEFT JOIN scores s ON s.run_id = r.id AND s.breakdown = '' ORDER BY r.id",
@@ -487,7 +567,16 @@ class Store:
     def stored_predictions(self, run_id: int) -> dict[str, tuple[list[str], list[Any], list[bool | None]]]:
         """split -> (example ids, predictions, per-example correct) of one run, in split order."""
         rows = self._db.execute("SELECT split, block FROM predictions WHERE run_id=? ORDER BY rowid", (run_id,))
-        return {split: unpack_predictions(block) for split, block in rows}
+        out = {}
+        for split, block in rows:
+            try:
+                out[str(split)] = unpack_predictions(block)
+            except DamagedBlock as error:
+                raise UserError(
+                    f"the stored predictions of run {run_id} ({split}) in {self.path} are damaged ({error}); run "
+                    "that seed again with `structbench run ... --force`, or pass another --store."
+                ) from None
+        return out
 
     def predictions(self, run_id: int) -> pd.DataFrame:
         """One row per example of one run: split, example_id, prediction (JSON text), correct (1/0/NaN)."""

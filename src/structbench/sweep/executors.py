@@ -331,6 +331,13 @@ class RayExecutor:
     """One Ray task per run, on a local Ray or a cluster (see the module docstring)."""
 
     name = "ray"
+    STOPPING = (signal.SIGINT, signal.SIGTERM)
+    """The signals that end a sweep (Ctrl-C, a batch scheduler's cancel)."""
+
+    @staticmethod
+    def _main_thread() -> bool:
+        """Whether this is the main thread, the only one that may set signal handlers."""
+        return threading.current_thread() is threading.main_thread()
 
     def __init__(self, workers: int | None, *, timeout: float | None = None, address: str | None = None) -> None:
         if workers is not None and workers < 1:
@@ -343,18 +350,26 @@ class RayExecutor:
         sys.stdout = sys.stderr
         runtime_env = {"env_vars": worker_environment()}
         options: dict[str, Any] = {"runtime_env": runtime_env, "log_to_driver": False, "logging_level": logging.WARNING}
+        # ray.init installs SIGTERM handlers of its own, which exit the process (sys.exit) from wherever
+        # it is: the sweep's handler (SIGTERM ends the sweep as Ctrl-C does) is put back once Ray is up
+        sweep_handler = signal.getsignal(signal.SIGTERM) if self._main_thread() else None
         try:
             if address:
                 ray.init(address=address, **options)
             else:
                 ray.init(num_cpus=workers or os.cpu_count() or 1, include_dashboard=False, **options)
         except (ConnectionError, ValueError, RuntimeError) as error:
-            sys.stdout = self._stdout
+            self._abandon_start(sweep_handler)
             where = f"the Ray cluster at {address}" if address else "a local Ray"
             raise UserError(f"cannot start or reach {where} ({error}); check --address, or leave it out.") from None
-        except BaseException:
-            sys.stdout = self._stdout
+        except SystemExit:  # SIGTERM while Ray started: its handler's exit, told as the interrupt it is
+            self._abandon_start(sweep_handler, interrupted=True)
+            raise KeyboardInterrupt from None
+        except BaseException:  # Ctrl-C while Ray started
+            self._abandon_start(sweep_handler, interrupted=True)
             raise
+        if sweep_handler is not None:
+            signal.signal(signal.SIGTERM, sweep_handler)
         available = ray.cluster_resources()
         self.gpus_available = float(available.get("GPU", 0)) > 0
         self.capacity = workers or max(1, int(available.get("CPU", 1)))
@@ -371,6 +386,30 @@ class RayExecutor:
         if timeout is not None:
             queues = importlib.import_module("ray.util.queue")
             self._started_queue = queues.Queue(actor_options={"num_cpus": 0})
+
+    def _abandon_start(self, sweep_handler: Any, *, interrupted: bool = False) -> None:
+        """Undo a `ray.init` cut short (an error, Ctrl-C, SIGTERM): shut down what of Ray it started,
+        deaf to a second signal meanwhile, then give stdout and SIGTERM back. Without the shutdown the
+        process exited with Ray half up, which ended in SIGABRT. Interrupted, it says how to end what
+        Ray may have left running: the agents its raylet had started can outlive it, and only
+        `ray stop` (which ends every Ray of this user on the machine) finds them."""
+        deaf = self._main_thread()
+        previous = {number: signal.signal(number, signal.SIG_IGN) for number in self.STOPPING} if deaf else {}
+        try:
+            with contextlib.suppress(Exception):
+                self._ray.shutdown()
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+            if sweep_handler is not None:
+                signal.signal(signal.SIGTERM, sweep_handler)
+            sys.stdout = self._stdout
+        if interrupted:
+            print(
+                "structbench: the sweep was interrupted while Ray was starting; if Ray processes are left "
+                "(`ps -ef | grep ray::`), `ray stop` ends them.",
+                file=sys.stderr,
+            )
 
     def submit(self, order: WorkOrder, resources: Resources) -> None:
         task = self._gpu_task if resources.gpus else self._cpu_task

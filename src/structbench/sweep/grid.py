@@ -25,6 +25,10 @@ seed (its own `seeds` where it names them); each is the same run `structbench ru
 key a run alike. A grid that cannot be read is refused in one sentence naming the file, the
 place in it and the fix.
 
+The YAML is read strictly: a key given twice in one mapping is refused (YAML would keep the last
+one silently), and a seed must be an integer (`seeds: [yes, no]` is a list of YAML booleans, not
+the seeds 1 and 0). A file is UTF-8, or UTF-16 with its byte-order mark, as the YAML spec allows.
+
 Limits: a grid file is read up to `MAX_GRID_BYTES` (10 MB), and a grid may ask for at most
 `MAX_RUNS` (100,000) runs, counted from its axes before anything is expanded; a bigger one is
 refused with its count, to be split into several files.
@@ -32,6 +36,7 @@ refused with its count, to be split into several files.
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import math
 from collections.abc import Iterator
@@ -40,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import Field, PositiveInt, ValidationError, field_validator, model_validator
+from pydantic import Field, StrictInt, ValidationError, field_validator, model_validator
 
 from structbench.errors import UserError
 from structbench.runs.arguments import MAX_SEEDS, parse_seeds, parse_settings
@@ -60,8 +65,40 @@ MAX_GRID_BYTES = 10_000_000
 
 
 def _listed(seeds: Any) -> Any:
-    """`seeds: 3` is `seeds: [3]`."""
-    return [seeds] if isinstance(seeds, int) and not isinstance(seeds, bool) else seeds
+    """`seeds: 3` is `seeds: [3]`; a YAML boolean (`true`, `yes`, `on`) is refused, not read as 1."""
+    if isinstance(seeds, bool) or (isinstance(seeds, list) and any(isinstance(seed, bool) for seed in seeds)):
+        raise ValueError(
+            "a seed is an integer, and `true`, `yes` or `on` is a YAML boolean; write the seeds as numbers"
+        )
+    return [seeds] if isinstance(seeds, int) else seeds
+
+
+class _RepeatedKey(yaml.constructor.ConstructorError):
+    """A key given twice in one mapping of a grid file."""
+
+    def __init__(self, key: Any, mark: yaml.Mark) -> None:
+        super().__init__(None, None, f"the key {key!r} is given twice", mark)
+        self.key = key
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping: YAML keeps the last one
+    silently, so that `seeds: [0]` above a second `seeds: [1]` would run seed 1 alone."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *defaults` overrides by design
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                repeated = key in seen
+            except TypeError:
+                continue  # an unhashable key: the safe loader refuses it itself
+            if repeated:
+                raise _RepeatedKey(key, key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 class GridModel(Frozen):
@@ -75,7 +112,7 @@ class GridModel(Frozen):
     """The leaderboard label (`run --name`); only for an entry without axes (one configuration)."""
     suites: list[str] | None = Field(default=None, min_length=1)
     """Suites for this model instead of the grid's."""
-    seeds: list[int] | str | None = None
+    seeds: list[StrictInt] | str | None = None
     """Seeds for this model instead of the grid's (a list, or what `run --seeds` takes)."""
 
     @field_validator("seeds", mode="before")
@@ -133,10 +170,10 @@ class Grid(Frozen):
     out when every model names its own."""
     models: list[GridModel] = Field(min_length=1)
     """Models and their settings; every one runs on every suite."""
-    seeds: list[int] | str | None = None
+    seeds: list[StrictInt] | str | None = None
     """Seeds, a list (`[0, 1, 2]`) or what `run --seeds` takes (`"0-4"`); may be left out when every model
     names its own."""
-    limit: PositiveInt | None = None
+    limit: StrictInt | None = Field(default=None, gt=0)
     """Ask only the first `limit` examples of each test split (`run --limit`): a partial sweep, never ranked."""
 
     @model_validator(mode="after")
@@ -209,11 +246,19 @@ def _read_grid_text(path: Path) -> str:
             f"the grid file {path} is larger than {limit:,} bytes, more than a grid needs; "
             "give a YAML grid file, and split a very large grid into several."
         )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
+    # UTF-16 with its byte-order mark, as the YAML spec allows (Windows editors save it); else UTF-8
+    encoding = "utf-16" if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else "utf-8-sig"
+    if encoding != "utf-16" and b"\x00" in data:
         raise UserError(
-            f"the grid file {path} is not UTF-8 text (byte {error.start}); save it as UTF-8 YAML."
+            f"the grid file {path} holds NUL bytes (byte {data.index(0)}): not text, or UTF-16 without its "
+            "byte-order mark; save it as UTF-8 YAML."
+        )
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as error:
+        shown = "UTF-16" if encoding == "utf-16" else "UTF-8"
+        raise UserError(
+            f"the grid file {path} is not {shown} text (byte {error.start}); save it as UTF-8 YAML."
         ) from None
 
 
@@ -222,18 +267,32 @@ def load_grid(path: Path) -> Grid:
     in one sentence naming the file, the place in it and the fix."""
     text = _read_grid_text(Path(path))
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_StrictLoader)
+    except _RepeatedKey as error:
+        line = error.problem_mark.line + 1 if error.problem_mark is not None else "?"
+        raise UserError(
+            f"the grid file {path} gives the key {error.key!r} twice (line {line}); YAML would keep the last "
+            "one silently, so give each key once."
+        ) from None
     except yaml.YAMLError as error:
         where = getattr(error, "problem_mark", None)
         line = f" at line {where.line + 1}" if where is not None else ""
-        raise UserError(f"the grid file {path} is not valid YAML{line}; fix its syntax.") from None
+        problem = getattr(error, "problem", None)
+        why = f" ({' '.join(str(problem).split())[:200]})" if problem else ""
+        raise UserError(f"the grid file {path} is not valid YAML{line}{why}; fix its syntax.") from None
+    except RecursionError:  # `[[[[...]]]]` thousands deep: the parser recurses once per level
+        raise UserError(
+            f"the grid file {path} nests lists or mappings thousands deep, deeper than a grid is; "
+            f"give a grid such as {EXAMPLE!r}."
+        ) from None
     if not isinstance(raw, dict):
-        raise UserError(f"the grid file {path} must be a mapping with suites, models and seeds, e.g.\n{EXAMPLE}")
+        raise UserError(f"the grid file {path} must be a mapping with suites, models and seeds, e.g. {EXAMPLE!r}.")
     try:
         grid = Grid.model_validate(raw)
     except ValidationError as error:
         problem = error.errors(include_url=False, include_input=False)[0]
-        where = ".".join(str(part) for part in problem["loc"]) or "the file"
+        # pydantic names the union member it tried ("seeds.list[int].0"); the file's place is without it
+        where = ".".join(str(part) for part in problem["loc"] if "[" not in str(part)) or "the file"
         message = problem["msg"].removeprefix("Value error, ")
         raise UserError(f"the grid file {path}: {where}: {message}; fix it (a complete grid: {EXAMPLE!r}).") from None
     try:

@@ -51,6 +51,22 @@ def test_malformed_answer_fails_the_run(runner: Runner) -> None:
     assert "not JSON" in record.errors["0"]
 
 
+@pytest.mark.parametrize(
+    ("mode", "problem"),
+    [
+        ("score-dict", 'its loglikelihood output 0 is {"a": 1}, not a finite number'),
+        ("score-huge", "its loglikelihood output 0 is 10000000000000000000... (401 characters), not a finite number"),
+        ("score-digits", "its answer is JSON Python cannot read (Exceeds the limit (4300 digits)"),
+    ],
+)
+def test_a_log_probability_that_is_no_float_fails_the_run_in_one_sentence(
+    runner: Runner, mode: str, problem: str
+) -> None:
+    record = runner.evaluate("agreement-gulordava", command(mode), [0])
+    assert record.status == {"0": "failed"}
+    assert record.errors["0"].startswith(f"CommandModelError: model command failed: {problem}")
+
+
 def test_protocol_not_declared_in_hello_is_not_applicable(runner: Runner) -> None:
     record = runner.evaluate("lookup-tables", command("classify-only"), [0])
     assert record.status == {"0": "n/a"}
