@@ -63,7 +63,7 @@ def test_a_refused_filter_leaves_the_site_there_byte_for_byte(
     with pytest.raises(UserError, match=r"no runs in .* match --suites typo"):
         write_report(two_suites.store, site, suites=["typo"])
     two_suites.store.close()
-    assert main(["report", "--store", str(store_path), "--out", str(site), "--models", "nobody"]) == 2
+    assert main(["report", "--store", str(store_path), "--out", str(site), "--models", "nobody", "--no-progress"]) == 2
     assert capsys.readouterr().err.count("\n") == 1  # one sentence
     assert snapshot(site) == before
     assert leftovers(tmp_path) == []

@@ -27,9 +27,11 @@ def two_runs(store_path: Path) -> Path:
 
 
 def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    """The one error sentence the command ended with (after its progress lines, into a log), and no traceback."""
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("structbench: error: "), err
-    return err
+    errors = [line for line in err.splitlines() if line.startswith("structbench: error: ")]
+    assert len(errors) == 1 and err.endswith(errors[0]) and "Traceback" not in err, err
+    return errors[0]
 
 
 def done_seeds(path: Path) -> list[int]:

@@ -14,7 +14,7 @@ from structbench.store import Store
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """`sweep GRID.yaml`: the grid's runs on a process pool or Ray, stored by this process alone."""
-    from structbench.sweep import run_sweep, summary_line
+    from structbench.sweep.driver import run_sweep, summary_line
     from structbench.sweep.executors import Executor, LocalExecutor, RayExecutor
 
     if args.timeout is not None and args.timeout <= 0:
