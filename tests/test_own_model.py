@@ -325,3 +325,18 @@ def test_a_command_model_is_labelled_by_its_hello_and_a_time_out_is_not_part_of_
         runs = opened.runs()
     assert len(runs) == 1 and runs["model"].tolist() == ["memorise"]  # a longer time-out is not a new run
     assert str(REPO) not in runs["model"].iloc[0]
+
+
+def test_a_new_name_for_some_seeds_renames_the_whole_configuration(
+    capsys: pytest.CaptureFixture[str], store_path: Path
+) -> None:
+    store = ["--store", str(store_path)]
+    run_json(capsys, "--suite", SUITE, "--model", "copy", "--seeds", "0,1", *store)
+    renamed = run_json(capsys, "--suite", SUITE, "--model", "copy", "--seeds", "1,2", "--name", "mine", *store)
+    assert renamed["status"] == {"1": "done", "2": "done"}
+    with Store(store_path) as opened:
+        runs = opened.runs()
+        (board,) = boards(opened, aggregate(opened))
+    # seed 0, not asked for, takes the name too: one configuration is one row of the leaderboard
+    assert sorted(zip(runs.seed, runs.model, strict=True)) == [(0, "mine"), (1, "mine"), (2, "mine")]
+    assert board.status == {"mine": "3 done"}

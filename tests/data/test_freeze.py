@@ -270,12 +270,14 @@ def fake_released(
 
 
 def one_sentence_error(err: str) -> str:
-    """The CLI's error output, asserted to be one line without a traceback."""
+    """The CLI's error sentence, asserted to be one line, its last (after the progress lines a
+    command prints into a log), without a traceback."""
     assert "Traceback" not in err
     lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("structbench: error: ") and lines[0].endswith("."), err
-    return lines[0]
+    errors = [line for line in lines if line.startswith("structbench: error: ")]
+    assert len(errors) == 1 and lines[-1] == errors[0], err
+    assert errors[0].endswith("."), err
+    return errors[0]
 
 
 def wrong_hash(manifest: dict[str, Any]) -> str:

@@ -229,8 +229,10 @@ class Runner:
         stored = self.store.label(claim.run_id)
         label = context.keyed.label
         if context.asked.label_is_final and stored != label:
-            self.store.relabel(claim.run_id, label)
-            self.log(f"{context.where}: the stored run of {stored!r} is now shown as {label!r}")
+            renamed = self.store.relabel(claim.run_id, label)
+            self.log(
+                f"{context.where}: the {renamed} stored run(s) of {stored!r} on this suite are now shown as {label!r}"
+            )
             stored = label
         return SeedOutcome(claim.run_id, claim.status, error, True, stored)
 
@@ -241,6 +243,8 @@ class Runner:
         line, so that a command model's stderr tail is printed once. The outcome's compute, statistics and
         convergence were checked where they entered (`attempt`)."""
         label = context.keyed.label
+        if context.asked.label_is_final and (renamed := self.store.relabel(claim.run_id, label)):
+            self.log(f"{context.where}: {renamed} stored run(s) of this configuration are now shown as {label!r}")
         if isinstance(outcome, Ended):
             self.store.end_run(claim, outcome.status, outcome.error)
             shown = outcome.message

@@ -265,11 +265,19 @@ class Store:
             raise KeyError(run_id)
         return str(row[0])
 
-    def relabel(self, run_id: int, label: str) -> None:
-        """Show run `run_id` under `label` from now on. The label is not part of the run key, so a
-        finished run asked for under a new `--name` keeps its results and takes the name."""
+    def relabel(self, run_id: int, label: str) -> int:
+        """Show run `run_id`, and every other run of its configuration (suite data and model key),
+        under `label` from now on; how many runs took it. The label is not part of the run key, so a
+        finished run asked for under a new `--name` keeps its results and takes the name; and one
+        configuration has one label, so that `--name` on some of its seeds never splits it into two
+        rows of the leaderboard (the seeds not asked for are renamed too)."""
         with self._transaction() as db:
-            db.execute("UPDATE runs SET model=? WHERE id=?", (label, run_id))
+            changed = db.execute(
+                "UPDATE runs SET model=? WHERE model != ? AND (suite, version, suite_hash, model_hash) = "
+                "(SELECT suite, version, suite_hash, model_hash FROM runs WHERE id=?)",
+                (label, label, run_id),
+            ).rowcount
+        return int(changed)
 
     def model_specs(self) -> list[tuple[str, str, str, str]]:
         """(suite, model_hash, model_spec, label) of every model configuration the store holds runs of,

@@ -184,9 +184,15 @@ def plan(
                 continue
             run_id, stored_label, status = found
             finished.append(replace(planned_run, stored=status))
-            if cell.asked.label_is_final and stored_label != cell.label:  # as `run` does: the label is no key
-                store.relabel(run_id, cell.label)
-                log(f"{planned_run.where}: the stored run of {stored_label!r} is now shown as {cell.label!r}")
+            # as `run` does: the label is no key; the cell's first seed renames every run of it
+            if (
+                cell.asked.label_is_final
+                and stored_label != cell.label
+                and (renamed := store.relabel(run_id, cell.label))
+            ):
+                log(
+                    f"{planned_run.where}: the {renamed} stored run(s) of {stored_label!r} are now shown as {cell.label!r}"
+                )
     todo.sort(key=lambda planned_run: -planned_run.seconds)  # stable: equal estimates keep the grid's order
     return Plan(list(cells.values()), todo, finished, duplicates)
 
