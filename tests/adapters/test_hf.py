@@ -507,3 +507,170 @@ def test_hf_seq2seq_fine_tunes_and_runs_a_transduction_suite_end_to_end(
         _, predictions, _ = store.stored_predictions(int(runs["id"][0]))["test"]
     assert len(predictions) == 10 and all(isinstance(p, list) for p in predictions)
     assert {token for p in predictions for token in p} <= set(words), "words of the vocabulary, no special tokens"
+
+
+# refused before running: tokenizers that read words as nothing, pickled code, a checkpoint's own code
+
+
+def with_tokenizer(checkpoint: Path, tokenizer: Any, out: Path) -> Path:
+    """A copy of `checkpoint`'s config and weights with `tokenizer` saved in place of its own."""
+    without_tokenizer(checkpoint, out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def test_a_tokenizer_that_cannot_load_names_the_files_it_reads(tmp_path: Path, gpt2_dir: Path) -> None:
+    lost = tmp_path / "lost"
+    shutil.copytree(gpt2_dir, lost)
+    (lost / "tokenizer.json").unlink()  # tokenizer_config.json still names a tokenizers-backed class
+    garbled = tmp_path / "garbled"
+    shutil.copytree(gpt2_dir, garbled)
+    (garbled / "tokenizer.json").write_text("{not json")
+    for folder, says in (
+        (lost, f"it reads tokenizer.json, and {lost} lacks tokenizer.json"),
+        (garbled, "could not read"),
+    ):
+        with pytest.raises(UserError) as raised:
+            HfCausalLm(pretrained=str(folder), threads=1)
+        message = str(raised.value)
+        assert message.startswith(f"cannot load the tokenizer of {str(folder)!r}") and says in message
+        assert "tokenizer.save_pretrained" in message and one_sentence(message)
+
+
+def test_a_bare_folder_names_the_files_its_model_types_tokenizer_reads(tmp_path: Path, gpt2_dir: Path) -> None:
+    bare = without_tokenizer(gpt2_dir, tmp_path / "bare")
+    with pytest.raises(UserError) as raised:
+        HfCausalLm(pretrained=str(bare), threads=1)
+    assert "it reads tokenizer.json, or vocab.json and merges.txt" in str(raised.value)  # GPT2Tokenizer's
+    assert "lacks merges.txt, tokenizer.json, vocab.json" in str(raised.value)
+    (bare / "vocab.json").write_text(json.dumps({"the": 0}))  # half of GPT2Tokenizer's pair
+    with pytest.raises(UserError) as raised:
+        HfCausalLm(pretrained=str(bare), threads=1)
+    assert f"{bare} lacks merges.txt, so save the tokenizer" in str(raised.value) and one_sentence(str(raised.value))
+
+
+@pytest.fixture(scope="module")
+def dropping_tokenizer() -> Any:
+    """Reads the probe sentence's letters (lower case) and drops every other character."""
+    from structbench.adapters.hf.common import PROBE_TEXT
+    from tests.support.hf_models import character_tokenizer
+
+    return character_tokenizer(PROBE_TEXT)
+
+
+def test_a_sentence_read_as_no_tokens_is_refused_not_scored_zero(
+    tmp_path: Path, gpt2_dir: Path, t5_dir: Path, dropping_tokenizer: Any
+) -> None:
+    # before, 'fully quiz' was scored 0.0 (the empty continuation) beside real scores, silently
+    causal = HfCausalLm(pretrained=str(with_tokenizer(gpt2_dir, dropping_tokenizer, tmp_path / "gpt2")), threads=1)
+    seq2seq = HfSeq2Seq(pretrained=str(with_tokenizer(t5_dir, dropping_tokenizer, tmp_path / "t5")), threads=1)
+    assert len(causal.logprob([["the", "cat"], []])) == 2  # words it reads, and the empty sentence, are fine
+    asks = [
+        ("fully quiz", lambda: causal.logprob([["the", "cat"], ["fully", "quiz"]])),
+        ("quiz", lambda: causal.loglikelihood([(["the", "cat"], ["quiz"])])),
+        ("fully", lambda: causal.classify([["fully"]], ["the", "cat"])),
+        ("fully quiz", lambda: causal.transduce([["the"], ["fully", "quiz"]])),
+        ("fully quiz", lambda: seq2seq.logprob([["fully", "quiz"]])),
+        ("fully quiz", lambda: seq2seq.transduce([["fully", "quiz"]])),  # T5's `</s>` alone is no reading either
+    ]
+    for text, ask in asks:
+        with pytest.raises(UserError) as raised:
+            ask()
+        message = str(raised.value)
+        assert f"reads the suite's {text!r} as no tokens at all" in message
+        assert "no unknown token" in message and one_sentence(message)
+    unknown = HfCausalLm(pretrained=str(gpt2_dir), threads=1)  # a word-level vocabulary reads it as <unk>
+    assert unknown.logprob([["fully", "quiz"]])[0] < 0
+    for model in (causal, seq2seq, unknown):
+        model.close()
+
+
+def test_a_suite_its_tokenizer_reads_as_nothing_is_refused_before_training(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, store_path: Path, t5_dir: Path, dropping_tokenizer: Any
+) -> None:
+    # miniscan's pseudo-words (wif, ...) and upper-case targets (I_WALK, ...) are dropped whole
+    folder = with_tokenizer(t5_dir, dropping_tokenizer, tmp_path / "t5")
+    argv = ["run", "--suite", "miniscan", "--model", "hf-seq2seq", "--set", f"pretrained={folder}"]
+    assert main([*argv, "--set", "finetune=true", "--seeds", "0", "--store", str(store_path), "--no-progress"]) == 2
+    error = capsys.readouterr().err
+    assert "reads the suite's 'wif' as no tokens at all" in error  # the first input it cannot read
+    with Store(store_path) as store:
+        assert store.runs().empty
+
+
+def hostile_checkpoint(checkpoint: Path, out: Path, marker: Path) -> Path:
+    """A copy of `checkpoint` whose weights are a pytorch_model.bin pickle that would create `marker`."""
+    import os
+
+    class Hostile:
+        def __reduce__(self) -> tuple[Any, tuple[str]]:
+            return os.system, (f"touch {marker}",)
+
+    shutil.copytree(checkpoint, out)
+    (out / "model.safetensors").unlink()
+    torch.save({"transformer.wte.weight": Hostile()}, out / "pytorch_model.bin")
+    return out
+
+
+def test_pickled_code_in_the_weights_is_refused_and_never_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, store_path: Path, gpt2_dir: Path
+) -> None:
+    marker = tmp_path / "pickle-ran"
+    hostile = hostile_checkpoint(gpt2_dir, tmp_path / "hostile", marker)
+    with pytest.raises(UserError) as raised:
+        HfCausalLm(pretrained=str(hostile), threads=1)
+    message = str(raised.value)
+    assert message.startswith(f"the weights of {str(hostile)!r} (pytorch_model.bin) hold Python objects")
+    assert "posix.system" in message and "safetensors" in message and one_sentence(message)
+    argv = ["run", "--suite", "miniscan", "--model", "hf", "--set", f"pretrained={hostile}", "--seeds", "0"]
+    assert main([*argv, "--store", str(store_path), "--no-progress"]) == 2
+    assert "hold Python objects that a weights-only load refuses" in capsys.readouterr().err
+    assert not marker.exists()
+    with Store(store_path) as store:
+        assert store.runs().empty
+
+
+def remote_code_checkpoint(checkpoint: Path, out: Path, marker: Path, *, auto_map_in: str) -> Path:
+    """A copy of `checkpoint` whose `auto_map` (in `auto_map_in`) points at modules in the folder that
+    create `marker` when imported."""
+    shutil.copytree(checkpoint, out)
+    code = (
+        f"open({str(marker)!r}, 'w').close()\n"
+        "from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast\n"
+        "class OwnConfig(GPT2Config):\n    model_type = 'own-gpt2'\n"
+        "class OwnModel(GPT2LMHeadModel):\n    config_class = OwnConfig\n"
+        "class OwnTokenizer(PreTrainedTokenizerFast):\n    pass\n"
+    )
+    (out / "own_code.py").write_text(code)
+    settings = json.loads((out / auto_map_in).read_text())
+    if auto_map_in == "config.json":
+        settings["model_type"] = "own-gpt2"
+        settings["auto_map"] = {"AutoConfig": "own_code.OwnConfig", "AutoModelForCausalLM": "own_code.OwnModel"}
+    else:
+        settings["auto_map"] = {"AutoTokenizer": [None, "own_code.OwnTokenizer"]}
+    (out / auto_map_in).write_text(json.dumps(settings))
+    return out
+
+
+def test_a_checkpoint_that_needs_its_own_code_is_refused_and_its_code_never_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, store_path: Path, gpt2_dir: Path
+) -> None:
+    # before, transformers asked "Do you wish to run the custom code? [y/N]" on a terminal
+    marker = tmp_path / "own-code-ran"
+    for file in ("config.json", "tokenizer_config.json"):
+        folder = remote_code_checkpoint(gpt2_dir, tmp_path / file, marker, auto_map_in=file)
+        for factory in (HfCausalLm, HfSeq2Seq):
+            with pytest.raises(UserError) as raised:
+                factory(pretrained=str(folder), threads=1)
+            message = str(raised.value)
+            assert message.startswith(
+                f"{str(folder)!r} needs code from the checkpoint folder to run (auto_map in {file}"
+            )
+            assert "own_code.Own" in message and "never runs a checkpoint's own code" in message
+            assert one_sentence(message)
+    argv = ["run", "--suite", "miniscan", "--model", "hf", "--set", f"pretrained={tmp_path / 'config.json'}"]
+    assert main([*argv, "--seeds", "0", "--store", str(store_path), "--no-progress"]) == 2
+    assert "needs code from the checkpoint folder" in capsys.readouterr().err
+    assert not marker.exists()
+    with Store(store_path) as store:
+        assert store.runs().empty

@@ -71,6 +71,22 @@ def word_tokenizer(words: Iterable[str], *, bos: bool = True, append_eos: bool =
     return PreTrainedTokenizerFast(tokenizer_object=backend, **specials)  # type: ignore[no-untyped-call]
 
 
+def character_tokenizer(characters: Iterable[str]) -> Any:
+    """A character-level `PreTrainedTokenizerFast` (a BPE without merges) over `characters` and no
+    unknown token, so that it silently drops every other character: a word made of none of them is
+    read as no tokens at all (what `HfModel.check_readable` refuses)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocabulary = {token: index for index, token in enumerate(SPECIALS)}
+    for character in sorted(set(characters) - set(" \t\n")):
+        vocabulary.setdefault(character, len(vocabulary))
+    backend = Tokenizer(models.BPE(vocab=vocabulary, merges=[]))
+    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    specials = {"bos_token": "<s>", "eos_token": "</s>", "pad_token": "<pad>"}
+    return PreTrainedTokenizerFast(tokenizer_object=backend, **specials)  # type: ignore[no-untyped-call]
+
+
 def tiny_gpt2(words: Iterable[str], out: Path, *, seed: int = 0, bos: bool = True) -> Path:
     """A random 2-layer, 32-dimension GPT-2 with a word-level tokenizer over `words`, saved in `out`."""
     import torch

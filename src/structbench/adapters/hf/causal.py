@@ -158,6 +158,10 @@ class HfCausalLm(HfModel):
             )
         chosen = np.random.default_rng(seed).choice(len(answered), size=self.shots, replace=False)
         self._shot_examples = [answered[int(i)] for i in chosen]
+        self.check_readable(
+            [" ".join(e.input) for e in self._shot_examples]
+            + [" ".join(e.target) if e.target is not None else str(e.label) for e in self._shot_examples]
+        )
 
     def _shot_prefix(self) -> str:
         """The shots, each followed by a blank line; "" without shots."""
@@ -215,7 +219,9 @@ class HfCausalLm(HfModel):
                 f"shots={self.shots} applies to transduction and classification only; minimal-pair and "
                 "forced-choice score bare sentences, so drop --set shots."
             )
-        continuations = self._encode([" ".join(tokens) for tokens in sequences])
+        texts = [" ".join(tokens) for tokens in sequences]
+        self.check_readable(texts)
+        continuations = self._encode(texts)
         return self._score([[self.start_id]] * len(continuations), continuations)
 
     def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
@@ -232,6 +238,7 @@ class HfCausalLm(HfModel):
                 "scored after their bare context, so drop --set shots."
             )
         texts = [" ".join(context) for context, _ in requests]
+        self.check_readable([*texts, *(" ".join(words) for _, words in requests)])
         context_ids = [[self.start_id, *ids] for ids in self._encode(texts)]
         whole_ids = self._encode(
             [
@@ -266,6 +273,7 @@ class HfCausalLm(HfModel):
         """The label whose continuation `" " + label` is most probable after the classification prompt."""
         if not inputs:
             return []
+        self.check_readable([*(" ".join(tokens) for tokens in inputs), *labels])
         prefix = self._shot_prefix()
         prompts = [prefix + fill(self.classification_prompt, tokens) for tokens in inputs]
         prompt_ids = self._encode(prompts)
@@ -286,6 +294,7 @@ class HfCausalLm(HfModel):
 
     def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
         """Greedy continuation of the transduction prompt, up to end-of-sequence or newline, split on whitespace."""
+        self.check_readable([" ".join(tokens) for tokens in inputs])
         prefix = self._shot_prefix()
         rows = [
             [self.start_id, *ids] for ids in self._encode([prefix + fill(self.transduction_prompt, t) for t in inputs])

@@ -6,6 +6,12 @@
   one sentence. Models and tokenizers are then loaded from that folder with
   `local_files_only=True` and `weights_only=True` (safetensors where the folder has them, else
   torch's weights-only loader; never a full unpickle).
+- Refusals before anything runs, each one sentence: a checkpoint that needs its own code
+  (`auto_map` in config.json or tokenizer_config.json: `refuse_remote_code`, checked before
+  transformers is asked, which would otherwise offer to run it), weights a weights-only load
+  refuses (a `.bin` pickle naming Python callables), a tokenizer that cannot load (naming the
+  files it reads, `expected_tokenizer_files`) or reads the suite's words as no tokens
+  (`HfModel.check_readable`).
 - Run identity: `checkpoint_fingerprint` hashes the folder's config, weight and tokenizer files,
   so retrained weights under the same path are a new run; `HfModel.label` is the leaderboard
   label, the folder's last path component plus the settings that change results.
@@ -19,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import pickle
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -141,19 +148,117 @@ def torch_dtype(name: Dtype) -> torch.dtype | str:
     return "auto" if name == "auto" else getattr(torch, name)
 
 
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0].rstrip(".")[:300] if text else type(error).__name__
+
+
+def refuse_remote_code(pretrained: str, folder: Path) -> None:
+    """One sentence for a checkpoint that needs its own Python code (an `auto_map` in its config.json or
+    tokenizer_config.json, which points transformers at modules in the folder or another repository):
+    structbench never runs it, and transformers, not told so, would ask on a terminal whether to."""
+    for name in ("config.json", "tokenizer_config.json"):
+        try:
+            settings = json.loads((folder / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # absent or unreadable: the loaders say so in their own sentences
+        auto_map = settings.get("auto_map") if isinstance(settings, dict) else None
+        if auto_map:
+            entries = (
+                ", ".join(f"{key} -> {value}" for key, value in auto_map.items())
+                if isinstance(auto_map, dict)
+                else str(auto_map)
+            )
+            raise UserError(
+                f"{pretrained!r} needs code from the checkpoint folder to run (auto_map in {name}: {entries[:300]}); "
+                "structbench never runs a checkpoint's own code, so use a checkpoint of a model type transformers "
+                "itself implements."
+            )
+
+
+def _refused_weights(pretrained: str, folder: Path, error: pickle.UnpicklingError) -> UserError:
+    """The sentence for weights that torch's weights-only loader refused (a pickle naming Python callables)."""
+    files = ", ".join(sorted(path.name for path in folder.glob("*.bin"))) or "its .bin weights"
+    refused = next((line for line in str(error).splitlines() if "GLOBAL" in line or "global" in line), "")
+    detail = f": {refused.strip().rstrip('.')[:200]}" if refused else ""
+    return UserError(
+        f"the weights of {pretrained!r} ({files}) hold Python objects that a weights-only load refuses to "
+        f"build{detail}; structbench never unpickles code, so re-save them as safetensors "
+        "(model.save_pretrained) from a copy you trust."
+    )
+
+
 def load_pretrained(
     loader: Any, pretrained: str, folder: Path, *, dtype: Dtype, device: torch.device, kind: str, hint: str
 ) -> Any:
-    """`loader.from_pretrained(folder)` offline, weights-only, in `dtype`, on `device`, in eval mode.
+    """`loader.from_pretrained(folder)` offline, weights-only, without the checkpoint's own code, in
+    `dtype`, on `device`, in eval mode.
 
     A checkpoint of the wrong kind (a T5 given to `hf`) or a broken folder is one sentence naming
-    it, `kind` (what was wanted) and `hint` (what to do instead)."""
+    it, `kind` (what was wanted) and `hint` (what to do instead); so are a checkpoint that needs its
+    own code (`refuse_remote_code`) and weights the weights-only loader refuses."""
+    refuse_remote_code(pretrained, folder)
     try:
-        model = loader.from_pretrained(str(folder), local_files_only=True, weights_only=True, dtype=torch_dtype(dtype))
+        model = loader.from_pretrained(
+            str(folder),
+            local_files_only=True,
+            weights_only=True,
+            trust_remote_code=False,
+            dtype=torch_dtype(dtype),
+        )
+    except pickle.UnpicklingError as error:
+        raise _refused_weights(pretrained, folder, error) from None
     except (OSError, ValueError, KeyError) as error:
-        reason = str(error).strip().splitlines()[0].rstrip(".") if str(error).strip() else type(error).__name__
-        raise UserError(f"cannot load {pretrained!r} as {kind} ({reason[:300]}); {hint}.") from None
+        raise UserError(f"cannot load {pretrained!r} as {kind} ({_first_line(error)}); {hint}.") from None
     return model.to(device).eval()
+
+
+GENERIC_TOKENIZERS = frozenset({"PreTrainedTokenizerFast", "TokenizersBackend"})
+"""Tokenizer classes that read tokenizer.json alone (what `save_pretrained` of a `tokenizers` tokenizer writes)."""
+USUAL_TOKENIZER_FILES = (("tokenizer.json",), ("vocab.json", "merges.txt"), ("spiece.model",), ("tokenizer.model",))
+"""The tokenizer files of most checkpoints (fast, byte-level BPE, sentencepiece), when the folder names no class."""
+
+
+def expected_tokenizer_files(folder: Path) -> tuple[tuple[str, ...], ...]:
+    """The sets of files a tokenizer for `folder` reads, any one set sufficing: tokenizer.json, or the
+    vocabulary files of the tokenizer class its tokenizer_config.json names (else the class transformers
+    maps its config.json's model_type to), or the usual ones when neither says."""
+    transformers = require_transformers()
+    name = ""
+    for file, key in (("tokenizer_config.json", "tokenizer_class"), ("config.json", "model_type")):
+        try:
+            value = json.loads((folder / file).read_text(encoding="utf-8")).get(key)
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(value, str) and key == "tokenizer_class":
+            name = value
+            break
+        if isinstance(value, str):
+            mapping: Any = transformers.models.auto.tokenization_auto.TOKENIZER_MAPPING_NAMES
+            mapped = mapping.get(value)
+            name = mapped if isinstance(mapped, str) else ""
+    if name.removesuffix("Fast") in GENERIC_TOKENIZERS or name in GENERIC_TOKENIZERS:
+        return (("tokenizer.json",),)
+    tokenizer_class = getattr(transformers, name.removesuffix("Fast"), None) if name else None
+    files = getattr(tokenizer_class, "vocab_files_names", None)
+    if not isinstance(files, dict):
+        return USUAL_TOKENIZER_FILES
+    own = tuple(str(file) for key, file in files.items() if key != "tokenizer_file")
+    return (("tokenizer.json",), own) if own else (("tokenizer.json",),)
+
+
+def _tokenizer_files_sentence(folder: Path) -> str:
+    """What a tokenizer for `folder` reads and which of those files the folder lacks (of the set it has
+    some of, else all), as one clause."""
+    expected = expected_tokenizer_files(folder)
+    wanted = ", or ".join(" and ".join(files) for files in expected)
+    if any(all((folder / file).is_file() for file in files) for files in expected):
+        return f"it reads {wanted}, which {folder} has but transformers could not read"
+    closest = max(expected, key=lambda files: sum((folder / file).is_file() for file in files))
+    partly = any((folder / file).is_file() for file in closest)  # then name only what that set lacks
+    named = (closest,) if partly else expected
+    missing = sorted({file for files in named for file in files if not (folder / file).is_file()})
+    return f"it reads {wanted}, and {folder} lacks {', '.join(missing)}"
 
 
 PROBE_TEXT = "the cat sat on the mat and the dog ran home"
@@ -174,20 +279,25 @@ def _is_empty(tokenizer: Any) -> bool:
 
 
 def load_tokenizer(pretrained: str, folder: Path) -> Any:
-    """The checkpoint's tokenizer, offline; a folder without one, or whose tokenizer is empty
-    (`_is_empty`: every answer would be scored wrong, silently), is one sentence."""
+    """The checkpoint's tokenizer, offline, without the checkpoint's own code; a folder without one, or
+    whose tokenizer is empty (`_is_empty`: every answer would be scored wrong, silently), is one
+    sentence naming the files a tokenizer for it reads (`expected_tokenizer_files`)."""
     transformers = require_transformers()
+    refuse_remote_code(pretrained, folder)
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(
+            str(folder), local_files_only=True, trust_remote_code=False
+        )
     except (OSError, ValueError, KeyError) as error:
-        reason = str(error).strip().splitlines()[0].rstrip(".") if str(error).strip() else type(error).__name__
         raise UserError(
-            f"cannot load the tokenizer of {pretrained!r} ({reason[:300]}); the folder needs its tokenizer files."
+            f"cannot load the tokenizer of {pretrained!r} ({_first_line(error)}); {_tokenizer_files_sentence(folder)}, "
+            "so save the tokenizer beside the model (tokenizer.save_pretrained)."
         ) from None
     if _is_empty(tokenizer):
         raise UserError(
             f"the tokenizer of {pretrained!r} ({folder}) has no vocabulary, so every sentence would be read as "
-            "nothing; save the tokenizer into that folder too (tokenizer.save_pretrained), beside the model."
+            f"nothing ({_tokenizer_files_sentence(folder)}); save the tokenizer into that folder too "
+            "(tokenizer.save_pretrained), beside the model."
         )
     return tokenizer
 
@@ -263,6 +373,7 @@ class HfModel:
     device: torch.device
     _threads_before: int | None = None
 
+    pretrained: str
     tokenizer: Any
     eos_id: int | None
 
@@ -272,6 +383,26 @@ class HfModel:
         if self.eos_id is not None and self.eos_id in generated:
             generated = generated[: generated.index(self.eos_id)]
         return first_line_words(self.tokenizer.decode(generated, skip_special_tokens=True))
+
+    def check_readable(self, texts: Sequence[str]) -> None:
+        """One sentence (a `UserError`: the run is refused, nothing is stored) when the tokenizer reads one
+        of the suite's texts as no tokens (or special ones only, `<unk>` aside), the first such text named: every word dropped
+        (a vocabulary without their characters and without an unknown token), which would be scored as
+        nothing, silently. Blank texts (an empty sentence) are left alone."""
+        asked = [text for text in texts if text.strip()]
+        if not asked:
+            return
+        special = set(self.tokenizer.all_special_ids) - {self.tokenizer.unk_token_id}  # `<unk>` stands for a word
+        encoded = self.tokenizer(asked, add_special_tokens=False)["input_ids"]
+        for text, ids in zip(asked, encoded, strict=True):
+            if all(int(index) in special for index in ids):
+                shown = text if len(text) <= 80 else f"{text[:77]}..."
+                raise UserError(
+                    f"the tokenizer of {self.pretrained!r} reads the suite's {shown!r} as no tokens at all (its "
+                    "vocabulary has none of those characters and no unknown token), so it would be scored as "
+                    "nothing; use the tokenizer the checkpoint was trained with, or a checkpoint whose vocabulary "
+                    "covers the suite."
+                )
 
     def use_threads(self, threads: int) -> None:
         """Run torch's CPU operations on `threads` threads (the runner holds a run to them already; this

@@ -151,6 +151,7 @@ class HfSeq2Seq(HfModel):
         """Encoder ids of each input in the prompt, with the tokenizer's special tokens (never empty)."""
         if not inputs:
             return []
+        self.check_readable([" ".join(tokens) for tokens in inputs])
         encoded = self.tokenizer([fill(self.prompt, tokens) for tokens in inputs])["input_ids"]
         fallback = self.eos_id if self.eos_id is not None else self.pad_id
         return [list(map(int, ids)) or [fallback] for ids in encoded]
@@ -159,7 +160,9 @@ class HfSeq2Seq(HfModel):
         """Decoder target ids of each output's words joined by spaces, without special tokens."""
         if not outputs:
             return []
-        encoded = self.tokenizer([" ".join(tokens) for tokens in outputs], add_special_tokens=False)["input_ids"]
+        texts = [" ".join(tokens) for tokens in outputs]
+        self.check_readable(texts)
+        encoded = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
         return [list(map(int, ids)) for ids in encoded]
 
     def _ready(self) -> None:
