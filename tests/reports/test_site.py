@@ -124,7 +124,7 @@ def test_the_error_browser_data_is_the_stored_predictions_and_the_frozen_example
     assert payload["runs"][0]["examples"] == {"test": digest[:16]}
     examples = (site / "data" / f"examples-{digest[:16]}.js").read_text()
     blob = examples.split('", "')[1].removesuffix('");\n')
-    assert zlib.decompress(base64.b64decode(blob)) == (freeze.suite_dir(suite) / "draw0" / "test.jsonl").read_bytes()
+    assert zlib.decompress(base64.b64decode(blob)) == freeze.read_frozen(freeze.split_file(suite, "draw0/test"))
     assert (
         '<option value="random" data-script="../errors/miniscan@1.0.0/random.js">random</option>'
         in (site / "errors" / "miniscan@1.0.0.html").read_text()

@@ -25,6 +25,7 @@ import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from structbench.data import freeze
 from structbench.data.sources import sha256_bytes
 from structbench.reports.outputs import BoardOutputs
 from structbench.reports.site import Site
@@ -46,7 +47,7 @@ def _write_examples(out_dir: Path, sha256: str, source: Path, earlier: Path | No
         except OSError:
             pass  # gone meanwhile (another report replaced that site), or links not possible here: write it
     try:
-        data = source.read_bytes()
+        data = freeze.read_frozen(source)
     except FileNotFoundError:
         return False
     if sha256_bytes(data) != sha256:
