@@ -121,16 +121,20 @@ def split_file(suite: Suite, key: str) -> Path:
 def read_frozen(path: Path) -> bytes:
     """The JSON-lines bytes a split file holds (decompressed when it is gzip), for hashing against its digest.
 
-    Raises OSError (FileNotFoundError when it is missing). A compressed file too damaged to
-    decompress is returned as it is: its bytes match no digest, so callers refuse it exactly as
-    they refuse any other altered file."""
-    data = path.read_bytes()
+    Raises OSError (FileNotFoundError when it is missing)."""
+    return frozen_lines(path, path.read_bytes())
+
+
+def frozen_lines(path: Path, stored: bytes) -> bytes:
+    """The JSON-lines bytes of `stored`, the content of the split file `path`: decompressed when the
+    file is gzip. A compressed file too damaged to decompress is returned as it is: its bytes match
+    no digest, so callers refuse it exactly as they refuse any other altered file."""
     if path.name.endswith(SPLIT_SUFFIX):
         try:
-            return gzip.decompress(data)
+            return gzip.decompress(stored)
         except (OSError, EOFError, zlib.error):  # gzip.BadGzipFile is an OSError
-            return data
-    return data
+            return stored
+    return stored
 
 
 @contextmanager
