@@ -494,3 +494,15 @@ def test_a_folder_built_before_compression_still_reads_and_a_build_compresses_it
     assert not list(built_home.rglob("*.jsonl")) and len(list(built_home.rglob("*.jsonl.gz"))) == len(manifest.splits)
     assert freeze.built_audit(suite, manifest.suite_hash) is not None
     assert main(["build", "lookup-tables", "--verify"]) == 0
+
+
+def test_a_split_written_after_this_process_read_it_is_read_again_and_refused(built_home: Path) -> None:
+    suite = registry.suite("lookup-tables")
+    manifest = freeze.expected_manifest(suite)
+    assert manifest is not None
+    first = freeze.load_split(suite, manifest, 0, "heldout_inputs")
+    assert freeze.load_split(suite, manifest, 0, "heldout_inputs") == first  # the same file: served as read
+    path = built_home / "draw0" / "heldout_inputs.jsonl.gz"
+    write_stored(path, read_stored(path).replace(b'"000"', b'"111"', 1))
+    with pytest.raises(DataIntegrityError, match="does not match the manifest"):
+        freeze.load_split(suite, manifest, 0, "heldout_inputs")
