@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 from structbench import registry
@@ -28,6 +32,21 @@ def quickstart_suites() -> list[str]:
     The other members are built on first use: `quickstart --all`, or `quickstart ID ...`."""
     later = {member for members in registry.suite_families().values() for member in members[1:]}
     return [name for name in registry.suite_names() if name not in later]
+
+
+def _build(name: str, source_dir: Path | None) -> freeze.Manifest:
+    """Build one suite, in quickstart's build-ahead process."""
+    return freeze.ensure_built(registry.suite(name), source_dir)
+
+
+@contextmanager
+def _stopped_on_exit(builder: ProcessPoolExecutor) -> Iterator[None]:
+    """Shut the build-ahead process down when the block ends, cancelling builds not yet started
+    (after an error or Ctrl-C; on success every build has been waited for)."""
+    try:
+        yield
+    finally:
+        builder.shutdown(wait=False, cancel_futures=True)
 
 
 def trained_in_quickstart(suite_name: str) -> tuple[str, ...]:
@@ -63,12 +82,17 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     names = args.suites or (registry.suite_names() if args.all else quickstart_suites())
     unavailable: list[str] = []  # whose source files could not be had: the summary names the fix
     failed: list[str] = []  # any other reason, printed as it came
-    with Store(args.store) as store:
+    # one process builds the suites, in order, while this one evaluates those built: generating data
+    # is about half of the work, and it runs on the second core. Forked before the store is opened
+    # and any model runs, so it inherits neither; what it has not started is dropped if quickstart stops.
+    builder = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    built = {name: builder.submit(_build, name, args.source_dir) for name in names}
+    with Store(args.store) as store, _stopped_on_exit(builder):
         runner = Runner(store, source_dir=args.source_dir)
         for name in names:
             suite = registry.suite(name)
             try:
-                manifest = freeze.ensure_built(suite, args.source_dir)
+                manifest = built[name].result()
             except SourceUnavailable as error:
                 print(f"suite {suite.spec.key} skipped: {error.short}", file=sys.stderr)
                 unavailable.append(suite.spec.id)
