@@ -6,7 +6,8 @@ Everything lives under the home folder, `STRUCTBENCH_HOME` (default `~/.cache/st
 - `suites/ID@VERSION/`: a built (frozen) suite, and `suites/.ID@VERSION.lock` its builders' lock;
 - `sources/`: the cache of downloaded source files;
 - `checkpoints/`: trained weights of the neural baselines;
-- `audits/`: cached overlap audits of the report.
+- `audits/`: overlap audits the report made of suites built by an older structbench (a build
+  stores its own beside its manifest).
 
 The home is read from the environment at each call, never cached, so that a test or a sweep's
 worker that sets `STRUCTBENCH_HOME` sees its own folder.
@@ -53,5 +54,5 @@ def checkpoints_dir() -> Path:
 
 
 def audits_dir() -> Path:
-    """The cache of the report's overlap audits."""
+    """The cache of the overlap audits the report made itself (of data built without one)."""
     return structbench_home() / "audits"

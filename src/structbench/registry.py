@@ -144,6 +144,11 @@ def suite_names() -> list[str]:
     return sorted(_suites(), key=natural_key)
 
 
+def suite_families() -> dict[str, list[str]]:
+    """Each registered suite family (`structbench.suite_families`) -> its members' suite ids, in declaration order."""
+    return {name: list(_family(name, point).members) for name, point in _names(FAMILY_GROUP).items()}
+
+
 def model_names() -> list[str]:
     return sorted(_names(MODEL_GROUP))
 

@@ -13,19 +13,47 @@ from structbench.errors import UserError
 from tests.support.helpers import offline
 
 
-def test_quickstart_evaluates_every_suite_and_renders_the_leaderboard(
+def test_quickstart_evaluates_every_family_and_renders_the_leaderboard(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "report"
     assert main(["quickstart", "--store", str(tmp_path / "r.sqlite"), "--out", str(out), "--seeds", "0"]) == 0
     captured = capsys.readouterr()
     assert f"leaderboard written to {out / 'index.html'}" in captured.out
-    for suite in registry.suite_names():
-        assert f"suite {registry.suite(suite).spec.key} " in captured.err
+    every = registry.suite_names()
+    evaluated = [name for name in every if f"suite {registry.suite(name).spec.key} " in captured.err]
+    # every research family, every suite of its own, and the first member of each suite family
+    assert {registry.suite(name).spec.family for name in evaluated} == {
+        registry.suite(name).spec.family for name in every
+    }
+    members = registry.suite_families()
+    in_a_family = {member for ids in members.values() for member in ids}
+    assert set(evaluated) == set(every) - in_a_family | {ids[0] for ids in members.values()}
+    assert len(evaluated) < len(every)
+    assert (
+        f"{len(every) - len(evaluated)} more suites, the other members of each suite family, are built on first use: "
+        "`structbench quickstart --all` evaluates them too."
+    ) in captured.err.splitlines()
     html = (out / "index.html").read_text()
     for model in ("oracle", "copy", "random", "majority"):
         assert f'<th scope="row" data-value="{model}">{model}' in html or f'<th scope="row">{model}<span' in html
-    assert len(list((out / "suites").glob("*.html"))) == len(registry.suite_names()) - 3  # less the user-data suites
+    assert len(list((out / "suites").glob("*.html"))) == len(evaluated) - 3  # less the user-data suites
+
+
+def test_quickstart_all_evaluates_every_registered_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(registry, "suite_names", lambda: ["miniscan", "scan-filler-0", "scan-filler-1"])
+    store, out = str(tmp_path / "r.sqlite"), str(tmp_path / "o")
+    assert main(["quickstart", "--store", store, "--out", out, "--seeds", "0"]) == 0
+    err = capsys.readouterr().err
+    assert "suite scan-filler-0@" in err and "suite scan-filler-1@" not in err
+    assert main(["quickstart", "--all", "--store", store, "--out", out, "--seeds", "0"]) == 0
+    err = capsys.readouterr().err
+    assert all(f"suite {name}@" in err for name in ("miniscan", "scan-filler-0", "scan-filler-1"))
+    assert err.splitlines()[-1] == "evaluated 3 of 3 suites."
+    assert main(["quickstart", "miniscan", "--all", "--store", store, "--out", out]) == 2
+    assert "quickstart takes suite ids or --all, not both" in capsys.readouterr().err
 
 
 def test_quickstart_skips_a_suite_whose_files_cannot_be_found(

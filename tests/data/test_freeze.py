@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import gzip
 import hashlib
 import http.client
 import http.server
@@ -41,6 +42,16 @@ def built_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
     return tmp_path / "home" / "suites" / SUITE_KEY
 
 
+def read_stored(path: Path) -> bytes:
+    """The JSON lines a stored (gzip) split file holds."""
+    return gzip.decompress(path.read_bytes())
+
+
+def write_stored(path: Path, blob: bytes) -> None:
+    """Replace a stored split file with other JSON lines, compressed as freeze stores them."""
+    path.write_bytes(gzip.compress(blob))
+
+
 def mismatches(err: str) -> list[str]:
     return [line for line in err.splitlines() if line.startswith("MISMATCH")]
 
@@ -53,8 +64,8 @@ def test_verify_passes_on_fresh_data(built_home: Path, capsys: pytest.CaptureFix
 
 
 def test_verify_names_a_split_with_one_flipped_byte(built_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = built_home / "draw2" / "heldout_tables.jsonl"
-    data = bytearray(path.read_bytes())
+    path = built_home / "draw2" / "heldout_tables.jsonl.gz"
+    data = bytearray(path.read_bytes())  # a damaged compressed file
     data[100] ^= 0x01
     path.write_bytes(bytes(data))
     assert main(["build", "lookup-tables", "--verify"]) == 1
@@ -65,7 +76,7 @@ def test_verify_names_a_split_with_one_flipped_byte(built_home: Path, capsys: py
 
 
 def test_verify_catches_a_truncated_split(built_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = built_home / "draw0" / "train.jsonl"
+    path = built_home / "draw0" / "train.jsonl.gz"
     path.write_bytes(path.read_bytes()[:-40])
     assert main(["build", "lookup-tables", "--verify"]) == 1
     [line] = mismatches(capsys.readouterr().err)
@@ -73,26 +84,26 @@ def test_verify_catches_a_truncated_split(built_home: Path, capsys: pytest.Captu
 
 
 def test_verify_catches_a_deleted_split(built_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (built_home / "draw4" / "longer_5.jsonl").unlink()
+    (built_home / "draw4" / "longer_5.jsonl.gz").unlink()
     assert main(["build", "lookup-tables", "--verify"]) == 1
     [line] = mismatches(capsys.readouterr().err)
     assert "draw4/longer_5" in line and "missing" in line
 
 
 def test_a_rebuild_repairs_tampered_data(built_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = built_home / "draw1" / "validation.jsonl"
-    original = path.read_bytes()
-    path.write_bytes(original.replace(b"t1", b"t2", 1))
+    path = built_home / "draw1" / "validation.jsonl.gz"
+    original = read_stored(path)
+    write_stored(path, original.replace(b"t1", b"t2", 1))
     assert main(["build", "lookup-tables"]) == 0
-    assert path.read_bytes() == original
+    assert read_stored(path) == original
     assert main(["build", "lookup-tables", "--verify"]) == 0
 
 
 def test_tampered_data_is_never_scored(built_home: Path, store_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = built_home / "draw0" / "heldout_inputs.jsonl"
-    tampered = path.read_bytes().replace(b'"000"', b'"111"', 1)
-    assert tampered != path.read_bytes()
-    path.write_bytes(tampered)
+    path = built_home / "draw0" / "heldout_inputs.jsonl.gz"
+    tampered = read_stored(path).replace(b'"000"', b'"111"', 1)
+    assert tampered != read_stored(path)
+    write_stored(path, tampered)
     code = main(["run", "--suite", "lookup-tables", "--model", "oracle", "--store", str(store_path), "--json"])
     captured = capsys.readouterr()
     assert code == 2
@@ -392,7 +403,7 @@ def test_a_build_of_identical_data_leaves_the_published_folder_alone(
     before = os.stat(built_home).st_ino
     assert main(["build", "lookup-tables"]) == 0  # as when another process built it first
     assert os.stat(built_home).st_ino == before
-    (built_home / "draw3" / "train.jsonl").write_bytes(b"tampered\n")
+    write_stored(built_home / "draw3" / "train.jsonl.gz", b"tampered\n")
     assert main(["build", "lookup-tables"]) == 0  # a stale folder is replaced by a new one
     assert os.stat(built_home).st_ino != before
     leftovers = [p.name for p in built_home.parent.iterdir() if p.name.startswith(".") and not p.name.endswith(".lock")]
@@ -447,3 +458,53 @@ def test_building_every_suite_skips_those_whose_files_cannot_be_had_and_lists_th
     assert not any("http" in line or "STRUCTBENCH_SOURCE_DIR" in line for line in skips)
     assert main(["build", "agreement-linzen-number"]) == 2  # named, its files are needed
     assert "set STRUCTBENCH_SOURCE_DIR" in one_sentence_error(capsys.readouterr().err)
+
+
+def test_splits_are_stored_compressed_and_hashed_by_their_json_lines(built_home: Path) -> None:
+    suite = registry.suite("lookup-tables")
+    manifest = freeze.expected_manifest(suite)
+    released = suite.released_manifest()
+    assert manifest is not None and released is not None
+    assert manifest.suite_hash == json.loads(released.read_text())["suite_hash"]  # storage changes no hash
+    for key, digest in manifest.splits.items():
+        stored = built_home / f"{key}.jsonl.gz"
+        lines = read_stored(stored)
+        assert hashlib.sha256(lines).hexdigest() == digest.sha256
+        assert stored.stat().st_size * 3 < len(lines)
+        draw, name = key.removeprefix("draw").split("/")
+        examples = freeze.load_split(suite, manifest, int(draw), name).examples
+        assert [example.model_dump_json(exclude_none=True) for example in examples] == lines.decode().splitlines()
+    assert sorted(p.name for p in built_home.glob("draw0/*")) == sorted(f"{s.name}.jsonl.gz" for s in suite.spec.splits)
+
+
+def test_a_folder_built_before_compression_still_reads_and_a_build_compresses_it(
+    built_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = registry.suite("lookup-tables")
+    manifest = freeze.expected_manifest(suite)
+    assert manifest is not None
+    for stored in built_home.rglob("*.jsonl.gz"):  # the layout of an older structbench: plain files, no audit
+        stored.with_suffix("").write_bytes(read_stored(stored))
+        stored.unlink()
+    (built_home / freeze.AUDIT).unlink()
+    assert freeze.verify(suite) == []
+    assert freeze.ensure_built(suite) == manifest  # used as it is, not rebuilt
+    assert len(freeze.load_split(suite, manifest, 3, "train").examples) == manifest.splits["draw3/train"].n_examples
+    assert freeze.built_audit(suite, manifest.suite_hash) is None
+
+    assert main(["build", "lookup-tables"]) == 0  # publishes the compressed layout with its audit
+    assert not list(built_home.rglob("*.jsonl")) and len(list(built_home.rglob("*.jsonl.gz"))) == len(manifest.splits)
+    assert freeze.built_audit(suite, manifest.suite_hash) is not None
+    assert main(["build", "lookup-tables", "--verify"]) == 0
+
+
+def test_a_split_written_after_this_process_read_it_is_read_again_and_refused(built_home: Path) -> None:
+    suite = registry.suite("lookup-tables")
+    manifest = freeze.expected_manifest(suite)
+    assert manifest is not None
+    first = freeze.load_split(suite, manifest, 0, "heldout_inputs")
+    assert freeze.load_split(suite, manifest, 0, "heldout_inputs") == first  # the same file: served as read
+    path = built_home / "draw0" / "heldout_inputs.jsonl.gz"
+    write_stored(path, read_stored(path).replace(b'"000"', b'"111"', 1))
+    with pytest.raises(DataIntegrityError, match="does not match the manifest"):
+        freeze.load_split(suite, manifest, 0, "heldout_inputs")

@@ -59,9 +59,9 @@ def _stale_build(folder: Path) -> None:
     suite = registry.suite(SUITE)
     manifest = freeze.Manifest.model_validate_json((folder / "manifest.json").read_bytes())
     key = sorted(manifest.splits)[0]
-    split = folder / f"{key}.jsonl"
-    blob = b"".join(split.read_bytes().splitlines(keepends=True)[1:])
-    split.write_bytes(blob)
+    split = folder / f"{key}{freeze.SPLIT_SUFFIX}"
+    blob = b"".join(freeze.read_frozen(split).splitlines(keepends=True)[1:])
+    split.write_bytes(freeze.compress(blob))
     splits = dict(manifest.splits)
     splits[key] = freeze.SplitDigest(sha256=sha256_bytes(blob), n_examples=blob.count(b"\n"))
     stale = freeze.Manifest(

@@ -335,9 +335,41 @@ def test_data_built_with_another_hash_is_not_audited() -> None:
 
 
 @pytest.mark.usefixtures("private_home")
+def test_a_built_suite_carries_its_audit_and_the_report_reads_it_without_reading_a_split(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    suite = registry.suite("scan-addprim-jump")
+    manifest = freeze.build(suite)
+    stored = freeze.built_audit(suite, manifest.suite_hash)
+    assert stored is not None and stored.splits[0].exact_duplicates > 0
+    assert stored == audit(suite, manifest)  # counted at build time == counted from the frozen files
+
+    def no_split_read(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the report read a split")
+
+    monkeypatch.setattr(freeze, "load_split", no_split_read)
+    monkeypatch.setattr(freeze, "read_frozen", no_split_read)
+    assert cached_audit(suite.spec, manifest.suite_hash) == (stored, "")
+    assert not cache_path(suite.spec, manifest.suite_hash).exists()  # nothing computed, nothing cached
+
+
+@pytest.mark.usefixtures("private_home")
+def test_a_damaged_stored_audit_is_recomputed_from_the_data() -> None:
+    suite = registry.suite("miniscan")
+    manifest = freeze.build(suite)
+    stored = freeze.built_audit(suite, manifest.suite_hash)
+    assert stored is not None
+    (freeze.suite_dir(suite) / freeze.AUDIT).write_text(stored.model_dump_json()[:40])
+    assert freeze.built_audit(suite, manifest.suite_hash) is None
+    assert cached_audit(suite.spec, manifest.suite_hash) == (stored, "")
+    assert cache_path(suite.spec, manifest.suite_hash).is_file()
+
+
+@pytest.mark.usefixtures("private_home")
 def test_a_cached_audit_is_served_and_a_corrupt_one_is_recomputed() -> None:
     suite = registry.suite("miniscan")
     suite_hash = freeze.build(suite).suite_hash
+    (freeze.suite_dir(suite) / freeze.AUDIT).unlink()  # as built by a structbench that stored no audit
     first, note = cached_audit(suite.spec, suite_hash)
     assert first is not None and note == ""
     assert [(s.name, s.n_examples, s.exact_duplicates, s.input_in_train) for s in first.splits] == [("test", 10, 0, 0)]

@@ -4,6 +4,7 @@ error browser's data, plots, and escaping in `leaderboard.md` (the browser check
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import re
 import xml.etree.ElementTree as ElementTree
@@ -123,8 +124,10 @@ def test_the_error_browser_data_is_the_stored_predictions_and_the_frozen_example
     digest = manifest.splits["draw0/test"].sha256
     assert payload["runs"][0]["examples"] == {"test": digest[:16]}
     examples = (site / "data" / f"examples-{digest[:16]}.js").read_text()
-    blob = examples.split('", "')[1].removesuffix('");\n')
-    assert zlib.decompress(base64.b64decode(blob)) == (freeze.suite_dir(suite) / "draw0" / "test.jsonl").read_bytes()
+    blob = examples.split('", "')[1].removesuffix('", "gzip");\n')
+    # the frozen file itself, which is gzip: nothing is compressed again
+    assert base64.b64decode(blob) == freeze.split_file(suite, "draw0/test").read_bytes()
+    assert gzip.decompress(base64.b64decode(blob)) == freeze.read_frozen(freeze.split_file(suite, "draw0/test"))
     assert (
         '<option value="random" data-script="../errors/miniscan@1.0.0/random.js">random</option>'
         in (site / "errors" / "miniscan@1.0.0.html").read_text()

@@ -210,7 +210,7 @@ def test_a_fresh_build_reproduces_the_committed_manifest(
 
     def files() -> dict[str, bytes]:
         folder = freeze.suite_dir(suite)
-        return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.jsonl"))}
+        return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob(f"*{freeze.SPLIT_SUFFIX}"))}
 
     first = freeze.build(suite)
     first_files = files()

@@ -69,12 +69,14 @@ class SuiteRuns:
         steps.extend(Step(text) for text in after)
         self.job = Job(name, steps, mode=mode_of(sys.stderr, quiet=quiet))
 
-    def build(self, suite: Suite, source_dir: Path | None) -> freeze.Manifest:
-        """`freeze.ensure_built`, as the suite's build step where it was not built when the job began."""
-        if suite.spec.id not in self.unbuilt:
-            return freeze.ensure_built(suite, source_dir)
-        manifest = freeze.ensure_built(suite, source_dir)
-        self.job.finish("built")
+    def build(
+        self, suite: Suite, source_dir: Path | None, made: Callable[[], freeze.Manifest] | None = None
+    ) -> freeze.Manifest:
+        """`freeze.ensure_built` (or `made`, e.g. waiting for a build made in another process), as the
+        suite's build step where it was not built when the job began."""
+        manifest = made() if made is not None else freeze.ensure_built(suite, source_dir)
+        if suite.spec.id in self.unbuilt:
+            self.job.finish("built")
         return manifest
 
     def skip_suite(self, suite: Suite, why: str) -> None:

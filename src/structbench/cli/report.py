@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 from structbench import registry
@@ -18,6 +22,7 @@ from structbench.cli.options import (
 )
 from structbench.cli.progress import SuiteRuns, report_job, seed_ended
 from structbench.cli.suites import skipped_summary
+from structbench.data import freeze
 from structbench.errors import SourceUnavailable, UserError
 from structbench.protocols import hook
 from structbench.runs.arguments import parse_seeds
@@ -28,6 +33,30 @@ from structbench.specs import ModelSpec
 from structbench.store import Store
 
 QUICKSTART_MODELS = ("oracle", "copy", "random", "majority")
+
+
+def quickstart_suites() -> list[str]:
+    """The suites a plain `quickstart` evaluates: every suite of its own, and the first member of each
+    suite family (SCAN's 11 few-shot sizes, 4 fillers and 4 templates, logic's 4 depths, grounded's 4
+    splits), so that every research family is on the overview for a fraction of the time and disk.
+    The other members are built on first use: `quickstart --all`, or `quickstart ID ...`."""
+    later = {member for members in registry.suite_families().values() for member in members[1:]}
+    return [name for name in registry.suite_names() if name not in later]
+
+
+def _build(name: str, source_dir: Path | None) -> freeze.Manifest:
+    """Build one suite, in quickstart's build-ahead process."""
+    return freeze.ensure_built(registry.suite(name), source_dir)
+
+
+@contextmanager
+def _stopped_on_exit(builder: ProcessPoolExecutor) -> Iterator[None]:
+    """Shut the build-ahead process down when the block ends, cancelling builds not yet started
+    (after an error or Ctrl-C; on success every build has been waited for)."""
+    try:
+        yield
+    finally:
+        builder.shutdown(wait=False, cancel_futures=True)
 
 
 def trained_in_quickstart(suite_name: str) -> tuple[str, ...]:
@@ -64,10 +93,18 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     from structbench.reports.render import write_report
 
     seeds = parse_seeds(args.seeds)
-    names = args.suites or registry.suite_names()
+    if args.suites and args.all:
+        raise UserError("quickstart takes suite ids or --all, not both; drop one of them.")
+    names = args.suites or (registry.suite_names() if args.all else quickstart_suites())
     unavailable: list[str] = []  # whose source files could not be had: the summary names the fix
     failed: list[str] = []  # any other reason, printed as it came
-    with Store(args.store) as store:
+    # one process builds the suites, in order, while this one evaluates those built: generating data
+    # is about half of the work, and it runs on the second core. Forked before the store is opened,
+    # any model runs or the progress display starts its thread, so it inherits none of them; what it
+    # has not started is dropped if quickstart stops.
+    builder = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    built = {name: builder.submit(_build, name, args.source_dir) for name in names}
+    with Store(args.store) as store, _stopped_on_exit(builder):
         runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
         suites = [registry.suite(name) for name in names]
         models = [QUICKSTART_MODELS + (trained_in_quickstart(name) if args.neural else ()) for name in names]
@@ -80,7 +117,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
         with progress.job:
             for name, suite, suite_models in zip(names, suites, models, strict=True):
                 try:
-                    manifest = progress.build(suite, args.source_dir)
+                    manifest = progress.build(suite, args.source_dir, made=built[name].result)
                 except SourceUnavailable as error:
                     say(f"suite {suite.spec.key} skipped: {error.short}")
                     progress.skip_suite(suite, "source files unavailable")
@@ -100,6 +137,13 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
             index = write_report(store, args.out)
             progress.job.finish("written")
     print(f"leaderboard written to {index.resolve()}", flush=True)  # before the summary, which ends the output
+    rest = 0 if args.suites or args.all else len(registry.suite_names()) - len(names)
+    if rest:
+        print(
+            f"{rest} more suites, the other members of each suite family, are built on first use: "
+            "`structbench quickstart --all` evaluates them too.",
+            file=sys.stderr,
+        )
     print(skipped_summary("evaluated", len(names), unavailable, failed), file=sys.stderr)
     return 0
 
@@ -128,8 +172,15 @@ def add_report(commands: Commands) -> None:
 
 def add_quickstart(commands: Commands) -> None:
     """The `quickstart` command."""
-    quick = commands.add_parser("quickstart", help="build every suite, evaluate the fast baselines, render the report")
-    quick.add_argument("suites", nargs="*", metavar="SUITE", help="only these suites (default: all)")
+    quick = commands.add_parser("quickstart", help="build the suites, evaluate the fast baselines, render the report")
+    quick.add_argument(
+        "suites", nargs="*", metavar="SUITE", help="only these suites (default: one of each suite family, see --all)"
+    )
+    quick.add_argument(
+        "--all",
+        action="store_true",
+        help="every registered suite, not only the first member of each suite family (SCAN few-shot, logic, ...)",
+    )
     add_store(quick)
     quick.add_argument(
         "--out",

@@ -58,12 +58,11 @@ def _examples_by_split(board: SuiteBoard, draws: Iterable[int]) -> dict[tuple[in
     if manifest is None:
         return {}
     out = {}
-    folder = freeze.suite_dir(suite)
     for draw in draws:
         for split in board.splits:
             key = freeze.split_key(draw, split)
             if key in manifest.splits:
-                out[(draw, split)] = (manifest.splits[key].sha256, folder / f"{key}.jsonl")
+                out[(draw, split)] = (manifest.splits[key].sha256, freeze.split_file(suite, key))
     return out
 
 

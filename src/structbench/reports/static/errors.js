@@ -7,7 +7,8 @@ const PAGE = 500;
 const structbench = window.structbench = window.structbench || {};
 const pendingExamples = {};
 let lastPayload = null;
-structbench.examples = (key, data) => { pendingExamples[key] = data; };
+// examples scripts are gzip (a frozen split file as it is); those of a site written before say nothing: zlib
+structbench.examples = (key, data, format = "deflate") => { pendingExamples[key] = { data, format }; };
 structbench.runs = (payload) => { lastPayload = payload; };
 
 const loaded = {};
@@ -24,9 +25,9 @@ function load(src) {
   return loaded[src];
 }
 
-async function inflate(base64) {
+async function inflate(base64, format = "deflate") {
   const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream(format));
   return await new Response(stream).text();
 }
 
@@ -34,7 +35,8 @@ const exampleCache = {};
 async function examplesOf(key, root) {
   if (!(key in exampleCache)) {
     await load(`${root}data/examples-${key}.js`).catch(() => null);
-    const text = pendingExamples[key] ? await inflate(pendingExamples[key]) : "";
+    const pending = pendingExamples[key];
+    const text = pending ? await inflate(pending.data, pending.format) : "";
     const byId = new Map();
     text.split("\n").forEach((line) => { if (line) { const e = JSON.parse(line); byId.set(e.id, e); } });
     exampleCache[key] = byId;

@@ -6,10 +6,12 @@ base64-encoded, into one script per (suite page, model) beside its page; the bro
 (`DecompressionStream("deflate")`) and shows the examples a model got wrong. Decoding them here
 instead would cost about 0.26 ms per block, 11.5 s on a 10,000-run store, and the page would carry
 the same information. The examples (input, gold answer and the meta keys the browser filters on)
-come from the suite's frozen split files where this structbench has them built, compressed once per
-file and named by the file's SHA-256, so that every model's page shares them and a re-render into
-the same folder compresses none of them again (it links the earlier site's into the new one). Where the data is not built here, the browser shows example
-ids and predictions only.
+come from the suite's frozen split files where this structbench has them built: a frozen file is
+already gzip (`structbench.data.freeze`), so it is checked against its SHA-256 and copied as it is,
+base64-encoded, and the browser inflates it with `DecompressionStream("gzip")` (recompressing every
+test split cost a first report seconds). Each is named by the file's SHA-256, so that every model's
+page shares it and a re-render into the same folder links the earlier site's into the new one. Where
+the data is not built here, the browser shows example ids and predictions only.
 
 Scripts rather than JSON files, because a page opened from disk (`file://`) may not fetch
 files, while it may load scripts: each file calls `structbench.runs(...)` or
@@ -21,10 +23,10 @@ from __future__ import annotations
 import base64
 import json
 import os
-import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from structbench.data import freeze
 from structbench.data.sources import sha256_bytes
 from structbench.reports.outputs import BoardOutputs
 from structbench.reports.site import Site
@@ -46,13 +48,16 @@ def _write_examples(out_dir: Path, sha256: str, source: Path, earlier: Path | No
         except OSError:
             pass  # gone meanwhile (another report replaced that site), or links not possible here: write it
     try:
-        data = source.read_bytes()
+        stored = source.read_bytes()
     except FileNotFoundError:
         return False
+    data = freeze.frozen_lines(source, stored)
     if sha256_bytes(data) != sha256:
         return False
-    blob = base64.b64encode(zlib.compress(data, 6)).decode()
-    target.write_text(f'structbench.examples("{sha256[:16]}", "{blob}");\n', encoding="utf-8")
+    # the frozen file is already a gzip of the examples: the browser inflates it as it is
+    gzipped = stored if source.name.endswith(freeze.SPLIT_SUFFIX) else freeze.compress(data)
+    blob = base64.b64encode(gzipped).decode()
+    target.write_text(f'structbench.examples("{sha256[:16]}", "{blob}", "gzip");\n', encoding="utf-8")
     return True
 
 
