@@ -151,7 +151,7 @@ def kill_trial(folder: Path, rng: random.Random, kills: int, executor: str, seed
     for kill in range(kills):
         driver = subprocess.Popen(command, cwd=REPOSITORY, env=environment, stdout=DEVNULL, stderr=DEVNULL)
         remaining = runs - len(done(store))
-        time.sleep(rng.uniform(0.5, 2.0 + remaining * 0.25))  # start-up, then a moment in the rest of the work
+        time.sleep(rng.uniform(0.5, 1.0 + remaining * 0.15))  # start-up, then a moment in the rest of the work
         if kill % 2 == 1 and (workers := children(driver.pid)) and driver.poll() is None:
             os.kill(rng.choice(workers), signal.SIGKILL)  # a worker dies mid-run: its run fails, to be redone
             tally.worker_kills += 1
