@@ -105,6 +105,7 @@ def test_a_claim_across_two_suites_reads_each_cell_from_its_own_suite() -> None:
         (GREATER, [("a", 0.9, 0.85, 0.95), ("b", 0.5, 0.4, 0.6)], "reproduced"),
         (GREATER, [("a", 0.6, 0.45, 0.75), ("b", 0.5, 0.4, 0.6)], "inconclusive"),
         (GREATER, [("a", 0.4, 0.35, 0.45), ("b", 0.5, 0.4, 0.6)], "not reproduced"),
+        (GREATER, [("a", 1.0, 0.992, 1.0), ("b", 1.0, 0.992, 1.0)], "inconclusive"),  # both at the ceiling
         (GREATER, [("a", 0.9, 0.85, 0.95)], "not measured"),
         (BOUND, [("a", 0.02, 0.0, 0.05)], "reproduced"),
         (BOUND, [("a", 0.08, 0.02, 0.14)], "inconclusive"),

@@ -12,8 +12,10 @@ models report of their training (`statistics()`: a language model's `dev_perplex
   claimed side at the 5% level (the test the papers report for trials to criterion), or the
   logrank test where some seeds stopped before reaching a statistic their suite declares
   censorable (see `structbench.analysis.statistics`; such a cell's mean is a restricted mean);
-- `not reproduced` when the means contradict it;
-- `inconclusive` when the means agree with it but the intervals overlap (or a cell has none);
+- `not reproduced` when the means contradict it (another cell is strictly better);
+- `inconclusive` when the means agree with it but the intervals overlap (or a cell has none), and
+  when they are equal: the cells cannot tell the models apart (both at a suite's ceiling, say),
+  which neither supports nor refutes a claim that one is better;
 - `not measured` when a cell it needs has no finished run in the store;
 - `undecided (under-trained)` when a cell it needs rests on runs whose training did not reach their
   recipe's criterion of having learned the training distribution (`structbench.convergence`): what
@@ -189,7 +191,7 @@ def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
         holds = all(top["mean"] >= other["mean"] for other in others)
         return Verdict(claim=claim, status="reproduced" if holds else "inconclusive", evidence=evidence)
     sign = 1.0 if claim.greater is not None else -1.0  # `lower`: the same test on negated values
-    if any(sign * top["mean"] <= sign * other["mean"] for other in others):
+    if any(sign * top["mean"] < sign * other["mean"] for other in others):
         return Verdict(claim=claim, status="not reproduced", evidence=evidence)
     samples = [_sample(row) for ref, row in rows if ref.split == TRAINING]
     if len(samples) == len(rows) and all(found.n > 1 for found in samples):
