@@ -58,6 +58,10 @@ a single enormous stderr line is never held whole."""
 MAX_LINE_BYTES = 256 * 1024 * 1024
 """The longest stdout line (an answer) read from the command: a longer one fails the run and the
 command is ended, rather than the harness holding however much it writes without a newline."""
+MAX_STDOUT_BYTES = 1024 * 1024 * 1024
+"""The most the command may write to stdout over one run (its answers to every request: a few MB on
+the largest suite): more fails the run, rather than the harness queueing lines it never asked for
+until memory runs out."""
 KILL_GRACE = 2
 """Seconds between SIGTERM and SIGKILL when a command's process group is ended."""
 CLOSE_WAIT = 5.0
@@ -77,19 +81,25 @@ class CommandModelError(RuntimeError):
     """The external model timed out, crashed or answered something malformed."""
 
 
-class _LineTooLong:
-    """Put on the stdout queue, last, when the command writes a line longer than `MAX_LINE_BYTES`."""
+class _Overflow:
+    """Put on the stdout queue, last, when the command writes a line longer than `MAX_LINE_BYTES` or
+    more than `MAX_STDOUT_BYTES` in all: what it did, for the failure's sentence."""
 
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
+    def __init__(self, what: str) -> None:
+        self.what = what
 
 
-def _pump(stream: IO[bytes], sink: queue.Queue[str | _LineTooLong | None]) -> None:
-    """Queue the command's stdout lines; stop reading at a line longer than `MAX_LINE_BYTES`."""
-    limit = MAX_LINE_BYTES
+def _pump(stream: IO[bytes], sink: queue.Queue[str | _Overflow | None]) -> None:
+    """Queue the command's stdout lines; stop reading at a line longer than `MAX_LINE_BYTES`, or once
+    it has written more than `MAX_STDOUT_BYTES`."""
+    limit, total = MAX_LINE_BYTES, 0
     while line := stream.readline(limit + 1):
         if len(line) > limit and not line.endswith(b"\n"):
-            sink.put(_LineTooLong(limit))
+            sink.put(_Overflow(f"it wrote a line of more than {limit} bytes to stdout without a newline"))
+            return
+        total += len(line)
+        if total > MAX_STDOUT_BYTES:
+            sink.put(_Overflow(f"it wrote more than {MAX_STDOUT_BYTES} bytes to stdout in this run"))
             return
         sink.put(line.decode("utf-8", "replace"))
     sink.put(None)
@@ -247,7 +257,7 @@ class CommandModel:
         self._compute: object = None
         self._busy = True
         """No hello yet, or a request unanswered: an interrupt (Ctrl-C) came while the command worked."""
-        self._lines: queue.Queue[str | _LineTooLong | None] = queue.Queue()
+        self._lines: queue.Queue[str | _Overflow | None] = queue.Queue()
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self._readers = [
             threading.Thread(target=_pump, args=(process.stdout, self._lines), daemon=True),
@@ -342,7 +352,7 @@ class CommandModel:
                 f"{limit:g} s; make it read each request line whole, or raise the limit with --set {setting}=SECONDS"
             )
 
-    def _next_line(self, deadline: float) -> str | _LineTooLong | None:
+    def _next_line(self, deadline: float) -> str | _Overflow | None:
         """The command's next stdout line; None at the end of its output, or once the command has
         exited (a child of its own may hold its stdout open); queue.Empty after `deadline`."""
         exited_at: float | None = None
@@ -367,10 +377,10 @@ class CommandModel:
             raise self._failure(f"{waited} within {limit:g} s (raise it with --set {setting}=SECONDS)") from None
         if line is None:
             raise self._failure(f"{_exit_phrase(self._exit_status(), 'stdout')} before answering")
-        if isinstance(line, _LineTooLong):
+        if isinstance(line, _Overflow):
             raise self._failure(
-                f"it wrote a line of more than {line.limit} bytes to stdout without a newline; "
-                "end each answer with a newline and keep it under that size"
+                f"{line.what}; end each answer with a newline, keep it under {MAX_LINE_BYTES} bytes, "
+                "and write nothing but the answers to stdout"
             )
         try:
             answer = json.loads(line)

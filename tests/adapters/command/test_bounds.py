@@ -1,5 +1,6 @@
 """The command adapter reads a bounded amount of what a model writes: a stdout line longer than
-`MAX_LINE_BYTES` fails the run, and of stderr only the last lines, each cut short, are kept."""
+`MAX_LINE_BYTES`, or more than `MAX_STDOUT_BYTES` of stdout in a run, fails the run, and of stderr
+only the last lines, each cut short, are kept."""
 
 from __future__ import annotations
 
@@ -27,6 +28,14 @@ def test_a_stdout_line_over_the_limit_fails_the_run_and_ends_the_command(
     body = "sys.stdout.write('x' * 5000); sys.stdout.flush(); time.sleep(60)"
     with pytest.raises(CommandModelError, match="it wrote a line of more than 1000 bytes to stdout without a newline"):
         CommandModel(script(tmp_path, body), timeout=20)
+
+
+def test_more_stdout_than_a_run_may_write_fails_the_run_and_stops_the_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(adapter, "MAX_STDOUT_BYTES", 30)  # less than the hello itself
+    with pytest.raises(CommandModelError, match="it wrote more than 30 bytes to stdout in this run"):
+        CommandModel(script(tmp_path, HELLO + "\ntime.sleep(60)"), timeout=20)
 
 
 def test_a_stdout_line_within_the_limit_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
