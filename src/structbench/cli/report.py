@@ -148,17 +148,22 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_report(commands: Commands) -> None:
-    """The `report` command."""
-    report = commands.add_parser("report", help="render the leaderboard site from the store")
-    add_store(report)
-    report.add_argument(
+def _add_out(parser: argparse.ArgumentParser) -> None:
+    """`--out DIR`: where `report` and `quickstart` write the site, by default the same folder."""
+    parser.add_argument(
         "--out",
         type=Path,
         default=Path("structbench-report"),
         metavar="DIR",
-        help="folder of the static site (default structbench-report, as quickstart writes)",
+        help="folder of the leaderboard site (default structbench-report, for report and quickstart alike)",
     )
+
+
+def add_report(commands: Commands) -> None:
+    """The `report` command."""
+    report = commands.add_parser("report", help="render the leaderboard site from the store")
+    add_store(report)
+    _add_out(report)
     report.add_argument(
         "--suites", nargs="+", metavar="ID", help="only these suite ids (comma lists and shell patterns: 'scan-*')"
     )
@@ -182,13 +187,7 @@ def add_quickstart(commands: Commands) -> None:
         help="every registered suite, not only the first member of each suite family (SCAN few-shot, logic, ...)",
     )
     add_store(quick)
-    quick.add_argument(
-        "--out",
-        type=Path,
-        default=Path("structbench-report"),
-        metavar="DIR",
-        help="folder of the leaderboard site it writes (default structbench-report)",
-    )
+    _add_out(quick)
     add_seeds(quick, "0,1,2,3,4", "seeds every baseline runs on, e.g. 0,1,2 or 0-9 (default 0,1,2,3,4)")
     add_source_dir(quick)
     quick.add_argument(
