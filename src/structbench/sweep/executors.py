@@ -236,7 +236,7 @@ class LocalExecutor:
                 return [result]
             return []
         code = worker.process.wait()
-        self._end_group(worker)
+        self._kill(worker)
         self._workers.remove(worker)
         worker.log.close()
         if order is None:
@@ -266,7 +266,7 @@ class LocalExecutor:
         now = time.monotonic()
         for worker in self._workers:
             if worker.process.poll() is not None:
-                self._end_group(worker)  # the reader then sees the end of the pipe, and the death is reported
+                self._kill(worker)  # the reader then sees the end of the pipe, and the death is reported
                 continue
             if worker.order is None or worker.timed_out or worker.over_memory:
                 continue
@@ -278,14 +278,9 @@ class LocalExecutor:
                 worker.over_memory = True
                 self._kill(worker)
 
-    def _end_group(self, worker: _Worker) -> None:
-        """Kill what is left of a worker's process group once the worker itself has ended."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            if POSIX:
-                os.killpg(worker.process.pid, signal.SIGKILL)
-
     def _kill(self, worker: _Worker) -> None:
-        """Kill the worker and every process of its group (a model's own children too)."""
+        """Kill the worker and every process of its group (a model's own children too; also what is
+        left of the group once the worker itself has ended)."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             if POSIX:
                 os.killpg(worker.process.pid, signal.SIGKILL)
