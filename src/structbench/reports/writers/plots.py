@@ -9,10 +9,10 @@ generalisation-gap scatter (in-distribution against generalisation, one point pe
 shows them as text beside the plot, in the same colours (`palette`), which keeps them readable
 at any width and saves a quarter of matplotlib's drawing time.
 
-Plots are independent, so they are drawn in a pool of worker processes when there are enough
-of them to pay for the workers' start (matplotlib's import alone takes about a second). A report
-starts its workers before it reads the store (`Drawing(ahead=True)`), so that their start overlaps
-the build instead of following it. The SVG bytes are deterministic: a fixed id salt and no date.
+Plots are independent, so they are drawn in worker processes, one on each core but the one the
+report writes its pages on, when there are enough of them to pay for the workers' start
+(matplotlib's import alone takes about a second). A report starts its workers before it reads the
+store (`Drawing(ahead=True)`), so that their start overlaps the build instead of following it. The SVG bytes are deterministic: a fixed id salt and no date.
 So a plot need not be drawn again while what it is drawn from is unchanged: each site lists the key
 of every plot's inputs (`inputs_key`: the plot's values, the drawing code and matplotlib's version)
 in `plots/drawn-from.json`, and a report into the same folder links each plot whose key is unchanged
@@ -249,17 +249,24 @@ def _forks() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
+def default_workers() -> int:
+    """How many worker processes draw the plots: every core but the one this process writes the pages
+    on (none on one core, where a worker would only take turns with this process)."""
+    return max((os.cpu_count() or 1) - 1, 0)
+
+
 class Drawing:
     """Plots being written to their paths: handed over by `draw` (to worker processes when there are
     many, so that the caller goes on with its own work), finished by `wait`.
 
-    `ahead=True` starts the workers at once, before the plots are known, each importing matplotlib
-    while the caller builds what the plots show; without it, workers start when `draw` is given
-    `POOL_FROM` plots or more. Either way there are workers only with two cores or more and `fork`
-    (they start with this process's imports: no second import of the harness)."""
+    `workers` worker processes (`default_workers()` if None; 0 draws every plot in this process).
+    `ahead=True` starts them at once, before the plots are known, each importing matplotlib while the
+    caller builds what the plots show; without it, they start when `draw` is given `POOL_FROM` plots
+    or more. Either way only with `fork`: they start with this process's imports, not a second import
+    of the harness."""
 
     def __init__(self, workers: int | None = None, *, ahead: bool = False) -> None:
-        self._workers = workers or os.cpu_count() or 1
+        self._workers = default_workers() if workers is None else workers
         self._pool: ProcessPoolExecutor | None = None
         self._here: list[tuple[Path, Plot]] = []
         self._futures: list[Future[list[Path]]] = []
@@ -267,10 +274,9 @@ class Drawing:
             self._start(self._workers)
 
     def _start(self, workers: int) -> None:
-        if workers >= 2 and _forks():
-            self._pool = ProcessPoolExecutor(
-                workers, mp_context=multiprocessing.get_context("fork"), initializer=_ready
-            )
+        if workers >= 1 and _forks():
+            context = multiprocessing.get_context("fork")
+            self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_ready)
             self._futures.append(self._pool.submit(list))  # the pool forks its workers on its first task
 
     def draw(self, jobs: Mapping[Path, Plot]) -> Drawing:
@@ -281,7 +287,8 @@ class Drawing:
         if self._pool is None:
             self._here.extend(items)
             return self
-        chunks = [items[start :: self._workers * 4] for start in range(self._workers * 4)]
+        parts = max(self._workers, 1) * 4  # a few per worker, so that one slow plot holds back little
+        chunks = [items[start::parts] for start in range(parts)]
         self._futures.extend(self._pool.submit(_draw_to, chunk) for chunk in chunks if chunk)
         return self
 
