@@ -297,6 +297,8 @@ class Drawing:
         try:
             written = _draw_to(self._here)
             written += [path for future in self._futures for path in future.result()]
+            if self._pool is not None:
+                self._pool.shutdown()  # every plot is in: the workers exit before the site is swapped in
         finally:
             self.close()
         return written
