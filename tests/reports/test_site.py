@@ -141,13 +141,13 @@ def test_plots_are_svg_and_the_same_whether_drawn_here_or_in_workers(tmp_path: P
     }
     plots[tmp_path / "gap.svg"] = GapPlot([(0.9, 0.2, "#1f77b4", "o")])
     plots[tmp_path / "categories.svg"] = LinePlot("kind", "accuracy (%)", ["aux", "lexical", "pp"], [line])
-    written = sorted(Drawing(plots, workers=2).wait())
+    written = sorted(Drawing(workers=2).draw(plots).wait())
     assert written == sorted(plots)
     pooled = {path: path.read_bytes() for path in written}
     for path in written:
         root = ElementTree.fromstring(pooled[path])
         assert root.tag.endswith("svg") and float(root.get("width", "0").removesuffix("pt")) > 0
-    Drawing(plots, workers=1).wait()
+    Drawing(workers=0).draw(plots).wait()
     assert {path: path.read_bytes() for path in written} == pooled
 
 

@@ -191,3 +191,21 @@ def test_a_suite_pattern_that_matches_nothing_is_refused_even_beside_one_that_ma
     # a pattern matching an installed suite without runs is kept: the site lists it as without results
     write_report(two_suites.store, site, suites=["mini*", "scan-*"])
     assert [path.name for path in (site / "suites").iterdir()] == ["miniscan@1.0.0.html"]
+
+
+def test_a_report_over_an_earlier_site_reuses_its_plots_until_what_they_show_changes(
+    two_suites: Runner, tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    write_report(two_suites.store, site)
+    plots = sorted((site / "plots").glob("*.svg"))
+    assert plots
+    drawn = {path.name: path.stat().st_ino for path in plots}
+    write_report(two_suites.store, site)
+    assert {path.name: path.stat().st_ino for path in (site / "plots").glob("*.svg")} == drawn  # the same files
+    two_suites.evaluate("lookup-tables", ModelSpec(name="majority"), [0])  # a second model on its plot
+    write_report(two_suites.store, site)
+    assert all(path.stat().st_ino != drawn[path.name] for path in (site / "plots").glob("*.svg"))  # drawn again
+    fresh = tmp_path / "fresh"
+    write_report(two_suites.store, fresh)
+    assert snapshot(site) == snapshot(fresh)  # nothing stale, nothing missing

@@ -1,4 +1,8 @@
-"""Reading the report's hand-written YAML lists (references, claims) into validated records."""
+"""Reading the report's hand-written YAML lists (references, claims) into validated records.
+
+Parsed by libyaml where PyYAML has it (`CSafeLoader`, the same safe subset, a tenth of the time:
+every report reads both lists), else by PyYAML's pure-Python `SafeLoader`.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +15,14 @@ from pydantic import BaseModel, ValidationError
 from structbench.errors import UserError
 
 M = TypeVar("M", bound=BaseModel)
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def load_entries(path: Path, model: type[M], what: str) -> list[M]:
     """Every entry of the YAML list in `path` as a `model`; an unreadable file or a malformed
     entry is one sentence naming the file, the entry's number and its problems."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
     except (OSError, yaml.YAMLError) as error:
         raise UserError(f"cannot read the {what}s in {path} ({error}); restore the file.") from None
     if not isinstance(raw, list):

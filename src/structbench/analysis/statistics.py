@@ -20,6 +20,10 @@ samples:
 
 Only the finished runs of each model's newest configuration count; seeds that report neither the
 statistic nor its bound are listed as without it, never imputed.
+
+`scipy.stats` is imported by the test itself, not by this module: it takes about a second to import,
+and a report imports this module (through the claims and the boards) whether or not a store holds
+any statistic to test.
 """
 
 from __future__ import annotations
@@ -30,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import pandas as pd
-from scipy import stats
 
 from structbench.analysis.compare import CONFIDENCE
 from structbench.analysis.stored import stored_models, unknown_label
@@ -113,6 +116,8 @@ class TwoSampleTest:
 
 def two_sample_test(a: Sample, b: Sample) -> TwoSampleTest:
     """Welch's t-test of A against B when no seed is censored, else the logrank test."""
+    from scipy import stats
+
     difference = a.mean - b.mean
     x, y = list(a.values.values()), list(b.values.values())
     if not a.censored and not b.censored:

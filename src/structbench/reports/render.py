@@ -47,7 +47,7 @@ from structbench.reports.views.pages import pages
 from structbench.reports.writers.error_browser import write_error_data
 from structbench.reports.writers.html import copy_static, write_pages
 from structbench.reports.writers.markdown import leaderboard_markdown
-from structbench.reports.writers.plots import Drawing
+from structbench.reports.writers.plots import DRAWN_FROM, Drawing, reuse_drawn
 from structbench.reports.writers.tables import write_tables
 from structbench.store import Store
 
@@ -199,14 +199,16 @@ def _swap_in(partial: Path, out_dir: Path) -> None:
     )
 
 
-def write_site(site: Site, out_dir: Path, *, earlier: Path | None = None) -> Path:
+def write_site(site: Site, out_dir: Path, *, earlier: Path | None = None, drawing: Drawing | None = None) -> Path:
     """Write every file of `site` into the empty or new folder `out_dir` and return the path of
-    `index.html`; the example scripts of the site in `earlier`, if any, are reused."""
+    `index.html`; the example scripts and the unchanged plots of the site in `earlier`, if any, are
+    reused. `drawing` draws the plots (its workers may have started already), else a new `Drawing`."""
     for folder in ("suites", "plots"):
         (out_dir / folder).mkdir(parents=True, exist_ok=True)
     (out_dir / SITE_MARKER).write_text("written by structbench report; its pages are replaced on the next one\n")
     views = pages(site)
-    plotting = Drawing({out_dir / path: plot for path, plot in views.plots.items()})  # drawn while the rest is written
+    # drawn while the rest is written
+    plotting = (drawing or Drawing()).draw(reuse_drawn(views.plots, out_dir, earlier))
     write_error_data(site, views.errors, out_dir, earlier=earlier)
     write_tables(site.results, out_dir)
     (out_dir / "leaderboard.md").write_text(
@@ -244,16 +246,21 @@ def write_report(
     # the folder it points to is replaced
     folder = out_dir.resolve() if out_dir.is_symlink() else Path(os.path.abspath(out_dir))
     _check_out(folder)
-    site = build_site(store, suites=suites, models=models, title=title)
-    if read is not None:
-        read()
-    with _locked(folder):
-        _check_out(folder)  # again: another report may have written there while this one built
-        _clean_stale(folder)
-        partial = _partial(folder)
-        try:
-            write_site(site, partial, earlier=folder if folder.is_dir() else None)
-            _swap_in(partial, folder)
-        finally:
-            shutil.rmtree(partial, ignore_errors=True)  # gone already once swapped in
+    # no earlier plots to reuse: the drawing workers start now, importing matplotlib while the site is built
+    drawing = Drawing(ahead=not (folder / DRAWN_FROM).is_file())
+    try:
+        site = build_site(store, suites=suites, models=models, title=title)
+        if read is not None:
+            read()
+        with _locked(folder):
+            _check_out(folder)  # again: another report may have written there while this one built
+            _clean_stale(folder)
+            partial = _partial(folder)
+            try:
+                write_site(site, partial, earlier=folder if folder.is_dir() else None, drawing=drawing)
+                _swap_in(partial, folder)
+            finally:
+                shutil.rmtree(partial, ignore_errors=True)  # gone already once swapped in
+    finally:
+        drawing.close()  # after an error: the workers stop
     return (out_dir if out_dir.name not in ("", ".", "..") else folder) / "index.html"

@@ -3,10 +3,16 @@ template (autoescaped; undefined names are errors), and the static files the pag
 
 Every page is readable with no network (no CDN, no font or script from elsewhere), from any static
 host or opened from disk.
+
+The compiled templates are kept in Jinja's cache in the user's temporary folder
+(`jinja2.FileSystemBytecodeCache`: keyed by each template's source checksum and the Python
+version), so that a report does not compile them again; a cache that cannot be read or written
+only means they are compiled.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from importlib import resources
 from pathlib import Path
@@ -29,10 +35,27 @@ from structbench.reports.views.format import (
 from structbench.reports.views.pages import Pages
 
 
+class _TemplateCache(jinja2.FileSystemBytecodeCache):
+    """Jinja's cache of compiled templates, in its own folder of the temporary folder, that never fails a report."""
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):  # a full disk, or the folder removed meanwhile: compiled again next time
+            super().dump_bytecode(bucket)
+
+
+def _template_cache() -> jinja2.BytecodeCache | None:
+    """The compiled templates' cache, or None where Jinja finds no safe folder for it (another user owns it)."""
+    try:
+        return _TemplateCache()
+    except (OSError, RuntimeError):
+        return None
+
+
 def environment() -> jinja2.Environment:
     """The templates' environment, with the formatting filters (`structbench.reports.views.format`)."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("structbench.reports", "templates"),
+        bytecode_cache=_template_cache(),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

@@ -9,24 +9,37 @@ generalisation-gap scatter (in-distribution against generalisation, one point pe
 shows them as text beside the plot, in the same colours (`palette`), which keeps them readable
 at any width and saves a quarter of matplotlib's drawing time.
 
-Plots are independent, so they are drawn in a pool of worker processes when there are enough
-of them to pay for the workers' start (matplotlib's import alone takes about a second). The
-SVG bytes are deterministic: a fixed id salt and no date.
+Plots are independent, so they are drawn in worker processes, one on each core but the one the
+report writes its pages on, when there are enough of them to pay for the workers' start
+(matplotlib's import alone takes about a second). A report starts its workers before it reads the
+store (`Drawing(ahead=True)`), so that their start overlaps the build instead of following it. The SVG bytes are deterministic: a fixed id salt and no date.
+So a plot need not be drawn again while what it is drawn from is unchanged: each site lists the key
+of every plot's inputs (`inputs_key`: the plot's values, the drawing code and matplotlib's version)
+in `plots/drawn-from.json`, and a report into the same folder links each plot whose key is unchanged
+from the earlier site (`reuse_drawn`) and draws only the others.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import multiprocessing
 import os
+from collections.abc import Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
+from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from structbench.reports import figures
 from structbench.reports.figures import DASHES, CurvePlot, GapPlot, LinePlot, Plot
 
 POOL_FROM = 8
 """Fewer plots than this are drawn in this process: workers would cost more than they save."""
+DRAWN_FROM = "plots/drawn-from.json"
+"""The site's list of what each plot was drawn from: path relative to the site root -> `inputs_key`."""
 
 
 def _numeric(levels: list[str]) -> list[float] | None:
@@ -179,32 +192,120 @@ def draw(plot: Plot) -> str:
     return _curve_svg(plot) if isinstance(plot, CurvePlot) else _gap_svg(plot)
 
 
+@cache
+def _drawing_code() -> bytes:
+    """What a plot's SVG depends on besides its values: this module, the plot values' module (their
+    markers and dashes) and matplotlib's version, read from its metadata (importing it takes a second)."""
+    sources = Path(figures.__file__ or "").read_bytes() + Path(__file__).read_bytes()
+    return sources + metadata.version("matplotlib").encode()
+
+
+def inputs_key(plot: Plot) -> str:
+    """A key of everything `plot`'s SVG is drawn from (SHA-256 of its values, whose `repr` gives every
+    number exactly, and of `_drawing_code`): two plots of one key have the same bytes."""
+    return hashlib.sha256(_drawing_code() + repr(plot).encode()).hexdigest()
+
+
+def _earlier_keys(earlier: Path) -> dict[str, str]:
+    """The earlier site's `DRAWN_FROM`, or nothing where it has none or it cannot be read."""
+    try:
+        keys = json.loads((earlier / DRAWN_FROM).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return keys if isinstance(keys, dict) else {}
+
+
+def reuse_drawn(plots: Mapping[str, Plot], out_dir: Path, earlier: Path | None) -> dict[Path, Plot]:
+    """Write `DRAWN_FROM` of `plots` (path relative to the site root -> plot) into `out_dir`, link into it
+    each plot that the site in `earlier` drew from the same inputs, and return those still to draw
+    (path -> plot)."""
+    keys = {path: inputs_key(plot) for path, plot in plots.items()}
+    before = _earlier_keys(earlier) if earlier is not None else {}
+    jobs = {}
+    for path, plot in plots.items():
+        if earlier is not None and before.get(path) == keys[path]:
+            try:
+                os.link(earlier / path, out_dir / path)  # the same bytes: a plot file is never rewritten
+                continue
+            except OSError:
+                pass  # gone (another report replaced that site), or links not possible here: draw it
+        jobs[out_dir / path] = plot
+    (out_dir / DRAWN_FROM).write_text(json.dumps(keys, indent=0, sort_keys=True), encoding="utf-8")
+    return jobs
+
+
 def _draw_to(jobs: list[tuple[Path, Plot]]) -> list[Path]:
     for path, plot in jobs:
         path.write_text(draw(plot), encoding="utf-8")
     return [path for path, _ in jobs]
 
 
-class Drawing:
-    """Plots being written to their paths: started at once (in worker processes when there are
-    many, so that the caller goes on with its own work), finished by `wait`."""
+def _ready() -> None:
+    """A worker's start: matplotlib imported and one empty figure drawn (its fonts loaded), before any plot is given."""
+    _svg(_figure(1.0, 1.0)[0])
 
-    def __init__(self, jobs: dict[Path, Plot], workers: int | None = None) -> None:
-        self._items = list(jobs.items())
+
+def _forks() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def default_workers() -> int:
+    """How many worker processes draw the plots: every core but the one this process writes the pages
+    on (none on one core, where a worker would only take turns with this process)."""
+    return max((os.cpu_count() or 1) - 1, 0)
+
+
+class Drawing:
+    """Plots being written to their paths: handed over by `draw` (to worker processes when there are
+    many, so that the caller goes on with its own work), finished by `wait`.
+
+    `workers` worker processes (`default_workers()` if None; 0 draws every plot in this process).
+    `ahead=True` starts them at once, before the plots are known, each importing matplotlib while the
+    caller builds what the plots show; without it, they start when `draw` is given `POOL_FROM` plots
+    or more. Either way only with `fork`: they start with this process's imports, not a second import
+    of the harness."""
+
+    def __init__(self, workers: int | None = None, *, ahead: bool = False) -> None:
+        self._workers = default_workers() if workers is None else workers
         self._pool: ProcessPoolExecutor | None = None
+        self._here: list[tuple[Path, Plot]] = []
         self._futures: list[Future[list[Path]]] = []
-        workers = min(len(self._items), workers or os.cpu_count() or 1)
-        if len(self._items) >= POOL_FROM and workers >= 2 and "fork" in multiprocessing.get_all_start_methods():
-            # fork: the workers start with this process's imports (no second import of the harness)
-            self._pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-            chunks = [self._items[start :: workers * 4] for start in range(workers * 4)]
-            self._futures = [self._pool.submit(_draw_to, chunk) for chunk in chunks if chunk]
+        if ahead:
+            self._start(self._workers)
+
+    def _start(self, workers: int) -> None:
+        if workers >= 1 and _forks():
+            context = multiprocessing.get_context("fork")
+            self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_ready)
+            self._futures.append(self._pool.submit(list))  # the pool forks its workers on its first task
+
+    def draw(self, jobs: Mapping[Path, Plot]) -> Drawing:
+        """Start drawing `jobs` (path -> plot); `wait` returns once they are written."""
+        items = list(jobs.items())
+        if self._pool is None and len(items) >= POOL_FROM:
+            self._start(min(len(items), self._workers))
+        if self._pool is None:
+            self._here.extend(items)
+            return self
+        parts = max(self._workers, 1) * 4  # a few per worker, so that one slow plot holds back little
+        chunks = [items[start::parts] for start in range(parts)]
+        self._futures.extend(self._pool.submit(_draw_to, chunk) for chunk in chunks if chunk)
+        return self
 
     def wait(self) -> list[Path]:
-        """Every path written (drawing them here if no worker did)."""
-        if self._pool is None:
-            return _draw_to(self._items)
+        """Every path written (drawing here those no worker draws)."""
         try:
-            return [path for future in self._futures for path in future.result()]
+            written = _draw_to(self._here)
+            written += [path for future in self._futures for path in future.result()]
+            if self._pool is not None:
+                self._pool.shutdown()  # every plot is in: the workers exit before the site is swapped in
         finally:
-            self._pool.shutdown()
+            self.close()
+        return written
+
+    def close(self) -> None:
+        """Stop the workers, dropping the plots they have not started: after an error, or once `wait` has
+        every plot."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
