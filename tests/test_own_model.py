@@ -19,8 +19,8 @@ from structbench.data import freeze
 from structbench.reports.boards import aggregate, boards
 from structbench.specs import Split
 from structbench.store import Store
-from tests.data.test_freeze import one_sentence_error
 from tests.support import helpers
+from tests.support.helpers import one_sentence_error
 
 SUITE = "lookup-tables"
 MODEL = '''

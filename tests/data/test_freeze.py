@@ -28,7 +28,7 @@ from structbench.errors import DataIntegrityError, SourceUnavailable, UserError
 from structbench.specs import Split
 from structbench.store import Store
 from tests.conftest import REPO, SHARED_DATA
-from tests.support.helpers import offline
+from tests.support.helpers import offline, one_sentence_error
 
 SUITE_KEY = "lookup-tables@1.0.0"
 
@@ -278,17 +278,6 @@ def fake_released(
     path.write_text(text if edit is None else edit(json.loads(text)))
     monkeypatch.setattr(type(suite), "released_manifest", classmethod(lambda cls: path))
     return path
-
-
-def one_sentence_error(err: str) -> str:
-    """The CLI's error sentence, asserted to be one line, its last (after the progress lines a
-    command prints into a log), without a traceback."""
-    assert "Traceback" not in err
-    lines = err.strip().splitlines()
-    errors = [line for line in lines if line.startswith("structbench: error: ")]
-    assert len(errors) == 1 and lines[-1] == errors[0], err
-    assert errors[0].endswith("."), err
-    return errors[0]
 
 
 def wrong_hash(manifest: dict[str, Any]) -> str:

@@ -128,12 +128,20 @@ def test_a_failed_seeds_stored_error_ends_with_its_reason_however_long_its_outpu
     assert len(error) <= ERROR_TAIL
 
 
+def _interruptible() -> None:
+    """Ctrl-C's default action, even where pytest runs in the background (`nohup tox &`), whose children
+    inherit SIGINT ignored, as a shell leaves its background jobs."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_ends_the_worker_and_leaves_the_seed_to_be_redone(tmp_path: Path) -> None:
     pid_file, store = tmp_path / "model.pid", tmp_path / "r.sqlite"
     command = [sys.executable, "-m", "structbench.cli", "run", "--suite", "lookup-tables", "--model", HOSTILE,
                "--set", "behaviour=wait-for-kill", "--seeds", "0", "--store", str(store), "--no-progress"]  # fmt: skip
     environment = {**os.environ, PID_FILE: str(pid_file)}
-    process = subprocess.Popen(command, cwd=REPO, env=environment, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command, cwd=REPO, env=environment, stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible
+    )
     deadline = time.monotonic() + 120
     while not (pid_file.is_file() and pid_file.read_text().strip()) and time.monotonic() < deadline:
         time.sleep(0.1)

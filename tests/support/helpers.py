@@ -172,3 +172,14 @@ def offline(home: Path, monkeypatch: Any, reason: str) -> None:
 
     monkeypatch.setattr(urllib.request, "urlopen", unreachable)
     monkeypatch.setattr(registry, "suite_names", lambda: OFFLINE_SUITES)
+
+
+def one_sentence_error(err: str) -> str:
+    """The CLI's error sentence, asserted to be one line, its last (after the progress lines a
+    command prints into a log), without a traceback."""
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    errors = [line for line in lines if line.startswith("structbench: error: ")]
+    assert len(errors) == 1 and lines[-1] == errors[0], err
+    assert errors[0].endswith("."), err
+    return errors[0]

@@ -46,9 +46,13 @@ def sweep_handler(number: int, frame: object) -> None:
 
 @pytest.fixture(autouse=True)
 def sweeps_sigterm() -> Iterator[None]:
+    """SIGTERM as the sweep handles it, and Ctrl-C as in a terminal, even where the tests run in the
+    background (`nohup tox &`), whose processes inherit SIGINT ignored."""
     previous = signal.signal(signal.SIGTERM, sweep_handler)
+    interrupt = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGTERM, previous)
+    signal.signal(signal.SIGINT, interrupt)
 
 
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT])
