@@ -37,7 +37,7 @@ from structbench.store import ClaimLost, RunClaim, Store
 from structbench.sweep.executors import Executor, resources_of
 from structbench.sweep.grid import load_grid
 from structbench.sweep.plan import Plan, PlannedRun, plan
-from structbench.sweep.worker import WorkOrder, WorkResult, outcome_of
+from structbench.sweep.worker import WorkOrder, WorkResult, order_for, outcome_of
 
 POLL_SECONDS = 0.5
 """How long the driver waits for a result before it looks at time-outs and the progress bar again."""
@@ -122,21 +122,7 @@ def _run_key(run: PlannedRun) -> tuple[str, str, str, int]:
 
 def work_order(key: int, run: PlannedRun, source_dir: Path | None) -> WorkOrder:
     """What a worker needs to make `run` (see `structbench.sweep.worker.WorkOrder`)."""
-    cell = run.cell
-    return WorkOrder(
-        key=key,
-        suite=cell.reference,
-        suite_hash=cell.manifest.suite_hash,
-        model=cell.asked.spec,
-        name=cell.name,
-        limit=cell.asked.limit,
-        model_hash=cell.model_hash,
-        seed=run.seed,
-        source_dir=None if source_dir is None else str(source_dir.resolve()),
-        harness_version=run.fields["harness_version"],
-        git_commit=run.fields["git_commit"],
-        import_path=[str(Path.cwd()), *(entry for entry in sys.path if entry)],
-    )
+    return order_for(key, run.cell.reference, run.context, source_dir, name=run.cell.name)
 
 
 @contextmanager

@@ -15,7 +15,6 @@ process, and runs there. `quickstart`, `check` and the Python API run models in 
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from types import TracebackType
@@ -27,7 +26,7 @@ from structbench.errors import UserError
 from structbench.runs.attempt import Outcome
 from structbench.runs.context import SeedContext
 from structbench.sweep.executors import LocalExecutor, Resources
-from structbench.sweep.worker import WorkOrder, outcome_of
+from structbench.sweep.worker import WorkOrder, order_for, outcome_of
 
 DEFAULT_TIMEOUT = 24 * 3600.0
 """A run's time-out when `--timeout` is not given: a day, longer than any `cpu-small` or GPU
@@ -85,7 +84,9 @@ class Supervisor:
         (`UserError`, e.g. a `--set` value the model's constructor rejects)."""
         executor = self._ready()
         self._orders += 1
-        order = self._order(self._orders, suite_ref, context)
+        asked = context.asked
+        name = asked.label if asked.named else None
+        order = order_for(self._orders, suite_ref, context, self.source_dir, name=name, progress=self.progress)
         executor.submit(order, Resources(cpus=float(context.keyed.threads)))
         try:
             while True:
@@ -111,24 +112,6 @@ class Supervisor:
                 on_progress=self._show,
             )
         return self._executor
-
-    def _order(self, key: int, suite_ref: str, context: SeedContext) -> WorkOrder:
-        asked = context.asked
-        return WorkOrder(
-            key=key,
-            suite=suite_ref,
-            suite_hash=context.manifest.suite_hash,
-            model=asked.spec,
-            name=asked.label if asked.named else None,
-            limit=asked.limit,
-            model_hash=context.keyed.model_hash,
-            seed=context.seed,
-            source_dir=None if self.source_dir is None else str(Path(self.source_dir).expanduser().resolve()),
-            harness_version=context.fields["harness_version"],
-            git_commit=context.fields["git_commit"],
-            import_path=[os.getcwd(), *(entry for entry in sys.path if entry)],
-            progress=self.progress,
-        )
 
     def _show(self, order: WorkOrder, text: str) -> None:
         """Redraw the worker's latest progress line: a text-only tqdm bar, which tqdm places below the

@@ -42,7 +42,7 @@ from structbench.convergence import Convergence
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.runs.attempt import Ended, Evaluated, Outcome, attempt
-from structbench.runs.context import Keyed
+from structbench.runs.context import Keyed, SeedContext
 from structbench.runs.identity import Asked
 from structbench.runs.provenance import git_commit
 from structbench.scoring import Score, SplitScores
@@ -131,6 +131,34 @@ class WorkResult(Frozen):
     environment: str | None = None
     """The environment JSON of the worker that ran the model (`structbench.runs.provenance`), stored
     with a done run."""
+
+
+def order_for(
+    key: int,
+    suite: str,
+    context: SeedContext,
+    source_dir: Path | None,
+    *,
+    name: str | None,
+    progress: bool = False,
+) -> WorkOrder:
+    """What a worker needs to make the claimed run of `context` (`suite` as the grid or `--suite` named
+    it, `name` the `--name` label): a sweep's driver and `run`'s supervisor both order runs so."""
+    return WorkOrder(
+        key=key,
+        suite=suite,
+        suite_hash=context.manifest.suite_hash,
+        model=context.asked.spec,
+        name=name,
+        limit=context.asked.limit,
+        model_hash=context.keyed.model_hash,
+        seed=context.seed,
+        source_dir=None if source_dir is None else str(source_dir.expanduser().resolve()),
+        harness_version=context.fields["harness_version"],
+        git_commit=context.fields["git_commit"],
+        import_path=[str(Path.cwd()), *(entry for entry in sys.path if entry)],
+        progress=progress,
+    )
 
 
 def ended(key: int, status: Literal["failed", "refused"], error: str, message: str | None = None) -> WorkResult:
