@@ -315,13 +315,26 @@ def test_the_msr_lstm_baseline_and_rmn_are_compared_in_one_setting(budget: str) 
         rmn = Rmn.configuration(suite, budget=budget)
         shared = set(lstm) & set(rmn)
         assert shared >= {"layers", "embedding", "hidden", "dropout", "init_range", "max_vocabulary", "min_count"}
-        assert shared >= {"batch_size", "epochs", "lr", "clip", "loss", "lr_decay", "criterion"}
+        assert shared >= {"batch_size", "epochs", "lr", "clip", "loss", "max_decays", "criterion"}
         assert {key: lstm[key] for key in shared} == {key: rmn[key] for key in shared}
         assert (lstm["layers"], lstm["dropout"], lstm["max_vocabulary"], lstm["init_range"]) == (3, 0.3, 64_000, 0.05)
         assert (lstm["tie_embeddings"], lstm["embedding_dropout"], lstm["init"]) == (False, False, "all")
         assert lstm["embedding"] == (256 if budget == "paper" else 128)
     agreement = LstmLanguageModel.configuration(ATTRACTORS, budget=budget)
     assert (agreement["layers"], agreement["tie_embeddings"], agreement["max_vocabulary"]) == (4, True, 10_000)
+
+
+def test_without_a_dev_split_the_msr_setting_is_judged_on_its_training_perplexity() -> None:
+    """The MSR challenge has no dev split: its recipe's plateau reads the training perplexity, so a run there still
+    records whether it learned its training text instead of carrying no record."""
+    model = LstmLanguageModel(layers=1, embedding=16, hidden=16, epochs=3, batch_size=64, lr=0.01)
+    model.log = lambda message: None
+    model.fit(split("train", "sentence-completion", limit=SUBSET), None, seed=0)
+    judged = model.history["convergence"]
+    train_perplexities = [e["train_perplexity"] for e in model.history["evaluations"]]
+    assert judged["criterion"] == {"statistic": "train_perplexity", "plateau": 0.02, "at_least": None, "at_most": None}
+    assert (judged["reached"], judged["epochs"]) == (False, 3)  # still falling fast after 3 epochs: under-trained
+    assert judged["value"] == pytest.approx(min(train_perplexities))
 
 
 def test_the_thesis_initialisation_and_dropout_after_each_lstm_layer() -> None:
