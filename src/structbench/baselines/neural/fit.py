@@ -217,14 +217,20 @@ class Schedule:
     lr_decay: float | None = None
     """Multiply the learning rate by this after every evaluation that the selector did not keep
     (no better than the best so far); None keeps it constant."""
-    max_decays: int = 0
-    """With `lr_decay`: an evaluation not kept after this many decays ends training instead."""
+    max_decays: int | None = None
+    """With `lr_decay`: an evaluation not kept after this many decays ends training instead; None never does."""
 
     @classmethod
     def of(cls, settings: Any, device: torch.device) -> Schedule:
         """The schedule a run's settings give (mixed precision only on CUDA)."""
         return cls(
-            settings.epochs, settings.lr, settings.clip, settings.amp and device.type == "cuda", settings.eval_every
+            settings.epochs,
+            settings.lr,
+            settings.clip,
+            settings.amp and device.type == "cuda",
+            settings.eval_every,
+            settings.lr_decay,
+            settings.max_decays,
         )
 
 
@@ -273,7 +279,7 @@ def fit(
             break
         if schedule.lr_decay is not None and selector.history.selected_epoch != epoch:
             history = selector.history
-            if len(history.decayed_after) >= schedule.max_decays:
+            if schedule.max_decays is not None and len(history.decayed_after) >= schedule.max_decays:
                 history.stopped = f"no improvement after {len(history.decayed_after)} learning-rate decays"
                 break
             optimiser.decay(schedule.lr_decay)

@@ -38,6 +38,9 @@ class NeuralRun:
     unkeyed_settings: ClassVar[frozenset[str]] = frozenset({"device"})
     """Where it trains: neither part of the run key nor of the label. Its thread count is both
     (`structbench.runs.threads`)."""
+    keyed_when_set: ClassVar[frozenset[str]] = frozenset({"lr_decay", "max_decays"})
+    """Settings added after runs without them were stored: part of the key only when not None, so that
+    those runs (which trained as None says) keep their keys."""
 
     def __init__(self, budget: str = "cpu-small", **overrides: Any) -> None:
         if budget not in BUDGETS:
@@ -74,9 +77,10 @@ class NeuralRun:
     def described(self, settings: BaseModel) -> dict[str, Any]:
         """What identifies a run's training (its thread count and the code's `revision` too; not where it runs)."""
         revised = {"revision": self.revision} if self.revision else {}
+        unset = {key for key in self.keyed_when_set if getattr(settings, key, None) is None}
         return {
             "budget": self.budget,
-            **settings.model_dump(mode="json", exclude=set(self.unkeyed_settings)),
+            **settings.model_dump(mode="json", exclude=set(self.unkeyed_settings) | unset),
             **revised,
         }
 

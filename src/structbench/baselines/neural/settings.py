@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, Field, NonNegativeFloat, PositiveFloat, PositiveInt, ValidationError
+from pydantic import BaseModel, Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, ValidationError
 
 from structbench import registry
 from structbench.convergence import Criterion
@@ -53,6 +53,12 @@ class RunSettings(Frozen):
     """Mixed precision (float16 autocast and loss scaling); used on CUDA only."""
     threads: PositiveInt = 1
     """CPU threads for torch and BLAS; part of the run key (two threads may round otherwise than one)."""
+    lr_decay: Annotated[float, Field(gt=0, lt=1)] | None = None
+    """Multiply the learning rate by this after every evaluation that model selection did not keep (no
+    better than the best so far); None keeps it constant. Part of a run's key only when set."""
+    max_decays: NonNegativeInt | None = None
+    """With `lr_decay`: an evaluation not kept after this many decays ends training; None never does.
+    Part of a run's key only when set."""
     criterion: Criterion | None = None
     """When the network counts as having learned its training distribution; training stops there
     (`structbench.convergence`). Every recipe states one; None trains every epoch and judges nothing."""

@@ -34,16 +34,15 @@ words plus `</s>` (`<s>` is given, never predicted): exp(-sum log p / tokens).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from pydantic import Field, NonNegativeInt, PositiveInt
+from pydantic import NonNegativeInt, PositiveInt
 
 from structbench import registry
 from structbench.baselines.neural import checkpoint
@@ -101,10 +100,7 @@ class LmSettings(RunSettings):
     """The batch's loss Adam descends: the mean token cross-entropy, or its sum over the batch's tokens
     (the authors' ch. 5 LM script, ketranm/fan_vs_rnn lm.py `build_crit`: `NLLLoss(size_average=False)`);
     the two differ through gradient clipping, which sees the summed gradient's larger norm."""
-    lr_decay: Annotated[float, Field(gt=0, lt=1)] | None = None
-    """Multiply the learning rate by this after every epoch whose dev perplexity is no lower than the best
-    so far (lm.py `train`: 0.5); None keeps it constant."""
-    max_decays: NonNegativeInt = 5
+    max_decays: NonNegativeInt | None = 5
     """With `lr_decay`: an epoch with no lower dev perplexity after this many decays ends training (lm.py
     stops once the rate falls below lr x 0.5^5, which is the sixth halving)."""
 
@@ -371,9 +367,7 @@ class NeuralLanguageModel(NeuralRun):
         whole sentences, in the shared loop, the learning rate decayed on a dev plateau where `lr_decay` says;
         the parameters of the evaluation with the lowest dev perplexity are kept (the last without dev)."""
         device = self.device
-        schedule = dataclasses.replace(
-            Schedule.of(settings, device), lr_decay=settings.lr_decay, max_decays=settings.max_decays
-        )
+        schedule = Schedule.of(settings, device)
         rng = np.random.default_rng(seed)
         lengths = [len(s) + 2 for s in train]
 
