@@ -174,3 +174,34 @@ def test_the_learning_rate_decays_after_each_evaluation_not_kept_and_training_en
     assert history.stopped == "no improvement after 5 learning-rate decays"
     assert history.as_dict()["decayed_after"] == [3, 5, 6, 8, 9]
     assert "decayed_after" not in History().as_dict()  # a run without decays records as before
+
+
+def test_a_transducer_decays_its_rate_from_its_settings_and_keys_the_decay_only_when_set() -> None:
+    """A recipe or `--set lr_decay=0.5` gives any epoch-trained baseline the decay; without `max_decays` it never
+    ends training. The setting joins the run key only when set, so runs stored before it existed keep theirs."""
+    from structbench.baselines.neural.seq2seq.model import Seq2SeqGruAttention
+
+    plain = Seq2SeqGruAttention.configuration("scan-simple")
+    decayed = Seq2SeqGruAttention.configuration("scan-simple", lr_decay=0.5)
+    assert "lr_decay" not in plain and "max_decays" not in plain
+    assert {key: value for key, value in decayed.items() if key != "lr_decay"} == plain and decayed["lr_decay"] == 0.5
+    settings = Seq2SeqGruAttention(lr_decay=0.5).resolve("scan-simple")[0]
+    schedule = Schedule.of(settings, torch.device("cpu"))
+    assert (schedule.lr_decay, schedule.max_decays) == (0.5, None)
+    net = torch.nn.Linear(1, 1, bias=False)
+    accuracies = iter([0.5, 0.4, 0.3, 0.2, 0.1])
+
+    def step(batch: int, update: Callable[[torch.Tensor], None]) -> tuple[float, int]:
+        update((net.weight**2).sum())
+        return 0.0, 1
+
+    history = fit(
+        net,
+        Schedule(epochs=5, lr=0.01, clip=None, lr_decay=0.5),
+        Selector("dev_accuracy", None, None),
+        batches=lambda: [0],
+        step=step,
+        evaluate=lambda loss: {"dev_accuracy": next(accuracies)},
+        description="test",
+    )
+    assert history.decayed_after == [2, 3, 4, 5] and history.stopped == "epochs"  # the cap ends it, not a decay count
