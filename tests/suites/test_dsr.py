@@ -9,6 +9,7 @@ import random
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from scipy import stats
@@ -17,6 +18,7 @@ from structbench import registry
 from structbench.analysis.claims import CellRef, Claim, check_all, claim_cells
 from structbench.analysis.statistics import compare_statistic
 from structbench.cli import main
+from structbench.convergence import Convergence, Criterion
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.reports.boards import aggregate, boards
@@ -27,6 +29,7 @@ from structbench.specs import ModelSpec, Split
 from structbench.suites.dsr import DISTRACTORS, PROMPTS, TARGETS, first_target_bin, recall, sample_trial
 
 SUITE = "dsr"
+MONNER = Criterion(statistic="dev_strict_accuracy", at_least=0.95)
 TRIALS = {"quick": [1000.0, 1400.0, 900.0, 1300.0], "slow": [4000.0, 5200.0, 4700.0, 4100.0]}
 
 
@@ -45,6 +48,12 @@ class Recaller:
 
     def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
         return [recall(tokens) for tokens in inputs]
+
+    def convergence(self) -> dict[str, Any]:
+        """Monner's criterion, as LSTM-g reports it: reached on every seed but `stuck`."""
+        reached = self.seed != self.stuck
+        judged = Convergence(criterion=MONNER, reached=reached, value=0.97 if reached else 0.6, epochs=1, seconds=1.0)
+        return judged.model_dump()
 
     def statistics(self) -> Mapping[str, float]:
         if self.seed == self.stuck:
@@ -157,6 +166,7 @@ def test_a_seed_that_never_reached_the_criterion_is_censored_at_its_bound(runner
     assert result.b.mean == 4975.0 and result.verdict == "recaller better"  # (4000 + 5200 + 4700 + 6000) / 4
     (board,) = boards(runner.store, aggregate(runner.store))
     assert board.statistic_marks == {"trials_to_criterion": {"recaller": "best"}}
+    assert set(board.under_trained) == {slow}  # its test scores are flagged; its trials are a censored measurement
     write_report(runner.store, tmp_path / "site", suites=None, models=None, title="t")
     page = (tmp_path / "site" / "suites" / "dsr@1.0.0.html").read_text()
     assert '<td data-value="4975.0">≥ 4975<span class="status">3 of 4 seeds reached it</span></td>' in page
@@ -166,7 +176,7 @@ def test_a_seed_that_never_reached_the_criterion_is_censored_at_its_bound(runner
         than=[CellRef(model=slow, split="training")],
     )  # fmt: skip
     (verdict,) = check_all(claim_cells(aggregate(runner.store), runner.store.runs()), [fewer])
-    assert verdict.status == "reproduced", verdict.evidence
+    assert verdict.status == "reproduced", verdict.evidence  # decided: not undecided (under-trained)
     assert "≥4975.00 (3 of 4 seeds reached it" in verdict.evidence
     assert verdict.evidence.endswith(
         f"logrank test (censored seeds): z {expected.statistic:.3g}, p {expected.pvalue:.3g}"

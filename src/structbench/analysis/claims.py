@@ -264,12 +264,26 @@ def under_trained_cells(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], s
 
 def claim_cells(results: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """What claims are checked on: the report's cells (`results`) and the training statistics of `runs`,
-    each with `under_trained`, why its runs count as under-trained ("" where they do not)."""
+    each with `under_trained`, why its runs count as under-trained ("" where they do not).
+
+    A censorable training statistic (trials to Monner's criterion) measures the criterion itself: a seed
+    that never reached it is a censored observation of that statistic, counted at its bound, so such a
+    cell is never undecided for being under-trained."""
     statistics = statistic_cells(runs)
     cells = results if statistics.empty else pd.concat([results, statistics], ignore_index=True)
     under = under_trained_cells(runs)
     keys = zip(*(cells[column].astype(str).tolist() for column in RUN_CELL), strict=True)
-    return cells.assign(under_trained=[under.get(key, "") for key in keys])
+    splits, metrics, suites = (cells[column].astype(str).tolist() for column in ("split", "metric", "suite"))
+    censorable = {suite: _censoring(suite) for suite in set(suites)}
+    censored_by_criterion = [
+        split == TRAINING and metric in censorable[suite]
+        for split, metric, suite in zip(splits, metrics, suites, strict=True)
+    ]
+    return cells.assign(
+        under_trained=[
+            "" if censored else under.get(key, "") for key, censored in zip(keys, censored_by_criterion, strict=True)
+        ]
+    )
 
 
 def check_all(cells: pd.DataFrame, claims: list[Claim] | None = None) -> list[Verdict]:
