@@ -85,6 +85,7 @@ FAMILIES = [
     Family("miniscan-lstm", "miniscan", "lstm-thrush", {"criterion": None, "epochs": 150}),
     Family("logic-lstm", "logic-bowman-le6", "lstm-logic", {"criterion": None, "epochs": 3}),
     Family("logic-fan", "logic-bowman-le6", "fan-logic", {"criterion": None, "epochs": 3}),
+    Family("logic-bow-mean", "logic-bowman-le12", "bow-logic", {"criterion": None, "epochs": 5}, {"pooling": "mean"}),
     Family("number-lstm", "agreement-attractors-number", "lstm-number", {"criterion": None, "epochs": 5}),
     Family("number-fan", "agreement-attractors-number", "fan-number", {"criterion": None, "epochs": 5}),
     Family("lm-lstm", "agreement-attractors", "lstm-lm", {"criterion": None, "epochs": 6}),
