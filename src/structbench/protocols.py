@@ -45,6 +45,7 @@ Hook = Literal[
     "comparable",
     "ceiling",
     "in_quickstart",
+    "budget_shortfall",
 ]
 """The name of every member of `Model`: what `hook` may read."""
 
@@ -58,7 +59,7 @@ class Model(Protocol):
     agreement scored at the verb) asks `loglikelihood` instead of `logprob`. Everything else is
     optional; the engine reads each through `hook`, and a model that lacks one gets the default
     its docstring names. The class-level hooks (`name`, `label`, `fingerprint`, `configuration`,
-    `unkeyed_settings`, `comparable`, `ceiling`, `in_quickstart`) are read from the model's class (its factory)
+    `unkeyed_settings`, `comparable`, `ceiling`, `in_quickstart`, `budget_shortfall`) are read from the model's class (its factory)
     before any model is built; the others from the built model. A model's settings are its
     constructor's keyword arguments (`structbench.runs.settings`).
 
@@ -162,6 +163,13 @@ class Model(Protocol):
     """Optional classmethod `in_quickstart(suite_id)`: whether `structbench quickstart --neural` trains
     the model on that suite (an id as quickstart is given it), where it learns in seconds (a neural
     baseline whose recipe lists the suite). Default: never."""
+
+    budget_shortfall: ClassVar[Callable[[str, Mapping[str, Any]], str | None]]
+    """Optional classmethod `budget_shortfall(suite_id, configuration)`: where runs of that stored
+    configuration (`configuration` above) on that suite are known to stop short of their convergence
+    criterion, what was measured and what reaching it takes (a neural baseline's recipe states it
+    for its CPU budget); `structbench claims` shows it beside a claim such runs leave undecided.
+    Default: None."""
 
 
 def hook(owner: object, name: Hook, default: Any = None) -> Any:

@@ -3,6 +3,7 @@ marked best, and makes a claim resting on it undecided rather than "not reproduc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,8 @@ from structbench.analysis.claims import CellRef, Claim, check_all, claim_cells
 from structbench.cli import main
 from structbench.convergence import Convergence, Criterion, checked_convergence, under_trained
 from structbench.reports.boards import aggregate, boards
-from structbench.specs import Split
+from structbench.runs.runner import Runner
+from structbench.specs import ModelSpec, Split
 from structbench.store import Store
 
 SUITE = "agreement-attractors-number"
@@ -90,3 +92,49 @@ def test_a_convergence_report_is_checked_where_it_enters() -> None:
     )
     shown = Convergence(criterion=RULE, reached=True, value=0.96, epochs=4, seconds=12.3).shown()
     assert shown == "converged: dev_accuracy 0.96 ≥ 0.95 in 4 epochs, 12 s"
+
+
+class ShortGuesser(Guesser):
+    """A guesser whose class says what its stored configuration lacks to reach the criterion."""
+
+    @classmethod
+    def budget_shortfall(cls, suite_id: str, configuration: Mapping[str, Any]) -> str | None:
+        return f"needs the paper budget on {suite_id} ({dict(configuration)})"
+
+
+def test_an_undecided_claim_says_what_reaching_the_criterion_takes(runner: Runner) -> None:
+    """A model states, per stored configuration, what its budget lacks (a recipe's measured estimate);
+    the claim it leaves undecided shows it, so the user knows which budget decides the claim."""
+    short = ModelSpec(name="tests.analysis.test_under_trained:ShortGuesser", params={"label": "plural"})
+    runner.evaluate(SUITE, short, [0])
+    runner.evaluate(SUITE, ModelSpec(name="tests.analysis.test_under_trained:Guesser"), [0])
+    cells = claim_cells(aggregate(runner.store), runner.store.runs())
+    claim = Claim(
+        id="short-beats-plain", statement="s", source="p", suite=SUITE, metric="accuracy",
+        greater=CellRef(model='ShortGuesser[label="plural"]', split="mixed"),
+        than=[CellRef(model="Guesser", split="mixed")],
+    )  # fmt: skip
+    (verdict,) = check_all(cells, [claim])
+    assert verdict.status == "undecided (under-trained)"
+    assert verdict.evidence.endswith(
+        'ShortGuesser[label="plural"]: under-trained: 1 of 1 seeds (dev_accuracy 0.39 < 0.95); '
+        f"needs the paper budget on {SUITE} ({{}})"
+    ), verdict.evidence
+    # the plain guesser states nothing: its reason ends at the values
+    assert any(
+        part.startswith("Guesser: under-trained: 1 of 1 seeds (dev_accuracy 0.39 < 0.95)")
+        for part in verdict.evidence.split("; ")
+    )
+
+
+def test_the_cpu_budgets_that_cannot_converge_say_what_it_takes() -> None:
+    """The recipes whose cpu-small budget cannot reach the criterion in 30 minutes per seed on one CPU
+    thread say so for that budget only; a converging family says nothing."""
+    from structbench.baselines.neural.classifier.model import LstmLogic
+    from structbench.baselines.neural.lstm_g.model import LstmG
+
+    logic = LstmLogic.budget_shortfall("logic-bowman-le6", {"budget": "cpu-small"})
+    assert logic is not None and logic.startswith("needs the paper budget on a GPU") and "41 min" in logic
+    assert LstmLogic.budget_shortfall("logic-bowman-le6", {"budget": "paper"}) is None
+    assert "3 hours per seed" in (LstmG.budget_shortfall("grounded-weak", {"budget": "cpu-small"}) or "")
+    assert LstmG.budget_shortfall("dsr", {"budget": "cpu-small"}) is None  # DSR converges on cpu-small

@@ -35,6 +35,7 @@ Separated intervals are a conservative test (two models' paired difference is sh
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Literal
@@ -49,6 +50,7 @@ from structbench.cells import CELL_KEYS, RUN_CELL, current_runs
 from structbench.cells import cells as seed_cells
 from structbench.convergence import Convergence, under_trained
 from structbench.errors import UserError
+from structbench.protocols import hook
 from structbench.specs import Frozen
 from structbench.store import run_convergence, run_statistics
 
@@ -252,14 +254,36 @@ def statistic_cells(runs: pd.DataFrame) -> pd.DataFrame:
 
 def under_trained_cells(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], str]:
     """(suite, version, suite_hash, model) -> why the cell's finished runs (each cell's newest
-    configuration) did not all reach their recipe's criterion; cells whose runs did are absent."""
+    configuration) did not all reach their recipe's criterion, and what reaching it takes where the
+    model states it (`budget_shortfall`); cells whose runs did are absent."""
     current = current_runs(runs)
     done = current[current.status == "done"].sort_values("seed")
     records: dict[tuple[str, str, str, str], list[Convergence]] = {}
-    for *cell, environment in done[[*RUN_CELL, "environment"]].itertuples(index=False):
+    specs: dict[tuple[str, str, str, str], str] = {}
+    for *cell, spec, environment in done[[*RUN_CELL, "model_spec", "environment"]].itertuples(index=False):
         if (judged := run_convergence(environment)) is not None:
-            records.setdefault((str(cell[0]), str(cell[1]), str(cell[2]), str(cell[3])), []).append(judged)
-    return {cell: why for cell, found in records.items() if (why := under_trained(found)) is not None}
+            key = (str(cell[0]), str(cell[1]), str(cell[2]), str(cell[3]))
+            records.setdefault(key, []).append(judged)
+            specs.setdefault(key, str(spec))
+    under: dict[tuple[str, str, str, str], str] = {}
+    for key, found in records.items():
+        if (why := under_trained(found)) is not None:
+            shortfall = _shortfall(key[0], specs[key])
+            under[key] = why if shortfall is None else f"{why}; {shortfall}"
+    return under
+
+
+def _shortfall(suite: str, model_spec: str) -> str | None:
+    """What the stored configuration (`model_spec`, the run's model record) lacks to reach its criterion
+    on `suite`, as its model states it (the `budget_shortfall` hook); None where it states nothing."""
+    record = json.loads(model_spec)
+    try:
+        factory = registry.model_factory(str(record.get("name", "")))
+    except UserError:  # a model no longer installed: nothing to ask
+        return None
+    shortfall = hook(factory, "budget_shortfall")
+    found = None if shortfall is None else shortfall(suite, record.get("configuration") or {})
+    return str(found) if found else None
 
 
 def claim_cells(results: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -20,7 +20,14 @@ from pydantic import BaseModel
 
 from structbench.baselines.neural import checkpoint
 from structbench.baselines.neural.device import resolve_device, seed_everything
-from structbench.baselines.neural.settings import BUDGETS, check_overrides, quickstart_models, resolve_settings
+from structbench.baselines.neural.settings import (
+    BUDGETS,
+    check_overrides,
+    load_recipe,
+    quickstart_models,
+    resolve_settings,
+    task_of,
+)
 from structbench.errors import UserError
 
 
@@ -63,6 +70,14 @@ class NeuralRun:
         """
         model = cls(budget, **overrides)
         return model.described(model.resolve(suite)[0])
+
+    @classmethod
+    def budget_shortfall(cls, suite_id: str, configuration: Mapping[str, Any]) -> str | None:
+        """The recipe's measured shortfall of its `cpu-small` budget on `suite_id`'s task, for a run of
+        that budget (the `budget_shortfall` hook of `structbench.protocols.Model`); None otherwise."""
+        if configuration.get("budget") != "cpu-small":
+            return None
+        return load_recipe(cls.name, task_of(suite_id))[1].cpu_small_shortfall or None
 
     @classmethod
     def in_quickstart(cls, suite_id: str) -> bool:
