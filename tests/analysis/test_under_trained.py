@@ -132,9 +132,14 @@ def test_the_cpu_budgets_that_cannot_converge_say_what_it_takes() -> None:
     thread say so for that budget only; a converging family says nothing."""
     from structbench.baselines.neural.classifier.model import LstmLogic
     from structbench.baselines.neural.lstm_g.model import LstmG
+    from structbench.baselines.neural.nhmm.model import NeuralHmm
 
     logic = LstmLogic.budget_shortfall("logic-bowman-le6", {"budget": "cpu-small"})
     assert logic is not None and logic.startswith("needs the paper budget on a GPU") and "41 min" in logic
     assert LstmLogic.budget_shortfall("logic-bowman-le6", {"budget": "paper"}) is None
     assert "3 hours per seed" in (LstmG.budget_shortfall("grounded-weak", {"budget": "cpu-small"}) or "")
     assert LstmG.budget_shortfall("dsr", {"budget": "cpu-small"}) is None  # DSR converges on cpu-small
+    conv = NeuralHmm.configuration("pos-ud-ewt-xpos")
+    assert "45-55 min per seed" in (NeuralHmm.budget_shortfall("pos-ud-ewt-xpos", conv) or "")
+    linear = NeuralHmm.configuration("pos-ud-ewt-xpos", emission="linear")
+    assert NeuralHmm.budget_shortfall("pos-ud-ewt-xpos", linear) is None  # linear emissions reach it in 20 epochs
