@@ -11,6 +11,9 @@ import pytest
 
 import structbench
 from structbench.analysis.claims import CellRef, Claim, check_all, claim_cells
+from structbench.baselines.neural.classifier.model import LstmLogic
+from structbench.baselines.neural.lstm_g.model import LstmG
+from structbench.baselines.neural.nhmm.model import NeuralHmm
 from structbench.cli import main
 from structbench.convergence import Convergence, Criterion, checked_convergence, under_trained
 from structbench.reports.boards import aggregate, boards
@@ -130,10 +133,6 @@ def test_an_undecided_claim_says_what_reaching_the_criterion_takes(runner: Runne
 def test_the_cpu_budgets_that_cannot_converge_say_what_it_takes() -> None:
     """The recipes whose cpu-small budget cannot reach the criterion in 30 minutes per seed on one CPU
     thread say so for that budget only; a converging family says nothing."""
-    from structbench.baselines.neural.classifier.model import LstmLogic
-    from structbench.baselines.neural.lstm_g.model import LstmG
-    from structbench.baselines.neural.nhmm.model import NeuralHmm
-
     logic = LstmLogic.budget_shortfall("logic-bowman-le6", {"budget": "cpu-small"})
     assert logic is not None and logic.startswith("needs the paper budget on a GPU") and "41 min" in logic
     assert LstmLogic.budget_shortfall("logic-bowman-le6", {"budget": "paper"}) is None

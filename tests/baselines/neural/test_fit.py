@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from structbench.baselines.neural.fit import Evaluation, Figures, History, Schedule, Selector, fit
+from structbench.baselines.neural.seq2seq.model import Seq2SeqGruAttention
 from structbench.convergence import Criterion
 
 
@@ -179,8 +180,6 @@ def test_the_learning_rate_decays_after_each_evaluation_not_kept_and_training_en
 def test_a_transducer_decays_its_rate_from_its_settings_and_keys_the_decay_only_when_set() -> None:
     """A recipe or `--set lr_decay=0.5` gives any epoch-trained baseline the decay; without `max_decays` it never
     ends training. The setting joins the run key only when set, so runs stored before it existed keep theirs."""
-    from structbench.baselines.neural.seq2seq.model import Seq2SeqGruAttention
-
     plain = Seq2SeqGruAttention.configuration("scan-simple")
     decayed = Seq2SeqGruAttention.configuration("scan-simple", lr_decay=0.5)
     assert "lr_decay" not in plain and "max_decays" not in plain

@@ -5,15 +5,17 @@ interval: against a number (attractor count, operator count, composition length)
 bands, against categories (relative-clause type, subject number) as points with error bars; the
 learning curve of a series of suites (`structbench.reports.series`): the same lines and bands against
 the series' number, on a linear or logarithmic axis, with published numbers as grey markers; and the
-generalisation-gap scatter (in-distribution against generalisation, one point per model and suite). Legends are not drawn into the SVG: the page
-shows them as text beside the plot, in the same colours (`palette`), which keeps them readable
+generalisation-gap scatter (in-distribution against generalisation, one point per model and
+suite). Legends are not drawn into the SVG: the page shows them as text beside the plot, in the same colours (`palette`), which keeps them readable
 at any width and saves a quarter of matplotlib's drawing time.
 
 Plots are independent, so they are drawn in worker processes, one on each core but the one the
 report writes its pages on, when there are enough of them to pay for the workers' start
 (matplotlib's import alone takes about a second). A report starts its workers before it reads the
-store (`Drawing(ahead=True)`), so that their start overlaps the build instead of following it. The SVG bytes are deterministic: a fixed id salt and no date.
-So a plot need not be drawn again while what it is drawn from is unchanged: each site lists the key
+store (`Drawing(ahead=True)`), so that their start overlaps the build instead of following it.
+
+The SVG bytes are deterministic (a fixed id salt and no date), so a plot need not be drawn again
+while what it is drawn from is unchanged: each site lists the key
 of every plot's inputs (`inputs_key`: the plot's values, the drawing code and matplotlib's version)
 in `plots/drawn-from.json`, and a report into the same folder links each plot whose key is unchanged
 from the earlier site (`reuse_drawn`) and draws only the others.
