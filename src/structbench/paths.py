@@ -7,7 +7,11 @@ Everything lives under the home folder, `STRUCTBENCH_HOME` (default `~/.cache/st
 - `sources/`: the cache of downloaded source files;
 - `checkpoints/`: trained weights of the neural baselines;
 - `audits/`: overlap audits the report made of suites built by an older structbench (a build
-  stores its own beside its manifest).
+  stores its own beside its manifest);
+- `reference/`: the reference bundle read into SQLite, one file per bundle content, made on first use.
+
+`STRUCTBENCH_CHECKPOINTS` names another checkpoints folder (`reference verify` retrains in an empty
+one), and `STRUCTBENCH_REFERENCE` another reference bundle than the one installed with structbench.
 
 The home is read from the environment at each call, never cached, so that a test or a sweep's
 worker that sets `STRUCTBENCH_HOME` sees its own folder.
@@ -48,9 +52,28 @@ def sources_cache_dir() -> Path:
     return structbench_home() / "sources"
 
 
+CHECKPOINTS_VARIABLE = "STRUCTBENCH_CHECKPOINTS"
+"""The environment variable that names another folder of checkpoints than the home's."""
+
+REFERENCE_VARIABLE = "STRUCTBENCH_REFERENCE"
+"""The environment variable that names another reference bundle than the installed one."""
+
+
 def checkpoints_dir() -> Path:
-    """The root of the neural baselines' per-run checkpoints."""
-    return structbench_home() / "checkpoints"
+    """The root of the neural baselines' per-run checkpoints: `STRUCTBENCH_CHECKPOINTS`, default the home's."""
+    configured = os.environ.get(CHECKPOINTS_VARIABLE)
+    return Path(configured).expanduser() if configured else structbench_home() / "checkpoints"
+
+
+def reference_bundle_dir() -> Path:
+    """The reference bundle: `STRUCTBENCH_REFERENCE`, default the one installed with structbench."""
+    configured = os.environ.get(REFERENCE_VARIABLE)
+    return Path(configured).expanduser() if configured else Path(__file__).resolve().parent / "reference_runs"
+
+
+def reference_cache_dir() -> Path:
+    """Where the reference bundle is kept read into SQLite, one file per bundle content."""
+    return structbench_home() / "reference"
 
 
 def audits_dir() -> Path:

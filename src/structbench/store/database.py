@@ -36,6 +36,7 @@ import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -64,6 +65,18 @@ from structbench.store.schema import (
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One run as a store holds it, for moving it to another store (`Store.stored_run`, `Store.add_runs`)."""
+
+    row: dict[str, Any]
+    """Its columns but the id (`ROW_COLUMNS`)."""
+    scores: list[tuple[Any, ...]]
+    """(split, metric, breakdown, level, value, n, proportion) rows."""
+    predictions: list[tuple[str, int, bytes]]
+    """(split, number of examples, `pack_predictions` block), in split order."""
 
 
 class Store:
@@ -415,6 +428,60 @@ class Store:
                 )
         except (sqlite3.Error, UserError):  # the store's failure, as one sentence (`store_failure`)
             pass  # still running under this pid: stale to this process, awaited by others until it exits
+
+    # moving whole runs between stores (the reference bundle)
+
+    def stored_run(self, run_id: int) -> StoredRun:
+        """Everything one run holds, as stored: its row, score rows and predictions blocks."""
+        row = self.run_record(run_id)
+        scores = self._db.execute(
+            "SELECT split, metric, breakdown, level, value, n, proportion FROM scores WHERE run_id=? "
+            "ORDER BY split, metric, breakdown, level",
+            (run_id,),
+        ).fetchall()
+        blocks = self._db.execute(
+            "SELECT split, n_examples, block FROM predictions WHERE run_id=? ORDER BY rowid", (run_id,)
+        ).fetchall()
+        return StoredRun(
+            {name: row[name] for name in ROW_COLUMNS},
+            [tuple(score) for score in scores],
+            [(str(split), int(n), bytes(block)) for split, n, block in blocks],
+        )
+
+    def copy_to(self, target: Path) -> None:
+        """Write a consistent copy of this store to `target` (SQLite's online backup: safe while other
+        processes write; their transactions after it began are not in the copy)."""
+        destination = sqlite3.connect(target)
+        try:
+            self._db.backup(destination)
+        finally:
+            destination.close()
+
+    def add_runs(self, runs: Sequence[StoredRun]) -> int:
+        """Insert finished runs made elsewhere (a reference bundle's), in one transaction, each with a
+        new id and no owner; a run whose key the store holds already is left as the store has it.
+        Returns how many were added."""
+        added = 0
+        with self._transaction() as db:
+            for run in runs:
+                row = {**run.row, "owner": None}
+                key = [row["suite"], row["version"], row["suite_hash"], row["model_hash"], row["seed"]]
+                if db.execute(f"SELECT 1 FROM runs WHERE {RUN_KEY}", key).fetchone() is not None:
+                    continue
+                cursor = db.execute(
+                    f"INSERT INTO runs ({', '.join(ROW_COLUMNS)}) VALUES ({', '.join('?' * len(ROW_COLUMNS))})",
+                    [row[name] for name in ROW_COLUMNS],
+                )
+                run_id = int(cursor.lastrowid or 0)
+                db.executemany(
+                    "INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(run_id, *score) for score in run.scores]
+                )
+                db.executemany(
+                    "INSERT INTO predictions VALUES (?, ?, ?, ?)",
+                    [(run_id, split, n, block) for split, n, block in run.predictions],
+                )
+                added += 1
+        return added
 
     # reading
 
