@@ -21,7 +21,7 @@ from tests.support.hostile import install_plugin
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
-ENVIRONMENT = ("STRUCTBENCH_HOME", "STRUCTBENCH_SOURCE_DIR", "OMP_NUM_THREADS")
+ENVIRONMENT = ("STRUCTBENCH_HOME", "STRUCTBENCH_SOURCE_DIR", "STRUCTBENCH_REFERENCE", "OMP_NUM_THREADS")
 """A third-party suite (`reverse-words`), as a plugin package would ship it."""
 
 
@@ -41,6 +41,8 @@ def structbench_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterato
         os.environ["OMP_NUM_THREADS"] = "1"
     os.environ["STRUCTBENCH_HOME"] = str(home)
     os.environ["STRUCTBENCH_SOURCE_DIR"] = str(SHARED_DATA)
+    # no reference runs unless a test asks for a bundle: each test sees the runs it made
+    os.environ["STRUCTBENCH_REFERENCE"] = str(home / "no-reference-bundle")
     yield home
     for key, value in saved.items():
         if value is None:

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 from structbench import registry
@@ -19,6 +20,7 @@ from structbench.cli.options import (
     existing_store,
     patterns,
 )
+from structbench.cli.reference import add_no_reference
 from structbench.errors import UserError
 from structbench.runs.arguments import parse_seeds, parse_settings
 from structbench.runs.identity import Asked
@@ -201,21 +203,45 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_claims(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from structbench.analysis.claims import check_all, claim_cells
+    from structbench.analysis.claims import Verdict, check_all, claim_cells
     from structbench.reports.boards import aggregate
+    from structbench.store.bundle import reference_store
 
-    with Store(existing_store(args.store)) as store:
-        verdicts = check_all(claim_cells(aggregate(store), store.runs()))
+    def checked(store: Store) -> list[Verdict]:
+        return check_all(claim_cells(aggregate(store), store.runs()))
+
+    reference = None if args.no_reference else reference_store()
+    own: list[Verdict] | None = None
+    if reference is None or Path(args.store).is_file():
+        with Store(existing_store(args.store)) as store:
+            own = checked(store)
+    if reference is None:
+        verdicts, yours = own or [], None
+    else:
+        with Store(reference) as bundled:
+            verdicts = checked(bundled)
+        yours = {v.claim.id: v for v in own or [] if v.status != "not measured"}
     if args.json:
-        print(
-            json.dumps(
-                [{"id": v.claim.id, **v.model_dump(exclude={"claim"}), "caveat": v.claim.caveat} for v in verdicts],
-                indent=2,
-            )
-        )
+        entries = []
+        for v in verdicts:
+            entry = {"id": v.claim.id, **v.model_dump(exclude={"claim"}), "caveat": v.claim.caveat}
+            if yours is not None:
+                entry["runs"] = "reference"
+                if v.claim.id in yours:
+                    entry["yours"] = yours[v.claim.id].model_dump(exclude={"claim"})
+            entries.append(entry)
+        print(json.dumps(entries, indent=2))
         return 0
+    status = "status" if yours is None else "reference runs"
     rows = [[v.claim.id, v.status, v.evidence, v.claim.caveat] for v in verdicts]
-    print(tabulate(rows, headers=["claim", "status", "evidence (%)", "caveat"], maxcolwidths=[None, None, 70, 50]))
+    print(tabulate(rows, headers=["claim", status, "evidence (%)", "caveat"], maxcolwidths=[None, None, 70, 50]))
+    if yours:
+        print("\nOn your runs (" + str(args.store) + "):")
+        rows = [[v.claim.id, v.status, v.evidence] for v in yours.values()]
+        print(tabulate(rows, headers=["claim", "status", "evidence (%)"], maxcolwidths=[None, None, 90]))
+    counts = Counter(v.status for v in verdicts)
+    print("\n" + f"{len(verdicts)} claims" + (" on the reference runs" if yours is not None else "") + ": "
+          + ", ".join(f"{n} {s}" for s, n in counts.most_common()))  # fmt: skip
     return 0
 
 
@@ -298,4 +324,5 @@ def add_claims(commands: Commands) -> None:
     claims = commands.add_parser("claims", help="the papers' findings checked on the store: reproduced or not")
     add_store(claims)
     add_json(claims, "print the verdicts as JSON")
+    add_no_reference(claims)
     claims.set_defaults(handler=cmd_claims)

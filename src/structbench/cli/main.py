@@ -16,7 +16,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from structbench import __version__
-from structbench.cli import analysis, report, run, suites, sweep
+from structbench.cli import analysis, reference, report, run, suites, sweep
 from structbench.errors import UserError
 from structbench.paths import default_store_path
 from structbench.store.failures import sqlite_error_in, store_failure
@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     analysis.add_check(commands)
     sweep.add_command(commands)
     analysis.add_claims(commands)
+    reference.add_command(commands)
     report.add_report(commands)
     report.add_quickstart(commands)
     return parser

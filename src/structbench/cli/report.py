@@ -17,10 +17,10 @@ from structbench.cli.options import (
     add_seeds,
     add_source_dir,
     add_store,
-    existing_store,
     patterns,
 )
 from structbench.cli.progress import SuiteRuns, report_job, seed_ended
+from structbench.cli.reference import add_no_reference, results
 from structbench.cli.suites import skipped_summary
 from structbench.data import freeze
 from structbench.errors import SourceUnavailable, UserError
@@ -31,6 +31,7 @@ from structbench.runs.normalise import normalise_store
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
+from structbench.store.bundle import reference_store, with_reference
 
 QUICKSTART_MODELS = ("oracle", "copy", "random", "majority")
 
@@ -73,16 +74,19 @@ def trained_in_quickstart(suite_name: str) -> tuple[str, ...]:
 def cmd_report(args: argparse.Namespace) -> int:
     from structbench.reports.render import write_report
 
-    with Store(existing_store(args.store)) as store, report_job(quiet=args.no_progress) as job:
-        normalise_store(store, log=job.write)  # one row per run key
-        index = write_report(
-            store,
-            args.out,
-            suites=patterns(args.suites),
-            models=patterns(args.models),
-            title=args.title,
-            read=lambda: job.finish("read"),
-        )
+    with report_job(quiet=args.no_progress) as job:
+        if Path(args.store).is_file():
+            with Store(args.store) as own:
+                normalise_store(own, log=job.write)  # one row per run key
+        with results(args.store, no_reference=args.no_reference) as store:
+            index = write_report(
+                store,
+                args.out,
+                suites=patterns(args.suites),
+                models=patterns(args.models),
+                title=args.title,
+                read=lambda: job.finish("read"),
+            )
         job.finish("written")
     print(index)
     return 0
@@ -134,7 +138,12 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
                     score = stored_score(store, suite.spec, record.suite_hash, record.model)
                     shown = f"suite score ({suite.spec.primary_metric}) {score.mean:.3f}" if score else "n/a"
                     say(f"  {model:<18} {shown}")
-            index = write_report(store, args.out)
+            reference = None if args.no_reference else reference_store()
+            if reference is None:
+                index = write_report(store, args.out)
+            else:  # the reference runs beside the ones just made
+                with with_reference(store, reference) as merged:
+                    index = write_report(merged, args.out)
             progress.job.finish("written")
     print(f"leaderboard written to {index.resolve()}", flush=True)  # before the summary, which ends the output
     rest = 0 if args.suites or args.all else len(registry.suite_names()) - len(names)
@@ -171,6 +180,7 @@ def add_report(commands: Commands) -> None:
         "--models", nargs="+", metavar="LABEL", help="only these model labels (comma lists and shell patterns)"
     )
     report.add_argument("--title", default="structbench leaderboard", help="the site's title")
+    add_no_reference(report)
     add_no_progress(report)
     report.set_defaults(handler=cmd_report)
 
@@ -193,5 +203,6 @@ def add_quickstart(commands: Commands) -> None:
     quick.add_argument(
         "--neural", action="store_true", help="also train neural baselines (cpu-small) on lookup-tables-mt and miniscan"
     )
+    add_no_reference(quick)
     add_no_progress(quick)
     quick.set_defaults(handler=cmd_quickstart)

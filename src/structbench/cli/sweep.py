@@ -9,13 +9,17 @@ from pathlib import Path
 
 from structbench.cli.options import Commands, add_json, add_no_progress, add_source_dir, add_store
 from structbench.errors import UserError
+from structbench.paths import reference_bundle_dir
 from structbench.store import Store
+from structbench.store.bundle import has_runs, read_into, write_runs
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """`sweep GRID.yaml`: the grid's runs on a process pool or Ray, stored by this process alone."""
     from structbench.sweep.driver import run_sweep, summary_line
     from structbench.sweep.executors import Executor, LocalExecutor, RayExecutor
+    from structbench.sweep.grid import load_grid
+    from structbench.sweep.plan import finished_run_ids, plan
 
     if args.timeout is not None and args.timeout <= 0:
         raise UserError(f"--timeout {args.timeout:g} must be a positive number of seconds, e.g. --timeout 3600.")
@@ -30,15 +34,25 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return LocalExecutor(args.workers or os.cpu_count() or 1, timeout=args.timeout)
 
     with Store(args.store) as store:
-        summary = run_sweep(
-            args.grid,
-            store,
-            executor,
-            source_dir=args.source_dir,
-            progress=not (args.no_progress or args.json),  # --json: stderr holds only what went wrong
-            dry_run=args.dry_run,
-            records=args.json,
-        )
+        bundle = None if args.reference is None else Path(args.reference) if args.reference else reference_bundle_dir()
+        if bundle is not None and has_runs(bundle):  # the runs bundled already are not made again
+            added = read_into(bundle, store)
+            print(f"{added} runs read from the reference bundle {bundle}", file=sys.stderr)
+        try:
+            summary = run_sweep(
+                args.grid,
+                store,
+                executor,
+                source_dir=args.source_dir,
+                progress=not (args.no_progress or args.json),  # --json: stderr holds only what went wrong
+                dry_run=args.dry_run,
+                records=args.json,
+            )
+        finally:  # an interrupted sweep keeps what it finished in the bundle too
+            if bundle is not None and not args.dry_run:
+                ids = finished_run_ids(plan(load_grid(args.grid), store, source_dir=args.source_dir), store)
+                written = write_runs(store, ids, bundle)
+                print(f"{written} runs of the grid written to the reference bundle {bundle}", file=sys.stderr)
     if args.json:
         print(summary.model_dump_json(indent=2, by_alias=True))
     if not args.dry_run:
@@ -69,6 +83,14 @@ def add_command(commands: Commands) -> None:
         help="fail a run that takes longer, killing its worker (default: none)",
     )
     add_store(sweep)
+    sweep.add_argument(
+        "--reference",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="grow a reference bundle (default: the installed one): its runs are not made again, and the grid's "
+        "finished runs are written into it",
+    )
     add_source_dir(sweep)
     add_json(sweep, "print a summary: counts, problems, one record per cell")
     sweep.add_argument("--dry-run", action="store_true", help="print the runs it would make, longest first, and stop")

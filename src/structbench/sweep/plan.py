@@ -232,3 +232,16 @@ def _seconds_per_work(cells: list[Cell], seconds: dict[tuple[str, str, str, str]
     """Median seconds per example-epoch over the cells with both a measured time and recipe work."""
     rates = [seconds[_cell_key(cell)] / cell.work() for cell in cells if _cell_key(cell) in seconds and cell.work() > 0]
     return statistics.median(rates) if rates else ASSUMED_SECONDS_PER_EXAMPLE_EPOCH
+
+
+def finished_run_ids(planned: Plan, store: Store) -> list[int]:
+    """The ids of the `done` runs of `planned`'s grid that `store` holds, in the grid's cell and seed
+    order: what `sweep --reference` writes into the bundle."""
+    done = _finished(store.runs())
+    out = []
+    for cell in planned.cells:
+        for seed in cell.seeds:
+            found = done.get((*_cell_key(cell), seed))
+            if found is not None and found[2] == "done":
+                out.append(found[0])
+    return out

@@ -1,0 +1,131 @@
+"""`structbench reference ...`: the reference bundle, verified bit for bit, written from a store, and
+its reproductions page; and how `report`, `claims` and `quickstart` read it beside the user's store."""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import random
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from structbench.cli.options import Commands, add_seeds, add_source_dir, add_store, existing_store, patterns
+from structbench.errors import UserError
+from structbench.paths import reference_bundle_dir
+from structbench.runs.arguments import parse_seeds
+from structbench.store import Store
+from structbench.store.bundle import has_runs, read_runs, reference_store, with_reference, write_runs
+
+
+def add_no_reference(parser: argparse.ArgumentParser) -> None:
+    """`--no-reference`: leave the bundled reference runs out."""
+    parser.add_argument(
+        "--no-reference",
+        action="store_true",
+        help="leave out the reference runs bundled with structbench (shown by default beside yours)",
+    )
+
+
+@contextmanager
+def results(store_path: Path, *, no_reference: bool) -> Iterator[Store]:
+    """The store a reading command reads: the user's, with the bundled reference runs beside its runs
+    unless `no_reference` (`structbench.store.bundle.with_reference`). Without a bundle, or with
+    `--no-reference`, the user's store must exist; with one, a missing store is no runs of the user's."""
+    reference = None if no_reference else reference_store()
+    if reference is None:
+        with Store(existing_store(store_path)) as store:
+            yield store
+        return
+    if Path(store_path).is_file():
+        with Store(store_path) as user, with_reference(user, reference) as merged:
+            yield merged
+    else:
+        with with_reference(None, reference) as merged:
+            yield merged
+
+
+def _bundle(args: argparse.Namespace) -> Path:
+    folder: Path = args.bundle or reference_bundle_dir()
+    if not has_runs(folder):
+        raise UserError(f"{folder} holds no reference runs; pass --bundle the folder a `sweep --reference` wrote.")
+    return folder
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from structbench.sweep.verify import Verdict, verify
+
+    folder = _bundle(args)
+    suites, models = patterns(args.suite), patterns(args.model)
+    seeds = set(parse_seeds(args.seeds)) if args.seeds else None
+    runs = [
+        run
+        for run in read_runs(folder)
+        if (suites is None or any(fnmatch.fnmatchcase(run.row["suite"], p) for p in suites))
+        and (models is None or any(fnmatch.fnmatchcase(run.row["model"], p) for p in models))
+        and (seeds is None or int(run.row["seed"]) in seeds)
+    ]
+    if not runs:
+        raise UserError(
+            f"no bundled run in {folder} matches --suite, --model and --seeds; the file names under "
+            f"{folder / 'runs'} are the bundled suites and models."
+        )
+    if args.sample is not None:
+        if args.sample < 1:
+            raise UserError(f"--sample {args.sample} must be at least 1, e.g. --sample 10.")
+        runs = random.Random(args.sample_seed).sample(runs, min(args.sample, len(runs)))
+    print(f"verifying {len(runs)} bundled run{'s' * (len(runs) != 1)} of {folder}", file=sys.stderr)
+
+    def ended(verdict: Verdict) -> None:
+        print(f"  {verdict.where}: {verdict.status}", file=sys.stderr)
+
+    verdicts = verify(
+        runs,
+        source_dir=args.source_dir,
+        timeout=args.timeout,
+        log=lambda line: print(line, file=sys.stderr),
+        ended=ended,
+    )
+    rows = [[v.where, v.status, v.detail] for v in verdicts]
+    print(tabulate(rows, headers=["run", "verdict", "first difference"], maxcolwidths=[None, None, 80]))
+    counts = {status: sum(v.status == status for v in verdicts) for status in ("identical", "differs", "failed")}
+    shown = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+    print(f"{len(verdicts)} run{'s' * (len(verdicts) != 1)}: {shown}")
+    return 0 if counts["identical"] == len(verdicts) else 1
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from structbench.sweep.grid import load_grid
+    from structbench.sweep.plan import finished_run_ids, plan
+
+    folder: Path = args.bundle or reference_bundle_dir()
+    with Store(existing_store(args.store)) as store:
+        ids = finished_run_ids(plan(load_grid(args.grid), store, source_dir=args.source_dir), store)
+        written = write_runs(store, ids, folder)
+    print(f"{written} runs of {args.grid} written to {folder}")
+    return 0
+
+
+def add_command(commands: Commands) -> None:
+    """The `reference` command and its subcommands."""
+    reference = commands.add_parser("reference", help="the bundled reference runs: verify them, write them")
+    actions = reference.add_subparsers(dest="action", required=True)
+    verify = actions.add_parser("verify", help="make bundled runs again here and compare them bit for bit")
+    verify.add_argument("--suite", action="append", metavar="ID", help="only runs on these suites (patterns)")
+    verify.add_argument("--model", action="append", metavar="LABEL", help="only runs of these labels (patterns)")
+    add_seeds(verify, None, "only these seeds, e.g. 0,1,2 (default: every bundled seed)")
+    verify.add_argument("--sample", type=int, metavar="N", help="N runs drawn at random from those selected")
+    verify.add_argument("--sample-seed", type=int, default=0, metavar="K", help="the draw of --sample (default 0)")
+    verify.add_argument("--bundle", type=Path, metavar="DIR", help="another bundle than the installed one")
+    verify.add_argument("--timeout", type=float, metavar="SECONDS", help="fail a run that takes longer (default: none)")
+    add_source_dir(verify)
+    verify.set_defaults(handler=cmd_verify)
+    export = actions.add_parser("export", help="write a grid's finished runs of a store into the bundle")
+    export.add_argument("grid", type=Path, metavar="GRID.yaml", help="the grid whose runs to write")
+    add_store(export)
+    export.add_argument("--bundle", type=Path, metavar="DIR", help="the bundle to write (default: the installed one)")
+    add_source_dir(export)
+    export.set_defaults(handler=cmd_export)

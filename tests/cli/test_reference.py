@@ -1,0 +1,92 @@
+"""The reference bundle from the command line: a sweep grows it and resumes from it; `claims` and
+`report` read it beside the user's store, and leave it out with --no-reference."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from structbench.cli import main
+from structbench.store import Store
+from structbench.store.bundle import read_runs
+
+GRID = "seeds: [0, 1]\nmodels:\n  - name: random\n    suites: [lookup-tables]\n"
+
+
+def _sweep(grid: Path, store: Path, bundle: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["sweep", str(grid), "--store", str(store), "--no-progress", "--reference", str(bundle)]) == 0
+    return capsys.readouterr().err
+
+
+@pytest.fixture
+def grown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """A bundle that one sweep of `GRID` wrote."""
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(GRID)
+    bundle = tmp_path / "bundle"
+    err = _sweep(grid, tmp_path / "first.sqlite", bundle, capsys)
+    assert "2 runs of the grid written to the reference bundle" in err
+    return bundle
+
+
+def test_a_sweep_resumes_from_the_bundle_and_grows_it(
+    grown: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(GRID.replace("[0, 1]", "[0, 1, 2]"))
+    store = tmp_path / "second.sqlite"
+    err = _sweep(grid, store, grown, capsys)
+    assert "2 runs read from the reference bundle" in err
+    assert "3 runs of the grid written to the reference bundle" in err
+    with Store(store) as opened:
+        runs = opened.runs()
+    # seeds 0 and 1 came from the bundle (no claim, no owner); only seed 2 was made
+    assert sorted(runs[runs["owner"].notna()]["seed"]) == [2]
+    assert sorted(run.row["seed"] for run in read_runs(grown)) == [0, 1, 2]
+
+
+def test_claims_read_the_bundle_without_a_store_of_the_users(
+    grown: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_REFERENCE", str(grown))
+    missing = tmp_path / "none.sqlite"
+    assert main(["claims", "--store", str(missing)]) == 0
+    out = capsys.readouterr().out
+    assert "reference runs" in out.splitlines()[0]
+    assert "claims on the reference runs: " in out
+    assert not missing.exists()
+    assert main(["claims", "--store", str(missing), "--no-reference"]) == 2
+    assert f"no results store at {missing}" in capsys.readouterr().err
+
+
+def test_claims_show_the_users_verdicts_apart(
+    grown: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_REFERENCE", str(grown))
+    store = tmp_path / "mine.sqlite"
+    assert main(["run", "--suite", "lookup-tables", "--model", "random", "--store", str(store), "--in-process"]) == 0
+    capsys.readouterr()
+    assert main(["claims", "--store", str(store), "--json"]) == 0
+    verdicts = json.loads(capsys.readouterr().out)
+    assert {verdict["runs"] for verdict in verdicts} == {"reference"}
+    assert main(["claims", "--store", str(store), "--json", "--no-reference"]) == 0
+    assert all("runs" not in verdict for verdict in json.loads(capsys.readouterr().out))
+
+
+def test_the_report_shows_reference_runs_beside_the_users_unless_asked_not_to(
+    grown: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_REFERENCE", str(grown))
+    store = tmp_path / "mine.sqlite"
+    assert main(["run", "--suite", "lookup-tables", "--model", "random", "--store", str(store), "--in-process"]) == 0
+    with_reference, without = tmp_path / "with", tmp_path / "without"
+    assert main(["report", "--store", str(store), "--out", str(with_reference), "--no-progress"]) == 0
+    assert main(["report", "--store", str(store), "--out", str(without), "--no-progress", "--no-reference"]) == 0
+    capsys.readouterr()
+    shown = (with_reference / "leaderboard.md").read_text()
+    assert "random (reference)" in shown and "| random " in shown
+    assert "random (reference)" not in (without / "leaderboard.md").read_text()
+    with Store(store) as opened:  # the user's store was only read
+        assert sorted(opened.runs()["model"]) == ["random"]

@@ -1,0 +1,134 @@
+"""The reference bundle: runs written as text read back bit for bit, grown seed by seed, shown apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from structbench.errors import UserError
+from structbench.runs.runner import Runner
+from structbench.specs import ModelSpec
+from structbench.store import Store
+from structbench.store import bundle as bundle_module
+from structbench.store.bundle import (
+    REFERENCE_SUFFIX,
+    cell_files,
+    read_into,
+    read_runs,
+    reference_store,
+    with_reference,
+    write_runs,
+)
+from structbench.store.codec import unpack_predictions
+from structbench.store.database import StoredRun
+
+SUITE = "lookup-tables"
+
+
+def _key(run: StoredRun) -> tuple[object, ...]:
+    return tuple(run.row[name] for name in ("suite", "version", "suite_hash", "model_hash", "seed"))
+
+
+@pytest.fixture
+def made(runner: Runner, store: Store) -> Store:
+    """A store with two models' runs: `random` over seeds 0 and 1 (its predictions differ by seed), `copy` on seed 0."""
+    runner.evaluate(SUITE, ModelSpec(name="random"), [0, 1])
+    runner.evaluate(SUITE, ModelSpec(name="copy"), [0])
+    return store
+
+
+def test_a_bundled_run_reads_back_as_it_was_stored(made: Store, tmp_path: Path) -> None:
+    folder = tmp_path / "bundle"
+    ids = made.runs()["id"].tolist()
+    assert write_runs(made, ids, folder) == 3
+    assert [path.relative_to(folder).parts[:2] for path in cell_files(folder)] == [("runs", f"{SUITE}@1.0.0")] * 2
+    stored = {_key(run): run for run in (made.stored_run(i) for i in ids)}
+    read = {_key(run): run for run in read_runs(folder)}
+    assert read.keys() == stored.keys()
+    for key, run in read.items():
+        original = stored[key]
+        assert run.scores == original.scores  # every value the same double
+        assert json.loads(run.row["environment"]) == json.loads(original.row["environment"])
+        kept = [name for name in run.row if name not in ("environment", "model_spec", "owner")]
+        assert {k: run.row[k] for k in kept} == {k: original.row[k] for k in kept}
+        assert [unpack_predictions(b) for _, _, b in run.predictions] == [
+            unpack_predictions(b) for _, _, b in original.predictions
+        ]
+
+
+def test_writing_the_same_runs_again_gives_the_same_bytes(made: Store, tmp_path: Path) -> None:
+    ids = made.runs()["id"].tolist()
+    first, second = tmp_path / "a", tmp_path / "b"
+    write_runs(made, ids, first)
+    write_runs(made, list(reversed(ids)), second)
+    assert bundle_module.digest(first) == bundle_module.digest(second)
+    cell = next(path for path in cell_files(first) if "random" in path.name).read_text()
+    assert cell.count('"seed": ') == 2 and cell.index('"seed": 0') < cell.index('"seed": 1')
+
+
+def test_a_bundle_grows_by_cell_and_seed(made: Store, tmp_path: Path) -> None:
+    folder = tmp_path / "bundle"
+    runs = made.runs()
+    by_seed = dict(zip(zip(runs["model"], runs["seed"], strict=True), runs["id"], strict=True))
+    write_runs(made, [by_seed[("random", 0)]], folder)
+    write_runs(made, [by_seed[("random", 1)], by_seed[("copy", 0)]], folder)
+    assert sorted((run.row["model"], run.row["seed"]) for run in read_runs(folder)) == [
+        ("copy", 0),
+        ("random", 0),
+        ("random", 1),
+    ]
+
+
+def test_reading_a_bundle_into_a_store_keeps_what_the_store_holds(made: Store, tmp_path: Path) -> None:
+    folder = tmp_path / "bundle"
+    write_runs(made, made.runs()["id"].tolist(), folder)
+    with Store(tmp_path / "other.sqlite") as other:
+        assert read_into(folder, other) == 3
+        assert read_into(folder, other) == 0  # the same keys: nothing added twice
+        assert sorted(other.runs()["status"]) == ["done"] * 3
+        assert other.suite_specs().keys() == made.suite_specs().keys()
+
+
+def test_with_reference_shows_the_users_run_of_a_bundled_configuration_apart(
+    made: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "bundle"
+    write_runs(made, made.runs()["id"].tolist(), folder)
+    monkeypatch.setenv("STRUCTBENCH_REFERENCE", str(folder))
+    reference = reference_store()
+    assert reference is not None and reference_store() == reference  # made once per bundle content
+    with with_reference(made, reference) as merged:
+        labels = sorted(merged.runs()["model"])
+    assert labels == sorted(
+        ["random", "random", "copy"] + [f"{m}{REFERENCE_SUFFIX}" for m in ("random", "random", "copy")]
+    )
+    assert sorted(made.runs()["model"]) == ["copy", "random", "random"]  # the user's store is only read
+
+
+def test_a_bundle_of_a_newer_layout_is_refused_in_one_sentence(made: Store, tmp_path: Path) -> None:
+    folder = tmp_path / "bundle"
+    write_runs(made, made.runs()["id"].tolist(), folder)
+    (folder / "bundle.json").write_text('{"format": 2}')
+    with pytest.raises(UserError, match=r"has layout 2, and this structbench reads layout 1; upgrade structbench"):
+        list(read_runs(folder))
+
+
+def test_a_damaged_bundle_file_is_named(made: Store, tmp_path: Path) -> None:
+    folder = tmp_path / "bundle"
+    write_runs(made, made.runs()["id"].tolist(), folder)
+    damaged = cell_files(folder)[0]
+    damaged.write_text(damaged.read_text()[:200])
+    with pytest.raises(UserError, match=rf"{damaged.name} cannot be read .*restore it from git"):
+        list(read_runs(folder))
+
+
+def test_large_predictions_are_left_out_of_the_bundle(
+    made: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bundle_module, "PREDICTIONS_LIMIT", 10)
+    folder = tmp_path / "bundle"
+    write_runs(made, made.runs()["id"].tolist(), folder)
+    assert not list((folder / "predictions").rglob("*.json.gz"))
+    assert all(run.predictions == [] and run.scores for run in read_runs(folder))
