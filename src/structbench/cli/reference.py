@@ -42,7 +42,7 @@ def results(store_path: Path, *, no_reference: bool) -> Iterator[Store]:
         with Store(store_path) as user, with_reference(user, reference) as merged:
             yield merged
     else:
-        with with_reference(None, reference) as merged:
+        with with_reference(None, reference, shown_as=Path(store_path)) as merged:
             yield merged
 
 

@@ -287,11 +287,12 @@ def plain_label(label: str) -> str:
 
 
 @contextmanager
-def with_reference(user: Store | None, reference: Path) -> Iterator[Store]:
+def with_reference(user: Store | None, reference: Path, *, shown_as: Path | None = None) -> Iterator[Store]:
     """A temporary store holding the user's runs (`user`, copied; it is never written) and the reference
     runs of the SQLite copy `reference` (`reference_store`), the latter under their labels with
     `REFERENCE_SUFFIX` and a model hash of their own: a user's run of a reference configuration
-    replaces nothing, and both are shown, apart."""
+    replaces nothing, and both are shown, apart. Its messages name the user's store (or `shown_as`,
+    the `--store` given where there is none yet), not the temporary file."""
     with tempfile.TemporaryDirectory(prefix="structbench-reference-") as folder:
         path = Path(folder) / "with-reference.sqlite"
         if user is not None:
@@ -316,4 +317,7 @@ def with_reference(user: Store | None, reference: Path) -> Iterator[Store]:
                     for run in runs
                 ]
             )
+            shown = user.path if user is not None else shown_as
+            if shown is not None:
+                merged.path = shown
             yield merged
