@@ -235,8 +235,8 @@ def _tally(values: Iterable[object], missing: str = "not recorded", unit: str = 
     """Distinct values with their counts where they differ: `1`, or `1 (12 runs), 2 (3 runs)`."""
     counts = Counter("" if value is None else str(value) for value in values)
     named = sorted(counts.items(), key=lambda item: natural_key(item[0]))
-    if len(named) == 1:
-        return named[0][0] or missing
+    if len(named) <= 1:
+        return (named[0][0] if named else "") or missing
     return ", ".join(f"{value or missing} ({n} {unit}{'s' if n > 1 else ''})" for value, n in named)
 
 
@@ -483,6 +483,11 @@ class _Inputs:
     references: Sequence[Reference]
     claimed: Mapping[str, set[tuple[str, str]]]
     """suite -> the (split, metric) its claims read (`_claim_splits`)."""
+    measured: frozenset[tuple[str, str]]
+    """(suite, model label) of every cell of runs on the page."""
+    homes: Mapping[int, str]
+    """Index of a published row in `references` -> the first section with runs on its suite, which lists
+    it if no row stands beside it."""
 
 
 def _cell_of(frame: pd.DataFrame, key: Key) -> pd.DataFrame:
@@ -499,12 +504,10 @@ def _section(layout: Layout, keys: Sequence[Key], verdicts: Sequence[Verdict], g
     rows: list[Row] = []
     cells: list[CellRuns] = []
     shortfalls: dict[str, list[tuple[str, str]]] = {}
-    quoted: set[int] = set()
     for key in keys:
         suite, version, suite_hash, model = key
         selected = _cell_of(given.runs, key)
         ours = [r for r in given.references if r.suite in layout.published_suites(suite) and r.ours == model]
-        quoted |= {id(r) for r in ours}
         spec = given.specs.get((suite, version, suite_hash))
         if spec is not None:  # a store always holds the spec of its runs' suites; an older one may not
             rows += _rows_of(spec, model, _cell_of(given.checked, key), ours, given.claimed.get(suite, set()), sources)
@@ -528,11 +531,11 @@ def _section(layout: Layout, keys: Sequence[Key], verdicts: Sequence[Verdict], g
                 note_key=f"{suite}/{model}",
             )
         )
-    suites = sorted({key[0] for key in keys}, key=natural_key)
-    others = [
+    others = [  # those with a row beside them elsewhere on the page are there
         _other_published(r, sources, r.suite)
-        for r in given.references
-        if id(r) not in quoted and any(r.suite in layout.published_suites(s) for s in suites)
+        for index, r in enumerate(given.references)
+        if given.homes.get(index) == layout.slug
+        and not any(r.ours == model and r.suite in layout.published_suites(suite) for suite, model in given.measured)
     ]
     mine = pd.concat([_cell_of(given.runs, key) for key in keys])
     return Section(
@@ -556,15 +559,33 @@ def reproductions_page(store: Store, *, grid: str, command: str | None = None) -
     checked = claim_cells(results[results.breakdown == ""], runs)
     claims = load_claims()
     verdicts = check_all(checked, claims)
-    given = _Inputs(runs, checked, _under(checked), store.suite_specs(), load_references(), _claim_splits(claims))
     keys: list[Key] = sorted(
         {(str(s), str(v), str(h), str(m)) for s, v, h, m in runs[RUN_CELL].itertuples(index=False)},
         key=lambda k: (natural_key(k[0]), natural_key(k[1]), k[2], natural_key(k[3])),
     )
+    placed = {
+        layout.slug: [key for key in keys if section_of(key[0], key[3]).slug == layout.slug] for layout in SECTIONS
+    }
+    references = load_references()
+    homes: dict[int, str] = {}
+    for layout in SECTIONS:
+        suites = {key[0] for key in placed[layout.slug]}
+        for index, reference in enumerate(references):
+            if any(reference.suite in layout.published_suites(suite) for suite in suites):
+                homes.setdefault(index, layout.slug)
+    given = _Inputs(
+        runs=runs,
+        checked=checked,
+        under=_under(checked),
+        specs=store.suite_specs(),
+        references=references,
+        claimed=_claim_splits(claims),
+        measured=frozenset((key[0], key[3]) for key in keys),
+        homes=homes,
+    )
     sections = []
     for layout in SECTIONS:
-        mine = [key for key in keys if section_of(key[0], key[3]).slug == layout.slug]
-        if mine:
+        if mine := placed[layout.slug]:
             about = [v for v in verdicts if section_of(*_claim_cell(v.claim)).slug == layout.slug]
             sections.append(_section(layout, mine, about, given))
     shown = {section.slug for section in sections}
