@@ -102,9 +102,8 @@ def test_the_page_names_commit_threads_simd_budget_convergence_and_time(bundled:
     )
     assert f"| cpu-small | 2 of 3 (train_accuracy 0.9 < 0.99) | 360 s | {COMMIT[:12]} |" in text
     # the claim on these runs: one seed of the ablation never learned its training set
-    assert "| `seq2attn-heldout-tables`: Seq2Attn generalises" in text
-    assert row_of(text, "`seq2attn-heldout-tables`: " + text.split("`seq2attn-heldout-tables`: ")[1].split(" |")[0])
-    assert "| undecided (under-trained) |" in text
+    claim = [line for line in text.splitlines() if line.startswith("| `seq2attn-heldout-tables`: Seq2Attn ")]
+    assert len(claim) == 1 and "| undecided (under-trained) |" in claim[0]
 
 
 def test_the_commands_make_each_cell_again(bundled: Path) -> None:
