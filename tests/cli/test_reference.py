@@ -90,3 +90,19 @@ def test_the_report_shows_reference_runs_beside_the_users_unless_asked_not_to(
     assert "random (reference)" not in (without / "leaderboard.md").read_text()
     with Store(store) as opened:  # the user's store was only read
         assert sorted(opened.runs()["model"]) == ["random"]
+
+
+def test_the_reproductions_page_is_written_from_the_bundle(
+    grown: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "reproductions.md"
+    assert main(["reference", "tables", "--bundle", str(grown), "--out", str(out)]) == 0
+    page = out.read_text()
+    assert "structbench run --suite lookup-tables@1.0.0 --model random --seeds 0,1" in page
+    assert "structbench reference verify --suite lookup-tables@1.0.0 --model random" in page
+    # the page's own command selects the runs it names
+    assert (
+        main(["reference", "verify", "--bundle", str(grown), "--suite", "lookup-tables@1.0.0", "--model", "random"])
+        == 0
+    )
+    assert capsys.readouterr().out.rstrip().endswith("2 runs: 2 identical")

@@ -1,10 +1,11 @@
 """`structbench reference ...`: the reference bundle, verified bit for bit, written from a store, and
-its reproductions page; and how `report`, `claims` and `quickstart` read it beside the user's store."""
+its reproductions page (`reference tables`); and how `report`, `claims` and `quickstart` read it beside the user's store."""
 
 from __future__ import annotations
 
 import argparse
 import fnmatch
+import json
 import random
 import sys
 from collections.abc import Iterator
@@ -53,6 +54,12 @@ def _bundle(args: argparse.Namespace) -> Path:
     return folder
 
 
+def _matches(names: list[str], wanted: list[str] | None) -> bool:
+    """Whether one of `names` is one of `wanted` or matches it as a shell pattern (a label's
+    `[settings]` read as such, not as a pattern's character class)."""
+    return wanted is None or any(name == w or fnmatch.fnmatchcase(name, w) for name in names for w in wanted)
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
@@ -64,8 +71,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     runs = [
         run
         for run in read_runs(folder)
-        if (suites is None or any(fnmatch.fnmatchcase(run.row["suite"], p) for p in suites))
-        and (models is None or any(fnmatch.fnmatchcase(run.row["model"], p) for p in models))
+        if _matches([run.row["suite"], f"{run.row['suite']}@{run.row['version']}"], suites)
+        and _matches([run.row["model"], json.loads(run.row["model_spec"]).get("name", "")], models)
         and (seeds is None or int(run.row["seed"]) in seeds)
     ]
     if not runs:
@@ -109,6 +116,19 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tables(args: argparse.Namespace) -> int:
+    from structbench.reports.reproductions import write_reproductions
+
+    folder = _bundle(args)
+    path = reference_store(folder)
+    if path is None:  # `_bundle` found runs: only a bundle emptied meanwhile
+        raise UserError(f"{folder} holds no reference runs; pass --bundle the folder a `sweep --reference` wrote.")
+    with Store(path) as store:
+        write_reproductions(store, args.out, grid=args.grid)
+    print(f"{args.out} written from the reference bundle {folder}")
+    return 0
+
+
 def add_command(commands: Commands) -> None:
     """The `reference` command and its subcommands."""
     reference = commands.add_parser("reference", help="the bundled reference runs: verify them, write them")
@@ -123,6 +143,18 @@ def add_command(commands: Commands) -> None:
     verify.add_argument("--timeout", type=float, metavar="SECONDS", help="fail a run that takes longer (default: none)")
     add_source_dir(verify)
     verify.set_defaults(handler=cmd_verify)
+    tables = actions.add_parser("tables", help="write docs/reproductions.md from the bundle: measured beside published")
+    tables.add_argument(
+        "--out", type=Path, default=Path("docs/reproductions.md"), metavar="FILE", help="default docs/reproductions.md"
+    )
+    tables.add_argument(
+        "--grid",
+        default="docs/reference-grid.yaml",
+        metavar="GRID.yaml",
+        help="the grid the page names as the bundle's (default docs/reference-grid.yaml)",
+    )
+    tables.add_argument("--bundle", type=Path, metavar="DIR", help="another bundle than the installed one")
+    tables.set_defaults(handler=cmd_tables)
     export = actions.add_parser("export", help="write a grid's finished runs of a store into the bundle")
     export.add_argument("grid", type=Path, metavar="GRID.yaml", help="the grid whose runs to write")
     add_store(export)
