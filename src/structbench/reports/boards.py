@@ -6,7 +6,9 @@ ranked rows are ordered by each model's suite score (`structbench.analysis.suite
 number the overview shows for the suite.
 Cells of different data hashes are never merged. When a model's configuration changed (a
 neural baseline's recipe), only the runs of its newest configuration are shown; the older ones
-stay in the store (`structbench.cells.current_runs`). Two kinds of rows are set apart from the ranked ones, below them: ceilings
+stay in the store (`structbench.cells.current_runs`). A row of reference runs (shipped with
+structbench, `structbench.store.bundle`) is ranked like any other and carries what made its runs
+(`structbench.reports.provenance`). Two kinds of rows are set apart from the ranked ones, below them: ceilings
 (models that solve a suite from its definition, `ceiling = True` on the model class: the
 oracle) and models that see test-time information (recorded by the runner as not
 comparable). Neither is ever marked best. A best or ≈best mark also needs a value better than the
@@ -37,6 +39,7 @@ from structbench.analysis.suite_score import score_splits, suite_scores
 from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_runs, current_scores
 from structbench.environments import MACHINE_FIELDS, differing
 from structbench.errors import UserError
+from structbench.reports.provenance import Provenance, reference_rows
 from structbench.reports.ties import best_and_ties
 from structbench.specs import SeedStats, StatisticSpec, SuiteSpec, natural_key
 from structbench.store import Store, run_compute, run_statistics
@@ -209,6 +212,9 @@ class SuiteBoard:
     """model -> its suite score (`structbench.analysis.suite_score`), which orders the ranked rows."""
     floors: set[str] = field(default_factory=set)
     """The ranked models that are trivial baselines (`FLOORS`): the floor a best mark must beat."""
+    reference_runs: dict[str, Provenance] = field(default_factory=dict)
+    """model -> what made its runs, for the rows of reference runs (`structbench.reports.provenance`):
+    ranked like any other row, and marked."""
 
     def floor(self, values: dict[str, SeedStats]) -> float | None:
         """The best mean of the trivial baselines among `values` (model -> cell of one column); None
@@ -489,6 +495,7 @@ def boards(
     problems = _problems(runs)
     compute = _compute(runs)
     under = under_trained_cells(runs)
+    _, reference = reference_rows(runs)
     whole_split = results[results.breakdown == ""]
     by_suite = dict(list(whole_split.groupby(["suite", "version", "suite_hash"])))
     ordered = sorted(specs.items(), key=lambda item: (natural_key(item[0][0]), natural_key(item[0][1]), item[0][2]))
@@ -528,6 +535,8 @@ def boards(
                 board.compute[model] = compute[cell_key]
             if cell_key in under:
                 board.under_trained[model] = under[cell_key]
+            if cell_key in reference:
+                board.reference_runs[model] = reference[cell_key]
         board.rows.sort(key=partial(_rank, board=board))
         board.floors = {model for model, _ in board.ranked_rows if model in floors}
         columns: dict[str, dict[str, SeedStats]] = {split: {} for split in board.ranked}

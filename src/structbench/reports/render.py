@@ -212,7 +212,7 @@ def write_site(site: Site, out_dir: Path, *, earlier: Path | None = None, drawin
     write_error_data(site, views.errors, out_dir, earlier=earlier)
     write_tables(site.results, out_dir)
     (out_dir / "leaderboard.md").write_text(
-        leaderboard_markdown(list(site.boards), list(site.verdicts)), encoding="utf-8"
+        leaderboard_markdown(list(site.boards), list(site.claims)), encoding="utf-8"
     )
     (out_dir / "references.json").write_text(
         json.dumps([r.model_dump() for r in site.references], indent=1, ensure_ascii=False), encoding="utf-8"

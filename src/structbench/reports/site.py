@@ -3,12 +3,15 @@ value that holds everything the pages show.
 
 `build_site` is the only step of a report that reads the store: the boards with their ranks, marks
 and compute (`structbench.reports.boards`), the overview cells (`structbench.reports.overview`) and
-its summary columns per family (`structbench.reports.families`), the learning curves (`structbench.reports.series`), each board's conditions
-(`structbench.reports.conditions`) and suite card (`structbench.reports.cards`), the claims'
-verdicts, the published numbers, the suites without results and the stored predictions the error
-browser shows (`structbench.reports.outputs`). Every reader sees the current runs only
-(`structbench.cells.current_runs`). The views (`structbench.reports.views`) turn a `Site` into page
-contexts and the writers (`structbench.reports.writers`) write them, neither with a store.
+its summary columns per family (`structbench.reports.families`), the learning curves
+(`structbench.reports.series`), each board's conditions (`structbench.reports.conditions`) and suite
+card (`structbench.reports.cards`), the claims' verdicts (on the reference runs and on the user's own
+apart, `structbench.reports.verdicts`), what made each row of reference runs
+(`structbench.reports.provenance`), the published numbers, the suites without results and the
+stored predictions the error browser shows (`structbench.reports.outputs`). Every reader sees the
+current runs only (`structbench.cells.current_runs`). The views (`structbench.reports.views`) turn a
+`Site` into page contexts and the writers (`structbench.reports.writers`) write them, neither with a
+store.
 
 `suites` and `models` take ids and labels or shell patterns (`seq2seq*`), so that debugging runs stay
 out of a published site.
@@ -23,7 +26,6 @@ from dataclasses import dataclass
 import pandas as pd
 
 from structbench import registry
-from structbench.analysis.claims import Verdict, check_all, claim_cells
 from structbench.analysis.references import Reference, load_references
 from structbench.analysis.stored import did_you_mean, store_option
 from structbench.cells import current_runs, current_scores
@@ -36,7 +38,9 @@ from structbench.reports.families import Column, columns
 from structbench.reports.figures import Style, model_styles
 from structbench.reports.outputs import BoardOutputs, board_outputs
 from structbench.reports.overview import OverviewRow, Summary, overview_rows, summarise
+from structbench.reports.provenance import Provenance, reference_rows
 from structbench.reports.series import Curve, curves
+from structbench.reports.verdicts import ClaimCheck, claim_checks
 from structbench.specs import family_rank, natural_key
 from structbench.store import Store
 
@@ -64,14 +68,18 @@ class Site:
     """board slug -> its suite card."""
     references: tuple[Reference, ...]
     """The published rows of the shown suites."""
-    verdicts: tuple[Verdict, ...]
-    """Each claim checked on the measured cells."""
+    claims: tuple[ClaimCheck, ...]
+    """Each claim checked on the measured cells: on the reference runs and on the user's apart, where
+    the store holds reference runs (`structbench.reports.verdicts`)."""
     skipped: tuple[tuple[str, str], ...]
     """(suite key, why it has no results) of every installed suite the site would show but has no board."""
     outputs: Mapping[str, BoardOutputs]
     """board slug -> the predictions and examples its error browser shows (boards with finished runs)."""
     styles: Mapping[str, Style]
     """model label -> how every plot of the site draws it (`model_styles` of every label shown)."""
+    reference_runs: Mapping[str, Provenance]
+    """model label -> what made its runs, over every board, for the rows of reference runs
+    (`structbench.reports.provenance`); each board holds its own (`SuiteBoard.reference_runs`)."""
 
     @property
     def boards(self) -> tuple[SuiteBoard, ...]:
@@ -188,6 +196,7 @@ def build_site(
     board_list = sorted(boards(store, results, references, runs, scores), key=board_order)
     summaries = summarise(scores, board_list)
     styles = model_styles(model for board in board_list for model, _ in board.rows)
+    current = current_runs(runs)
     return Site(
         title=title,
         results=results,
@@ -198,8 +207,9 @@ def build_site(
         conditions=_conditions(board_list, results),
         cards={board.slug: suite_card(board.spec, board.suite_hash) for board in board_list},
         references=tuple(references),
-        verdicts=tuple(check_all(claim_cells(results, runs))),
+        claims=tuple(claim_checks(results, runs)),
         skipped=tuple(_skipped(board_list, suites)),
-        outputs=board_outputs(store, current_runs(runs), board_list),
+        outputs=board_outputs(store, current, board_list),
         styles=styles,
+        reference_runs=reference_rows(current)[0],
     )

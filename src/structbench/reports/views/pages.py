@@ -4,18 +4,22 @@ error browser per board with finished runs, each with the values its template sh
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from structbench.analysis.claims import Verdict
 from structbench.reports.boards import SuiteBoard, slug
 from structbench.reports.cards import SuiteCard
 from structbench.reports.families import Column
 from structbench.reports.figures import Plot, Style
 from structbench.reports.overview import OverviewRow, Summary
+from structbench.reports.provenance import Provenance
 from structbench.reports.series import Curve
 from structbench.reports.site import Site
+from structbench.reports.verdicts import OWN_RUNS, REFERENCE_RUNS, ClaimCheck
 from structbench.reports.views.plots import GAP_PLOT, PlotView, gap_styles, site_plots
 
+REFERENCE_GROUP = f"{REFERENCE_RUNS} (shipped with structbench)"
+"""The error browser's group of reference runs in its list of models."""
 Families = list[tuple[str, list[SuiteBoard]]]
 """(family, its boards) in site order: the overview's column groups and every page's suite index."""
 
@@ -47,6 +51,16 @@ class ErrorPage:
         """The page, opened on `model`."""
         return f"{self.path}#model={slug(model)}"
 
+    @property
+    def groups(self) -> list[tuple[str, list[ModelData]]]:
+        """The models as its list shows them: the user's runs, then the reference runs apart; one
+        group without a name where there are no reference runs."""
+        reference = [data for data in self.models if data.model in self.board.reference_runs]
+        if not reference:
+            return [("", self.models)]
+        own = [data for data in self.models if data.model not in self.board.reference_runs]
+        return [(name, models) for name, models in ((OWN_RUNS, own), (REFERENCE_GROUP, reference)) if models]
+
 
 @dataclass(frozen=True)
 class IndexPage:
@@ -65,8 +79,10 @@ class IndexPage:
     """The gap plot's legend: model -> its site-wide style, for the models with a point there."""
     has_gap_plot: bool
     skipped: tuple[tuple[str, str], ...]
-    verdicts: tuple[Verdict, ...]
+    claims: tuple[ClaimCheck, ...]
     curves: tuple[Curve, ...]
+    reference_runs: Mapping[str, Provenance]
+    """model -> what made its runs over every suite, for the rows of reference runs."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +94,7 @@ class SuitePage:
     board: SuiteBoard
     card: SuiteCard
     plots: list[PlotView]
-    verdicts: list[Verdict]
+    claims: list[ClaimCheck]
     """The claims about this suite."""
     errors: ErrorPage | None
     """Its error browser, where it has one."""
@@ -144,8 +160,9 @@ def pages(site: Site) -> Pages:
         gap_styles=gap_styles(site.rows, site.summaries, dict(site.styles)),
         has_gap_plot=GAP_PLOT in plots,
         skipped=site.skipped,
-        verdicts=site.verdicts,
+        claims=site.claims,
         curves=site.curves,
+        reference_runs=site.reference_runs,
     )
     suites = [
         SuitePage(
@@ -154,7 +171,7 @@ def pages(site: Site) -> Pages:
             board=board,
             card=site.cards[board.slug],
             plots=plot_views[board.slug],
-            verdicts=[v for v in site.verdicts if v.claim.suite == board.spec.id],
+            claims=[check for check in site.claims if check.claim.suite == board.spec.id],
             errors=errors_of.get(board.slug),
             curves=[(c, x) for c in site.curves if (x := c.x_of(board)) is not None],
         )

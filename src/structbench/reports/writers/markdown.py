@@ -9,8 +9,8 @@ from __future__ import annotations
 import markupsafe
 from tabulate import tabulate
 
-from structbench.analysis.claims import Verdict
 from structbench.reports.boards import SuiteBoard
+from structbench.reports.verdicts import ClaimCheck
 from structbench.reports.views.format import UNDEFINED, method, percent
 from structbench.specs import SeedStats
 
@@ -19,6 +19,11 @@ TIES_LEGEND = (
     "On each ranked split, **best** marks the best ranked model and ≈best those a paired bootstrap "
     "(seeds and examples, 95%) cannot tell from it; neither marks a value that does not beat the trivial baselines "
     "on that split (the best of copy, random and majority run there) or, where higher is better, is 0."
+)
+
+REFERENCE_CLAIMS = (
+    " Each claim is checked on the reference runs shipped with structbench and, apart, on your own runs "
+    "where they measure it; neither decides a claim with the other's cells."
 )
 
 
@@ -36,19 +41,23 @@ def markdown_cell(cell: SeedStats) -> str:
     return f"{percent(cell.mean)}{interval} ({seeds}, {method(cell)})"
 
 
-def _claims_markdown(verdicts: list[Verdict]) -> list[str]:
-    """The claims section: one row per claim."""
-    if not verdicts:
+def _whose(whose: str, text: str) -> str:
+    return f"{whose}: {text}" if whose else text
+
+
+def _claims_markdown(checks: list[ClaimCheck]) -> list[str]:
+    """The claims section: one row per claim, the reference runs' verdict and the user's apart."""
+    if not checks:
         return []
     rows = [
         [
-            markdown_text(v.claim.statement),
-            markdown_text(v.claim.source),
-            v.status,
-            markdown_text(v.evidence),
-            markdown_text(v.claim.caveat),
+            markdown_text(check.claim.statement),
+            markdown_text(check.claim.source),
+            "; ".join(_whose(whose, verdict.status) for whose, verdict in check.shown),
+            markdown_text("; ".join(_whose(whose, verdict.evidence) for whose, verdict in check.shown)),
+            markdown_text(check.claim.caveat),
         ]
-        for v in verdicts
+        for check in checks
     ]
     return [
         "## Claims",
@@ -57,7 +66,8 @@ def _claims_markdown(verdicts: list[Verdict]) -> list[str]:
         "not reproduced when the means contradict the claim, undecided (under-trained) when a cell rests on runs "
         "whose training never reached its recipe's criterion, inconclusive otherwise. A caveat says where the "
         "check differs from the paper's own (a handicap one model carries here, a step of the paper's test not "
-        "taken): read the status with it.",
+        "taken): read the status with it."
+        + (REFERENCE_CLAIMS if any(check.reference is not None for check in checks) else ""),
         "",
         tabulate(rows, headers=["claim", "source", "status", "evidence (%)", "caveat"], tablefmt="github"),
         "",
@@ -75,8 +85,14 @@ def _apart(board: SuiteBoard, model: str) -> str:
     return f" ({board.under_trained[model]})" if model in board.under_trained else ""
 
 
-def leaderboard_markdown(board_list: list[SuiteBoard], verdicts: list[Verdict]) -> str:
-    parts = ["# structbench leaderboard", "", *_claims_markdown(verdicts)]
+def _made(board: SuiteBoard, model: str) -> str:
+    """What made a row of reference runs, after its label (which carries the reference mark)."""
+    found = board.reference_runs.get(model)
+    return f" ({markdown_text(found.made)})" if found else ""
+
+
+def leaderboard_markdown(board_list: list[SuiteBoard], checks: list[ClaimCheck]) -> str:
+    parts = ["# structbench leaderboard", "", *_claims_markdown(checks)]
     for board in board_list:
         parts += [
             f"## {markdown_text(board.spec.key)} ({markdown_text(board.spec.primary_metric)}, %; "
@@ -96,7 +112,7 @@ def leaderboard_markdown(board_list: list[SuiteBoard], verdicts: list[Verdict]) 
         ]
         table = []
         for model, row_cells in board.rows:
-            row = [markdown_text(model) + _apart(board, model)]
+            row = [markdown_text(model) + _made(board, model) + _apart(board, model)]
             for split in board.splits:
                 c = row_cells[split]
                 row.append((markdown_cell(c) + MARKS[board.mark(model, split)]) if c else board.missing(model))
