@@ -106,3 +106,13 @@ def test_the_reproductions_page_is_written_from_the_bundle(
         == 0
     )
     assert capsys.readouterr().out.rstrip().endswith("2 runs: 2 identical")
+
+
+def test_a_model_filter_keeps_the_reference_runs_of_that_model(
+    grown: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_REFERENCE", str(grown))
+    out = tmp_path / "site"
+    assert main(["report", "--store", str(tmp_path / "none.sqlite"), "--out", str(out), "--models", "random"]) == 0
+    capsys.readouterr()
+    assert "random (reference)" in (out / "leaderboard.md").read_text()

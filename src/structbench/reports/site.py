@@ -43,6 +43,7 @@ from structbench.reports.series import Curve, curves
 from structbench.reports.verdicts import ClaimCheck, claim_checks
 from structbench.specs import family_rank, natural_key
 from structbench.store import Store
+from structbench.store.bundle import plain_label
 
 DEFAULT_TITLE = "structbench leaderboard"
 
@@ -93,11 +94,16 @@ def _matches(value: str, patterns: Sequence[str] | None) -> bool:
 
 
 def _select(frame: pd.DataFrame, suites: Sequence[str] | None, models: Sequence[str] | None) -> pd.DataFrame:
-    """The rows of `frame` (runs or scores) whose suite and model match; the patterns are tried on
-    each distinct name once, not on each of the score rows."""
+    """The rows of `frame` (runs or scores) whose suite and model match (a reference run's label as the
+    model's: `--models ngram` keeps `ngram (reference)` too); the patterns are tried on each distinct
+    name once, not on each of the score rows."""
     for column, patterns in (("suite", suites), ("model", models)):
         if patterns is not None:
-            names = [name for name in frame[column].unique().tolist() if _matches(str(name), patterns)]
+            names = [
+                name
+                for name in frame[column].unique().tolist()
+                if _matches(str(name), patterns) or (column == "model" and _matches(plain_label(str(name)), patterns))
+            ]
             frame = frame[frame[column].isin(names)]
     return frame
 
@@ -154,7 +160,7 @@ def _refuse_unmatched(
     every run of the store."""
     for what, patterns, names in (
         ("suites", suites, sorted(set(map(str, stored.suite)) | set(registry.suite_names()))),
-        ("models", models, sorted(set(map(str, stored.model)))),
+        ("models", models, sorted({name for label in map(str, stored.model) for name in (label, plain_label(label))})),
     ):
         unmatched = [pattern for pattern in patterns or () if not any(_matches(name, [pattern]) for name in names)]
         if unmatched:
