@@ -116,3 +116,16 @@ def test_a_model_filter_keeps_the_reference_runs_of_that_model(
     assert main(["report", "--store", str(tmp_path / "none.sqlite"), "--out", str(out), "--models", "random"]) == 0
     capsys.readouterr()
     assert "random (reference)" in (out / "leaderboard.md").read_text()
+
+
+def test_quickstart_shows_the_reference_runs_beside_its_own(
+    grown: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_REFERENCE", str(grown))
+    out, store = tmp_path / "site", tmp_path / "quick.sqlite"
+    assert main(["quickstart", "lookup-tables", "--seeds", "0", "--store", str(store), "--out", str(out)]) == 0
+    capsys.readouterr()
+    shown = (out / "leaderboard.md").read_text()
+    assert "random (reference)" in shown and "| random " in shown  # its own random beside the bundled one
+    with Store(store) as opened:
+        assert "random (reference)" not in set(opened.runs()["model"])
