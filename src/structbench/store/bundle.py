@@ -135,13 +135,13 @@ def write_runs(store: Store, run_ids: Iterable[int], folder: Path) -> int:
             _write_atomically(target, packed)
         else:
             target.unlink(missing_ok=True)
-        spec = suites.get((row["suite"], row["version"], row["suite_hash"]))
-        if spec is not None:
-            suite_file = folder / "suites" / f"{row['suite']}@{row['version']}-{str(row['suite_hash'])[:12]}.json"
-            text = json.dumps({"suite_hash": row["suite_hash"], "spec": spec.model_dump(mode="json")}, indent=1)
-            _write_atomically(suite_file, (text + "\n").encode())
         written += 1
     for path, (_, header, seeds) in by_cell.items():
+        key = (header["suite"], header["version"], header["suite_hash"])
+        if (spec := suites.get(key)) is not None:
+            suite_file = folder / "suites" / f"{key[0]}@{key[1]}-{str(key[2])[:12]}.json"
+            text = json.dumps({"suite_hash": key[2], "spec": spec.model_dump(mode="json")}, indent=1)
+            _write_atomically(suite_file, (text + "\n").encode())
         _write_atomically(path, _cell_text(header, [seeds[seed] for seed in sorted(seeds)]).encode())
     return written
 
