@@ -106,7 +106,7 @@ def write_runs(store: Store, run_ids: Iterable[int], folder: Path) -> int:
     how many runs were written."""
     folder.mkdir(parents=True, exist_ok=True)
     _check_format(folder, creating=True)
-    by_cell: dict[Path, tuple[BundleCell, dict[str, Any], dict[int, dict[str, Any]]]] = {}
+    by_cell: dict[Path, tuple[dict[str, Any], dict[int, dict[str, Any]]]] = {}
     suites = store.suite_specs()
     written = 0
     for run_id in run_ids:
@@ -121,8 +121,8 @@ def write_runs(store: Store, run_ids: Iterable[int], folder: Path) -> int:
             header["comparable"] = bool(row["comparable"])
             earlier = _read_cell(paths.runs) if paths.runs.is_file() else None
             seeds = {int(run["seed"]): run for run in earlier["runs"]} if earlier else {}
-            by_cell[paths.runs] = (paths, header, seeds)
-        paths, header, seeds = by_cell[paths.runs]
+            by_cell[paths.runs] = (header, seeds)
+        header, seeds = by_cell[paths.runs]
         run = {name: row[name] for name in SEED_FIELDS}
         run["environment"] = json.loads(row["environment"])
         run["scores"] = [[split, metric, breakdown, level, value, n, bool(proportion)] for split, metric, breakdown,
@@ -136,7 +136,7 @@ def write_runs(store: Store, run_ids: Iterable[int], folder: Path) -> int:
         else:
             target.unlink(missing_ok=True)
         written += 1
-    for path, (_, header, seeds) in by_cell.items():
+    for path, (header, seeds) in by_cell.items():
         key = (header["suite"], header["version"], header["suite_hash"])
         if (spec := suites.get(key)) is not None:
             suite_file = folder / "suites" / f"{key[0]}@{key[1]}-{str(key[2])[:12]}.json"
