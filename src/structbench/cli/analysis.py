@@ -242,6 +242,11 @@ def cmd_claims(args: argparse.Namespace) -> int:
     counts = Counter(v.status for v in verdicts)
     print("\n" + f"{len(verdicts)} claims" + (" on the reference runs" if yours is not None else "") + ": "
           + ", ".join(f"{n} {s}" for s, n in counts.most_common()))  # fmt: skip
+    if yours is not None and counts["not measured"]:
+        print(
+            "A claim not measured on the reference runs needs cells the bundle does not hold: licensed data you "
+            "provide, a GPU budget, or runs not made yet; docs/reference-grid.yaml lists them and why."
+        )
     return 0
 
 
