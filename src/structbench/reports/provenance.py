@@ -128,7 +128,8 @@ def reference_rows(
     """Of the finished reference runs among `current` (current runs): model label -> the provenance of
     all its runs (the overview's row), and cell (suite, version, hash, model) -> that of its runs on
     one board. Empty where there are none."""
-    done = current[(current.status == "done") & current.model.map(lambda label: is_reference(str(label)))]
+    marked = current.model.map(lambda label: is_reference(str(label))).astype(bool)  # bool also where empty
+    done = current[(current.status == "done") & marked]
     by_model = {str(model): _provenance(str(model), runs) for model, runs in done.groupby("model")}
     by_cell = {
         (str(suite), str(version), str(suite_hash), str(model)): _provenance(str(model), runs)
