@@ -129,3 +129,13 @@ def test_quickstart_shows_the_reference_runs_beside_its_own(
     assert "random (reference)" in shown and "| random " in shown  # its own random beside the bundled one
     with Store(store) as opened:
         assert "random (reference)" not in set(opened.runs()["model"])
+
+
+def test_verify_reads_a_label_with_several_settings_as_one_label() -> None:
+    from structbench.cli.reference import labels
+
+    assert labels(["seq2attn[embedding_values=false,gumbel=false],ngram", "copy"]) == [
+        "seq2attn[embedding_values=false,gumbel=false]",
+        "ngram",
+        "copy",
+    ]
