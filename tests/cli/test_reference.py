@@ -132,9 +132,9 @@ def test_quickstart_shows_the_reference_runs_beside_its_own(
 
 
 def test_verify_reads_a_label_with_several_settings_as_one_label() -> None:
-    from structbench.cli.reference import labels
+    from structbench.cli.options import patterns
 
-    assert labels(["seq2attn[embedding_values=false,gumbel=false],ngram", "copy"]) == [
+    assert patterns(["seq2attn[embedding_values=false,gumbel=false],ngram", "copy"]) == [
         "seq2attn[embedding_values=false,gumbel=false]",
         "ngram",
         "copy",

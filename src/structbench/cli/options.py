@@ -7,6 +7,7 @@ and comma lists of patterns.
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeAlias
@@ -55,7 +56,8 @@ def existing_store(path: Path) -> Path:
 
 
 def patterns(values: Sequence[str] | None) -> list[str] | None:
-    """Comma lists and repeated options as one list of patterns; None when none was given."""
+    """Comma lists and repeated options as one list of patterns; None when none was given. A label's
+    settings are not split at their commas (`seq2attn[embedding_values=false,gumbel=false]` is one)."""
     if not values:
         return None
-    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+    return [part.strip() for value in values for part in re.split(r",(?![^\[]*\])", value) if part.strip()]

@@ -7,7 +7,6 @@ import argparse
 import fnmatch
 import json
 import random
-import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -55,14 +54,6 @@ def _bundle(args: argparse.Namespace) -> Path:
     return folder
 
 
-def labels(values: list[str] | None) -> list[str] | None:
-    """`--model` values as labels: comma lists, but not split at the commas of a label's settings
-    (`seq2attn[embedding_values=false,gumbel=false]` is one label)."""
-    if not values:
-        return None
-    return [part.strip() for value in values for part in re.split(r",(?![^\[]*\])", value) if part.strip()]
-
-
 def _matches(names: list[str], wanted: list[str] | None) -> bool:
     """Whether one of `names` is one of `wanted` or matches it as a shell pattern (a label's
     `[settings]` read as such, not as a pattern's character class)."""
@@ -75,7 +66,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from structbench.sweep.verify import Verdict, verify
 
     folder = _bundle(args)
-    suites, models = patterns(args.suite), labels(args.model)
+    suites, models = patterns(args.suite), patterns(args.model)
     seeds = set(parse_seeds(args.seeds)) if args.seeds else None
     runs = [
         run
