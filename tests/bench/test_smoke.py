@@ -169,8 +169,16 @@ def check_agreement_at_verb(output: str) -> None:
     assert float(row(output, "  ratio 2.0.0 / 1.0.0:")[0].rstrip("x")) == pytest.approx(continued / old, rel=0.01)
 
 
+def check_induction_metrics(output: str) -> None:
+    assert re.search(r"structbench ms \(all 7 metrics\)\s+scikit-learn ms \(V-measure\)\s+ratio", output)
+    assert re.search(rf"^10000(\s+{NUMBER}){{3}}$", output, re.MULTILINE), output
+    ours, theirs = re.findall(r"(?:structbench|scikit-learn) (0\.\d{12})", output)
+    assert ours == theirs
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "agreement_at_verb.py": check_agreement_at_verb,
+    "induction_metrics.py": check_induction_metrics,
     "chaos.py": check_chaos,
     "concurrent_reports.py": check_concurrent_reports,
     "interval_coverage.py": check_interval_coverage,

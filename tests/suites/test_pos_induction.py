@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -46,15 +45,6 @@ def test_one_to_one_optimal_beats_greedy_on_a_hand_example() -> None:
     assert scores["one_to_one_greedy"] == 5 / 13
     assert scores["one_to_one"] == 8 / 13
     assert scores["many_to_one"] == 9 / 13
-
-
-def test_a_million_tokens_score_in_well_under_a_second() -> None:
-    rng = np.random.default_rng(0)
-    gold, induced = rng.integers(49, size=1_000_000).astype(str), rng.integers(49, size=1_000_000)
-    induction_metrics(gold[:100], induced[:100])
-    started = time.perf_counter()
-    induction_metrics(gold, induced)
-    assert time.perf_counter() - started < 0.5
 
 
 @pytest.mark.parametrize(

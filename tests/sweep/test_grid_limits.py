@@ -29,7 +29,8 @@ def test_a_grid_of_ten_million_runs_is_refused_from_its_count_before_expanding(t
     started = time.monotonic()
     with pytest.raises(UserError, match=r"asks for 10,000,000 runs .* more than the 100,000 one sweep takes; split"):
         load_grid(path)
-    assert time.monotonic() - started < 2
+    # expanding ten million runs takes minutes and gigabytes: a generous deadline still tells the two apart
+    assert time.monotonic() - started < 30
 
 
 def test_sweep_refuses_a_grid_too_large_in_one_sentence(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -75,5 +76,5 @@ def test_a_grid_file_not_utf8_is_refused(tmp_path: Path) -> None:
 def test_sweep_of_dev_zero_is_refused_promptly(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     started = time.monotonic()
     assert main(["sweep", "/dev/zero", "--store", str(tmp_path / "results.sqlite"), "--dry-run"]) == 2
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 60  # catches a read of /dev/zero that never ends
     assert "the grid file /dev/zero is larger than 10,000,000 bytes" in capsys.readouterr().err
