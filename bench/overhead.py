@@ -6,7 +6,7 @@ test split's inputs, count exact matches. Harness: `Runner.evaluate` into a fres
 (so nothing is answered from the store), which also loads and hash-checks the JSON lines,
 computes every metric and breakdown, stores per-example predictions and aggregates the seeds
 into cells (mean and 95% interval, `structbench.cells`). Supervised: the same, with each seed run
-in a worker process (`structbench.sweep.supervised`, as `structbench run` does), the worker started
+in a worker process (`structbench.execution.supervised`, as `structbench run` does), the worker started
 afresh for each repeat, as for each command. Then the whole command a user types, `structbench run
 --suite SUITE --model oracle --seeds 0-4` into a fresh store, supervised and with `--in-process`,
 each in a fresh process (imports included).
@@ -32,10 +32,10 @@ from pathlib import Path
 
 from structbench import registry
 from structbench.data import freeze
+from structbench.execution.supervised import SupervisedWorker
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, Split
 from structbench.store import Store
-from structbench.sweep.supervised import Supervisor
 
 SEEDS = (0, 1, 2, 3, 4)
 SUITES = ("lookup-tables", "lookup-tables-mt")
@@ -70,7 +70,7 @@ def direct(suite_id: str, splits: dict[int, dict[str, Split]], seeds: tuple[int,
 def harness(suite_id: str, seeds: tuple[int, ...], *, supervised: bool = False) -> float:
     with tempfile.TemporaryDirectory() as folder, Store(Path(folder) / "bench.sqlite") as store:
         started = time.perf_counter()
-        with Supervisor(command="run", progress=False) if supervised else contextlib.nullcontext() as supervisor:
+        with SupervisedWorker(command="run", progress=False) if supervised else contextlib.nullcontext() as supervisor:
             runner = Runner(store, progress=False, supervisor=supervisor)
             runner.evaluate(suite_id, ModelSpec(name="oracle"), seeds)
         return time.perf_counter() - started

@@ -4,7 +4,7 @@ docs/scaling.md.
 A sweep has one writer, its driver: for every result a worker sends, it parses the JSON, claims
 nothing new (the claim was made at submission) and writes the run in one transaction
 (`Runner.record` -> `Store.finish_run`). This bench makes one real worker result per suite
-(`structbench.sweep.worker.execute`, the `random` model, seed 0) and then drives `--runs` runs
+(`structbench.execution.worker.execute`, the `random` model, seed 0) and then drives `--runs` runs
 (seeds 0 .. runs-1) through exactly the driver's path: `claim_run` at submission, then
 `WorkResult.model_validate_json`, `outcome_of`, `Runner.record`, `release`, into a fresh store.
 Prints per suite: test examples per run, result JSON bytes, driver runs per second (claim and
@@ -30,12 +30,12 @@ from tabulate import tabulate
 
 from structbench import __version__, registry
 from structbench.data import freeze
+from structbench.execution.worker import WorkOrder, WorkResult, execute, outcome_of
 from structbench.runs.context import Keyed
 from structbench.runs.identity import Asked
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
-from structbench.sweep.worker import WorkOrder, WorkResult, execute, outcome_of
 
 SMOKE_RUNS, SMOKE_SUITES = 5, "lookup-tables"
 

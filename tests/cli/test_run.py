@@ -40,7 +40,7 @@ def run_json(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0) -> d
 def test_a_model_that_prints_leaves_the_json_on_stdout(capsys: pytest.CaptureFixture[str], store_path: Path) -> None:
     """In structbench's own process (`--in-process`), what a model prints in fit and prediction goes to
     stderr: stdout parses as the record (issue 34). Supervised, it goes to the worker's log
-    (tests/runs/test_supervised.py)."""
+    (tests/execution/test_supervised.py)."""
     args = ["--suite", "lookup-tables", "--model", "tests.support.helpers:PrintingCopy", "--seeds", "0"]
     assert main(["run", *args, "--store", str(store_path), "--json", "--no-progress", "--in-process"]) == 0
     captured = capsys.readouterr()
@@ -169,7 +169,7 @@ def test_ctrl_c_exits_130_and_the_next_run_resumes(
     capsys: pytest.CaptureFixture[str], store_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the model raises KeyboardInterrupt in this process (--in-process), as Ctrl-C does; a supervised
-    # run's Ctrl-C is in tests/runs/test_supervised.py
+    # run's Ctrl-C is in tests/execution/test_supervised.py
     args = ["run", "--suite", "lookup-tables", "--model", "tests.support.helpers:InterruptOnSeed", "--set", "interrupt_seed=1",
             "--seeds", "0,1,2", "--store", str(store_path), "--no-progress", "--in-process"]  # fmt: skip
     assert main(args) == 130

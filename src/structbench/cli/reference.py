@@ -63,7 +63,7 @@ def _matches(names: list[str], wanted: list[str] | None) -> bool:
 def cmd_verify(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from structbench.sweep.verify import Verdict, verify
+    from structbench.execution.verify import Verdict, verify
 
     folder = _bundle(args)
     suites, models = patterns(args.suite), patterns(args.model)

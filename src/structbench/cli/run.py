@@ -18,7 +18,7 @@ from structbench.specs import ModelSpec
 from structbench.store import Store
 
 if TYPE_CHECKING:
-    from structbench.sweep.supervised import Supervisor
+    from structbench.execution.supervised import SupervisedWorker
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -60,14 +60,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def supervisor_of(
     args: argparse.Namespace, command: str, progress: bool | None
-) -> contextlib.AbstractContextManager[Supervisor | None]:
+) -> contextlib.AbstractContextManager[SupervisedWorker | None]:
     """Where the command's models run: a supervised worker process (`--timeout`, `--max-memory`), or
     with `--in-process` this one."""
     if args.in_process:
         return contextlib.nullcontext()
-    from structbench.sweep.supervised import Supervisor
+    from structbench.execution.supervised import SupervisedWorker
 
-    return Supervisor(
+    return SupervisedWorker(
         command=command,
         timeout=args.timeout,
         max_memory_mb=args.max_memory,
@@ -78,7 +78,7 @@ def supervisor_of(
 
 def add_supervision(parser: argparse.ArgumentParser) -> None:
     """`--timeout`, `--max-memory` and `--in-process`: how a command's models are supervised."""
-    from structbench.sweep.supervised import DEFAULT_TIMEOUT
+    from structbench.execution.supervised import DEFAULT_TIMEOUT
 
     parser.add_argument(
         "--timeout",

@@ -16,8 +16,8 @@ from structbench.store.bundle import has_runs, read_into, write_runs
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """`sweep GRID.yaml`: the grid's runs on a process pool or Ray, stored by this process alone."""
+    from structbench.execution.executors import Executor, LocalExecutor, RayExecutor
     from structbench.sweep.driver import run_sweep, summary_line
-    from structbench.sweep.executors import Executor, LocalExecutor, RayExecutor
     from structbench.sweep.grid import load_grid
     from structbench.sweep.plan import finished_run_ids, plan
 

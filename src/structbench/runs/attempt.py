@@ -162,7 +162,7 @@ def fit_and_predict(context: SeedContext, *, log: Callable[[str], None], progres
     a model's `print` there corrupted it (issue 34). Every command that runs a model in this process
     (`run`, `check`, `quickstart`, `structbench.evaluate`) comes through here. Only Python-level writes are
     redirected: a C extension or `os.write(1, ...)` writing to file descriptor 1 still reaches
-    stdout (a sweep's worker moves its descriptor 1 itself, `structbench.sweep.worker`)."""
+    stdout (a sweep's worker moves its descriptor 1 itself, `structbench.execution.worker`)."""
     with contextlib.redirect_stdout(sys.stderr):
         asked = context.asked
         model = asked.build()

@@ -84,7 +84,7 @@ def _seeds(seeds: Sequence[int]) -> str:
 
 
 class Supervisor(Protocol):
-    """Fits and asks the model of one claimed seed away from this process (`structbench.sweep.supervised`):
+    """Fits and asks the model of one claimed seed away from this process (`structbench.execution.supervised`):
     how it came out, as `attempt` would say; a `UserError` where the run was refused."""
 
     def __call__(self, suite_ref: str, context: SeedContext) -> Outcome: ...

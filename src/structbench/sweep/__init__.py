@@ -1,8 +1,7 @@
 """`structbench sweep`: a grid of runs on a process pool or Ray, written by one driver, resumable.
 
-`driver` plans the grid against the store, hands its runs to an executor (`executors`: a local
-process pool or Ray) and stores each result; `worker` fits and predicts one run away from the store,
-in a worker process; `grid` reads the grid file, `plan` keys its runs, `supervised` runs `structbench
-run`'s seeds in the same worker. This package imports none of them itself, so that a worker process
-imports only what a run needs (not the driver's store and cells).
+`grid` reads the grid file, `plan` keys its runs against the store, and `driver` hands them to an
+executor (`structbench.execution.executors`: a local process pool or Ray) and stores each result.
+Where and how a run is executed is `structbench.execution`'s. This package imports none of its
+modules itself, so that reading a grid (`grid`) imports neither the store nor the executors.
 """

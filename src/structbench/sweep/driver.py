@@ -30,14 +30,14 @@ from pathlib import Path
 
 from pydantic import Field
 
+from structbench.execution.executors import Executor, resources_of
+from structbench.execution.worker import WorkOrder, WorkResult, order_for, outcome_of
 from structbench.progress import Job, Step, mode_of
 from structbench.runs.runner import Runner
 from structbench.specs import Frozen, ResultRecord
 from structbench.store import ClaimLost, RunClaim, Store
-from structbench.sweep.executors import Executor, resources_of
 from structbench.sweep.grid import load_grid
 from structbench.sweep.plan import Plan, PlannedRun, plan
-from structbench.sweep.worker import WorkOrder, WorkResult, order_for, outcome_of
 
 POLL_SECONDS = 0.5
 """How long the driver waits for a result before it looks at time-outs and the progress bar again."""
@@ -121,7 +121,7 @@ def _run_key(run: PlannedRun) -> tuple[str, str, str, int]:
 
 
 def work_order(key: int, run: PlannedRun, source_dir: Path | None) -> WorkOrder:
-    """What a worker needs to make `run` (see `structbench.sweep.worker.WorkOrder`)."""
+    """What a worker needs to make `run` (see `structbench.execution.worker.WorkOrder`)."""
     return order_for(key, run.cell.reference, run.context, source_dir, name=run.cell.name)
 
 

@@ -1,6 +1,6 @@
 """The processes of a worker's process group, as Linux's `/proc` lists them: what a model started.
 
-A local worker is the leader of a process group of its own (`structbench.sweep.executors`), and
+A local worker is the leader of a process group of its own (`structbench.execution.executors`), and
 every process a model forks stays in that group unless it leaves it on purpose. Reading the group
 from `/proc` lets the driver end what a run left behind without ending the worker itself (which
 lives on for the next run), and add up the group's memory for `--max-memory`. No maintained

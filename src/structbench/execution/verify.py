@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from structbench.environments import differing
+from structbench.execution.supervised import SupervisedWorker
 from structbench.paths import CHECKPOINTS_VARIABLE
 from structbench.runs.identity import Asked
 from structbench.runs.runner import Runner
@@ -34,7 +35,6 @@ from structbench.specs import ModelSpec
 from structbench.store import Store
 from structbench.store.codec import unpack_predictions
 from structbench.store.database import StoredRun
-from structbench.sweep.supervised import Supervisor
 
 AVX2_PIN = {"ATEN_CPU_CAPABILITY": "avx2", "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
 """The environment that keeps torch's and numpy's kernels at AVX2 on a CPU with AVX-512 (tox's)."""
@@ -165,7 +165,9 @@ def verify(
         tempfile.TemporaryDirectory(prefix="structbench-verify-") as folder,
         _environ({**pin, CHECKPOINTS_VARIABLE: str(Path(folder) / "checkpoints")}),
         Store(Path(folder) / "verify.sqlite") as store,
-        Supervisor(command="reference verify", timeout=timeout, source_dir=source_dir, progress=False) as supervisor,
+        SupervisedWorker(
+            command="reference verify", timeout=timeout, source_dir=source_dir, progress=False
+        ) as supervisor,
     ):
         runner = Runner(store, source_dir=source_dir, progress=False, supervisor=supervisor)
         for run in runs:

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from structbench.cli import main
+from structbench.execution.verify import AVX2_PIN, simd_pin
 from structbench.paths import reference_bundle_dir
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
 from structbench.store.bundle import cell_files, read_runs, write_runs
-from structbench.sweep.verify import AVX2_PIN, simd_pin
 
 SUITE = "lookup-tables"
 

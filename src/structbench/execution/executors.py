@@ -1,15 +1,15 @@
-"""Where a sweep's runs are fitted and predicted: a local process pool, or Ray.
+"""Where runs are fitted and predicted away from the command's process: a local process pool, or Ray.
 
-Both take `WorkOrder`s and give back `WorkResult`s (`structbench.sweep.worker`), as JSON text;
+Both take `WorkOrder`s and give back `WorkResult`s (`structbench.execution.worker`), as JSON text;
 neither touches the store. Both end a run that outlives `--timeout` (its worker is killed, the
 run fails with "timed out after N s") and turn a worker that dies into a failed run ("worker
 died: killed by SIGKILL"), so that the sweep goes on.
 
-- `LocalExecutor`: at most N worker processes (`python -m structbench.sweep.local_worker`), each in a
+- `LocalExecutor`: at most N worker processes (`python -m structbench.execution.local_worker`), each in a
   process group of its own, each running one order at a time and living on for the next, so
   that torch is imported once per worker rather than once per run. A worker's stderr (what its
   models print) goes to a log file whose tail explains a death. A timed-out worker is killed with
-  its whole group and replaced by a fresh one. Workers die with the driver (see `structbench.sweep.worker`).
+  its whole group and replaced by a fresh one. Workers die with the driver (see `structbench.execution.worker`).
   Each run holds its worker to the run's own thread count (`structbench.runs.threads`), so the
   pool's parallelism is its workers.
 - `RayExecutor`: one Ray task per run (`pip install 'structbench[ray]'`), on a local Ray started
@@ -44,10 +44,18 @@ from typing import IO, Any, Protocol
 
 from structbench.data.sources import SOURCE_DIR_VARIABLE
 from structbench.errors import UserError
+from structbench.execution.processes import end_others, group_memory
+from structbench.execution.worker import (
+    PARENT_VARIABLE,
+    PROGRESS,
+    STARTED,
+    WorkOrder,
+    WorkResult,
+    ended,
+    run_order_text,
+)
 from structbench.paths import HOME_VARIABLE, structbench_home
 from structbench.specs import ModelSpec
-from structbench.sweep.processes import end_others, group_memory
-from structbench.sweep.worker import PARENT_VARIABLE, PROGRESS, STARTED, WorkOrder, WorkResult, ended, run_order_text
 
 POSIX = os.name == "posix"
 TAIL_LINES = 20
@@ -162,7 +170,7 @@ class LocalExecutor:
         log_path = Path(self._folder.name) / f"worker-{self._started}.log"
         log = log_path.open("w+b")
         process = subprocess.Popen(
-            [sys.executable, "-m", "structbench.sweep.local_worker"],
+            [sys.executable, "-m", "structbench.execution.local_worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,

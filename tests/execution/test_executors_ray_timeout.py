@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from structbench.execution import executors
+from structbench.execution.executors import STARTUP_SECONDS, RayExecutor, Resources
+from structbench.execution.worker import WorkOrder
 from structbench.specs import ModelSpec
-from structbench.sweep import executors as sweep_executors
-from structbench.sweep.executors import STARTUP_SECONDS, RayExecutor, Resources
-from structbench.sweep.worker import WorkOrder
 
 TIMEOUT = 8.0
 
@@ -90,7 +90,7 @@ def executor(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[RayExecutor, Sta
     queues.Queue = lambda **options: started  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "ray.util.queue", queues)
     clock = Clock()
-    monkeypatch.setattr(sweep_executors.time, "monotonic", clock.monotonic)
+    monkeypatch.setattr(executors.time, "monotonic", clock.monotonic)
     made = RayExecutor(2, timeout=TIMEOUT)
     yield made, started, clock
     made.stop()

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from structbench.sweep.executors import RayExecutor
+from structbench.execution.executors import RayExecutor
 
 
 class StartingRay(types.SimpleNamespace):

@@ -21,13 +21,13 @@ import pytest
 
 from structbench.cli import main
 from structbench.data import freeze
+from structbench.execution.supervised import SupervisedWorker
 from structbench.registry import suite
 from structbench.runs.attempt import ERROR_TAIL, Evaluated
 from structbench.runs.context import Keyed
 from structbench.runs.identity import Asked
 from structbench.specs import ModelSpec
 from structbench.store import Store
-from structbench.sweep.supervised import Supervisor
 from tests.support.sweep_models import PID_FILE
 
 HOSTILE = "tests.support.sweep_models:Hostile"
@@ -107,7 +107,7 @@ def test_the_workers_progress_bars_are_redrawn_by_the_command_and_cleared(tmp_pa
     manifest = freeze.ensure_built(lookup, None)
     context = Keyed.of(lookup, Asked.of(ModelSpec(name="oracle"))).seed(manifest, 0)
     shown = io.StringIO()
-    with Supervisor(command="run", progress=True, stream=shown) as supervisor:
+    with SupervisedWorker(command="run", progress=True, stream=shown) as supervisor:
         outcome = supervisor("lookup-tables", context)
     assert isinstance(outcome, Evaluated)
     redraws = shown.getvalue().split("\r")

@@ -1,7 +1,8 @@
 """`structbench run`'s seeds, each in a supervised worker process: a sweep of one run at a time.
 
-`Supervisor` is what `Runner` calls in place of running a model in its own process: it hands the
-claimed run to the sweep's local executor (`structbench.sweep.executors.LocalExecutor`, one worker
+`SupervisedWorker` is the `structbench.runs.runner.Supervisor` that `run` and `reference verify`
+hand the runner: the runner calls it in place of running a model in its own process. It hands the
+claimed run to a local executor (`structbench.execution.executors.LocalExecutor`, one worker
 that lives for the whole command, so that torch is imported once) and turns the worker's answer
 into the runner's outcome, which the runner alone stores. So a model that hangs past
 `--timeout`, exits (`os._exit`), dies of a signal or grows past `--max-memory` is a failed run
@@ -23,10 +24,10 @@ from typing import Any, TextIO
 from tqdm import tqdm
 
 from structbench.errors import UserError
+from structbench.execution.executors import LocalExecutor, Resources
+from structbench.execution.worker import WorkOrder, order_for, outcome_of
 from structbench.runs.attempt import Outcome
 from structbench.runs.context import SeedContext
-from structbench.sweep.executors import LocalExecutor, Resources
-from structbench.sweep.worker import WorkOrder, order_for, outcome_of
 
 DEFAULT_TIMEOUT = 24 * 3600.0
 """A run's time-out when `--timeout` is not given: a day, longer than any `cpu-small` or GPU
@@ -35,7 +36,7 @@ POLL_SECONDS = 0.2
 """How often the worker's answers, time-out and memory are looked at while a run goes on."""
 
 
-class Supervisor:
+class SupervisedWorker:
     """Runs each claimed seed in a worker process (see the module docstring); a context manager
     that ends its worker on exit."""
 
@@ -65,7 +66,7 @@ class Supervisor:
         self._line: tqdm[Any] | None = None
         """The line showing the worker's progress, while a run shows some."""
 
-    def __enter__(self) -> Supervisor:
+    def __enter__(self) -> SupervisedWorker:
         return self
 
     def __exit__(

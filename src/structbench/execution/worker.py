@@ -1,4 +1,4 @@
-"""The worker side of `structbench sweep`: fit and predict one run, away from the store.
+"""The worker side of `sweep` and `run`: fit and predict one run in a worker process, away from the store.
 
 A sweep's driver claims each run in the store and sends a worker a `WorkOrder`; the worker
 builds the suite's data where it is (or checks it), builds the model, fits and asks it exactly as
@@ -14,7 +14,7 @@ structbench version and git revision, the same suite data (hash) and the same mo
 a cluster node) refuses the run in one sentence instead of storing its numbers under the
 driver's key.
 
-`main` is the local executor's worker (`python -m structbench.sweep.local_worker`): it reads one order per line
+`main` is the local executor's worker (`python -m structbench.execution.local_worker`): it reads one order per line
 on stdin and writes, on the stdout it started with, `{"started": KEY}` when it begins an order and
 then its result, one line each; what the model prints goes to stderr. It dies with the driver (Linux: `PR_SET_PDEATHSIG`; elsewhere a thread that
 watches its parent), so that a driver killed with SIGKILL leaves no worker training on.
@@ -41,13 +41,13 @@ from structbench import __version__, registry
 from structbench.convergence import Convergence
 from structbench.data import freeze
 from structbench.errors import UserError
+from structbench.execution.processes import end_descendants
 from structbench.runs.attempt import Ended, Evaluated, Outcome, attempt
 from structbench.runs.context import Keyed, SeedContext
 from structbench.runs.identity import Asked
 from structbench.runs.provenance import git_commit
 from structbench.scoring import Score, SplitScores
 from structbench.specs import Frozen, ModelSpec
-from structbench.sweep.processes import end_descendants
 
 PARENT_VARIABLE = "STRUCTBENCH_SWEEP_PARENT"
 """The driver's pid, set for a local worker: it exits at once when its parent is already another."""
