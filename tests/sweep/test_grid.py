@@ -15,8 +15,8 @@ from structbench.cli import main
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.runs.attempt import Ended, attempt
-from structbench.runs.context import Keyed
-from structbench.runs.identity import Asked
+from structbench.runs.context import ModelOnSuite
+from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
@@ -80,7 +80,7 @@ seeds: 0
             "label 'mine' would name every configuration",
         ),
         ("suites: [miniscan]\nmodels: [{name: copy, set: {x: {a: 1}}}]\nseeds: [0]\n", "models.0.set.x"),
-        ("suites: [miniscan]\nmodels: [copy]\nseeds: [0, 0]\n", "must list from 1 to 10000 seeds, each once"),
+        ("suites: [miniscan]\nmodels: [copy]\nseeds: [0, 0]\n", "seeds [0, 0] must list at least one seed, each once"),
         ("suites: [miniscan]\nmodels: [copy]\nseeds: 0-x\n", "is not a comma-separated list"),
         ("suites: [miniscan\n", "is not valid YAML at line 2"),
         ("- miniscan\n", "must be a mapping with suites, models and seeds"),
@@ -135,7 +135,7 @@ def test_a_plan_keys_runs_as_run_does_and_leaves_out_the_finished_ones(
         ("copy", 2),
     ]
     # the claim fields are `run`'s own: claiming a finished one answers it from the store
-    assert all(store.claim_run(run.fields).state == "cached" for run in planned.finished)
+    assert all(store.claim_run(run.claim_fields).state == "cached" for run in planned.finished)
 
 
 def test_runs_are_ordered_longest_first_by_past_timings_else_by_recipe_work(tmp_path: Path, store: Store) -> None:
@@ -172,14 +172,14 @@ seeds: [0, 1]
 def order_for(suite_id: str, spec: ModelSpec, seed: int, **changes: object) -> WorkOrder:
     """The order a driver would send for `spec` on the suite, with `changes` made to it."""
     suite = registry.suite(suite_id)
-    asked = Asked.of(spec)
+    request = ModelRequest.of(spec)
     manifest = freeze.ensure_built(suite)
     fields = {
         "key": 7,
         "suite": suite_id,
         "suite_hash": manifest.suite_hash,
         "model": spec,
-        "model_hash": Keyed.of(suite, asked).model_hash,
+        "model_hash": ModelOnSuite.of(suite, request).key.model_hash,
         "seed": seed,
         "harness_version": __version__,
     }
@@ -189,8 +189,8 @@ def order_for(suite_id: str, spec: ModelSpec, seed: int, **changes: object) -> W
 def test_a_workers_json_result_stores_exactly_what_the_runner_would() -> None:
     suite = registry.suite("lookup-tables")
     manifest = freeze.ensure_built(suite)
-    asked = Asked.of(ModelSpec(name="random"))
-    direct = attempt(Keyed.of(suite, asked).seed(manifest, 3), log=lambda _: None, progress=False)
+    request = ModelRequest.of(ModelSpec(name="random"))
+    direct = attempt(ModelOnSuite.of(suite, request).seed_run(manifest, 3), log=lambda _: None, progress=False)
     travelled = outcome_of(type(result_of(7, direct)).model_validate_json(result_of(7, direct).model_dump_json()))
     assert not isinstance(direct, Ended) and not isinstance(travelled, Ended)
     assert list(travelled.results) == list(direct.results)
