@@ -110,7 +110,8 @@ class RunKey:
         - The model: the SHA-256 of its record (`ModelKey.record_json`), which holds
           - its name (registered, `module:Class` or a command);
           - its `--set` values, less those it declares as changing no answer
-            (`Model.unkeyed_settings`: where it runs, on how many threads, how long it may take),
+            (`Model.unkeyed_settings`: the device it runs on, how long it may take; not its threads,
+            which may round otherwise),
             and less those that ask for what it does anyway (`_without_defaults`): a value equal to
             its constructor's default (`depth=2` where `depth: int = 2`), or a recipe value
             (`epochs=20` where its recipe says 20 on this suite); so `--set depth=2` is the default

@@ -28,7 +28,7 @@ def model_label(spec: ModelSpec, factory: Callable[..., Any]) -> str:
     Hugging Face model: its folder's name, never the path); a `module:Class` model is its class's
     own `name` attribute, else the class name; a registered model is its registry name; each with
     its `--set` values, e.g. `ngram[order=3]`, except those that do not change its answers
-    (`Model.unkeyed_settings`: where it runs, on how many threads, how long it may take). A factory
+    (`Model.unkeyed_settings`: the device it runs on, how long it may take). A factory
     whose `label` is a string gives a default, shown without settings, that the built model
     replaces (`labelled_by_instance`): the command model's hello name."""
     custom = hook(factory, "label")
