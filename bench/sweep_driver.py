@@ -31,8 +31,8 @@ from tabulate import tabulate
 from structbench import __version__, registry
 from structbench.data import freeze
 from structbench.execution.worker import WorkOrder, WorkResult, execute, outcome_of
-from structbench.runs.context import Keyed
-from structbench.runs.identity import Asked
+from structbench.runs.context import ModelOnSuite
+from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
@@ -55,13 +55,13 @@ def drive(suite_id: str, runs: int, folder: Path) -> list[str]:
     suite = registry.suite(suite_id)
     manifest = freeze.ensure_built(suite)
     spec = ModelSpec(name="random")
-    keyed = Keyed.of(suite, Asked.of(spec))
+    keyed = ModelOnSuite.of(suite, ModelRequest.of(spec))
     order = WorkOrder(
         key=0,
         suite=suite_id,
         suite_hash=manifest.suite_hash,
         model=spec,
-        model_hash=keyed.model_hash,
+        model_hash=keyed.key.model_hash,
         seed=0,
         harness_version=__version__,
     )
@@ -75,8 +75,8 @@ def drive(suite_id: str, runs: int, folder: Path) -> list[str]:
         first_size, seconds = 0, 0.0
         for seed in range(runs):
             started = time.perf_counter()
-            context = keyed.seed(manifest, seed)
-            claim = store.claim_run(context.fields)
+            context = keyed.seed_run(manifest, seed)
+            claim = store.claim_run(context.claim_fields)
             result = WorkResult.model_validate_json(text)
             try:
                 runner.record(claim, context, outcome_of(result))

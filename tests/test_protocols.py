@@ -57,7 +57,14 @@ def test_hook_reads_a_member_or_its_default() -> None:
 def test_the_engine_reads_hooks_through_hook_not_getattr() -> None:
     """No module of the run path names a hook in a bare getattr: a new hook is added to `Model` first."""
     hooks = set(get_args(Hook))
-    for module in ("runs/identity.py", "runs/attempt.py", "runs/context.py", "runs/runner.py", "protocols.py"):
+    for module in (
+        "runs/request.py",
+        "runs/key.py",
+        "runs/attempt.py",
+        "runs/context.py",
+        "runs/runner.py",
+        "protocols.py",
+    ):
         for node in ast.walk(ast.parse((SOURCE / module).read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
                 name = node.args[1] if len(node.args) > 1 else None

@@ -24,7 +24,7 @@ from structbench import registry
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.paths import default_store_path
-from structbench.runs.identity import Asked
+from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, ResultRecord, Split, SuiteSpec
 from structbench.store import Store
@@ -59,7 +59,7 @@ def evaluate(
     the object's `name` attribute, else its class name), `limit` asks only the first N
     examples of each test split (a partial run, never ranked), `force` runs stored seeds again."""
     if isinstance(model, str):
-        asked = Asked.of(ModelSpec(name=model, params=dict(settings or {})), name=name, limit=limit)
+        asked = ModelRequest.of(ModelSpec(name=model, params=dict(settings or {})), name=name, limit=limit)
     else:
         if settings:
             raise UserError("settings go with a model name; a model object is configured by its own constructor.")
@@ -67,7 +67,7 @@ def evaluate(
             raise UserError(f"pass a model object, e.g. {model.__name__}(), not the class {model.__name__}.")
         cls = type(model)
         spec = ModelSpec(name=f"{cls.__module__}:{cls.__qualname__}", params=instance_settings(model))
-        asked = Asked.of(spec, name=name, limit=limit, instance=model)
+        asked = ModelRequest.of(spec, name=name, limit=limit, instance=model)
     with Store(Path(store) if store is not None else default_store_path()) as opened:
         runner = Runner(opened, source_dir=Path(source_dir) if source_dir is not None else None, progress=progress)
         return runner.evaluate(suite, asked, list(seeds), force=force)

@@ -24,8 +24,8 @@ from structbench.data import freeze
 from structbench.execution.supervised import SupervisedWorker
 from structbench.registry import suite
 from structbench.runs.attempt import ERROR_TAIL, Evaluated
-from structbench.runs.context import Keyed
-from structbench.runs.identity import Asked
+from structbench.runs.context import ModelOnSuite
+from structbench.runs.request import ModelRequest
 from structbench.specs import ModelSpec
 from structbench.store import Store
 from tests.support.sweep_models import PID_FILE
@@ -105,7 +105,7 @@ def test_a_model_module_that_fails_on_import_is_one_sentence(
 def test_the_workers_progress_bars_are_redrawn_by_the_command_and_cleared(tmp_path: Path) -> None:
     lookup = suite("lookup-tables")
     manifest = freeze.ensure_built(lookup, None)
-    context = Keyed.of(lookup, Asked.of(ModelSpec(name="oracle"))).seed(manifest, 0)
+    context = ModelOnSuite.of(lookup, ModelRequest.of(ModelSpec(name="oracle"))).seed_run(manifest, 0)
     shown = io.StringIO()
     with SupervisedWorker(command="run", progress=True, stream=shown) as supervisor:
         outcome = supervisor("lookup-tables", context)

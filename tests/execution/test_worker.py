@@ -13,8 +13,8 @@ from structbench import __version__, registry
 from structbench.data import freeze
 from structbench.execution.worker import WorkOrder, execute, outcome_of, result_of
 from structbench.runs.attempt import Ended, attempt
-from structbench.runs.context import Keyed
-from structbench.runs.identity import Asked
+from structbench.runs.context import ModelOnSuite
+from structbench.runs.request import ModelRequest
 from structbench.specs import ModelSpec
 
 HOSTILE = "tests.support.sweep_models:Hostile"
@@ -23,14 +23,14 @@ HOSTILE = "tests.support.sweep_models:Hostile"
 def order_for(suite_id: str, spec: ModelSpec, seed: int, **changes: object) -> WorkOrder:
     """The order a driver would send for `spec` on the suite, with `changes` made to it."""
     suite = registry.suite(suite_id)
-    asked = Asked.of(spec)
+    request = ModelRequest.of(spec)
     manifest = freeze.ensure_built(suite)
     fields = {
         "key": 7,
         "suite": suite_id,
         "suite_hash": manifest.suite_hash,
         "model": spec,
-        "model_hash": Keyed.of(suite, asked).model_hash,
+        "model_hash": ModelOnSuite.of(suite, request).key.model_hash,
         "seed": seed,
         "harness_version": __version__,
     }
@@ -40,8 +40,8 @@ def order_for(suite_id: str, spec: ModelSpec, seed: int, **changes: object) -> W
 def test_a_workers_json_result_stores_exactly_what_the_runner_would() -> None:
     suite = registry.suite("lookup-tables")
     manifest = freeze.ensure_built(suite)
-    asked = Asked.of(ModelSpec(name="random"))
-    direct = attempt(Keyed.of(suite, asked).seed(manifest, 3), log=lambda _: None, progress=False)
+    request = ModelRequest.of(ModelSpec(name="random"))
+    direct = attempt(ModelOnSuite.of(suite, request).seed_run(manifest, 3), log=lambda _: None, progress=False)
     travelled = outcome_of(type(result_of(7, direct)).model_validate_json(result_of(7, direct).model_dump_json()))
     assert not isinstance(direct, Ended) and not isinstance(travelled, Ended)
     assert list(travelled.results) == list(direct.results)

@@ -15,7 +15,7 @@ from structbench import registry
 from structbench.reports.render import write_report
 from structbench.reports.views.format import link, safe_url
 from structbench.reports.writers.tables import write_tables
-from structbench.runs.identity import Asked
+from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from tests.support.helpers import links_of, read_results
@@ -98,7 +98,7 @@ def test_a_text_cell_that_a_spreadsheet_would_run_gets_an_apostrophe_and_numbers
 
 def test_a_model_named_as_a_formula_is_text_in_the_report_csv(runner: Runner, tmp_path: Path) -> None:
     label = '=HYPERLINK("https://evil.example","click")'
-    runner.evaluate("lookup-tables", Asked.of(ModelSpec(name="copy"), name=label), [0])
+    runner.evaluate("lookup-tables", ModelRequest.of(ModelSpec(name="copy"), name=label), [0])
     index = write_report(runner.store, tmp_path / "site")
     models = {row["model"] for row in read_csv(index.parent / "results.csv")}
     assert models == {"'" + label}

@@ -17,7 +17,7 @@ from structbench.baselines.classical.hmm import HmmInducer
 from structbench.baselines.classical.ngram import KneserNey, Unigram
 from structbench.baselines.neural.adapter import NeuralTransducer
 from structbench.protocols import COMPUTE_FIELDS, ComputeReporter, checked_compute
-from structbench.runs import identity
+from structbench.runs import request
 from structbench.runs.runner import Runner
 from structbench.specs import Example, ModelSpec, Split
 from structbench.store import Store, run_compute
@@ -300,13 +300,13 @@ def test_a_neural_run_records_its_trainable_parameters_and_device(
     runner: Runner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     built: list[Any] = []
-    build = identity.build_model
+    build = request.build_model
 
     def keep(spec: ModelSpec) -> Any:
         built.append(build(spec))
         return built[-1]
 
-    monkeypatch.setattr(identity, "build_model", keep)
+    monkeypatch.setattr(request, "build_model", keep)
     # the smallest setting tests/baselines/neural/test_seq2seq.py runs through the harness
     params: dict[str, int | float | str | bool | None] = {
         "epochs": 1, "batch_size": 16, "max_length": 12, "hidden": 32, "embedding": 16,

@@ -10,7 +10,8 @@ import pytest
 
 from structbench.errors import UserError
 from structbench.runs.fingerprint import command_fingerprint
-from structbench.runs.identity import model_facts
+from structbench.runs.key import ModelKey
+from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 
@@ -22,6 +23,11 @@ class Echo:
     def transduce(self, inputs):
         return [list(tokens){edit} for tokens in inputs]
 """
+
+
+def model_facts(spec: ModelSpec, suite: str) -> dict[str, object]:
+    """What keys `spec`'s runs on `suite` beyond its settings (`ModelKey.facts`)."""
+    return ModelKey.of(suite, ModelRequest.of(spec)).facts
 
 
 @pytest.fixture
@@ -51,7 +57,9 @@ def test_an_edited_module_class_model_is_run_again_not_answered_from_the_store(
     token = {split: metrics["token_accuracy"].mean for split, metrics in edited.scores.items()}
     before = {split: metrics["token_accuracy"].mean for split, metrics in first.scores.items()}
     assert all(before[split] > 0 for split in before) and all(value == 0 for value in token.values())
-    code = model_facts(spec, "lookup-tables")["code"]  # the edited file's fingerprint, stored with the new run only
+    code = str(
+        model_facts(spec, "lookup-tables")["code"]
+    )  # the edited file's fingerprint, stored with the new run only
     assert code in runs["model_spec"].iloc[1] and code not in runs["model_spec"].iloc[0]
 
 

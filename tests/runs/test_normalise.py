@@ -4,15 +4,17 @@ a store made before that rule is moved to it when a runner opens it."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sqlite3
 from pathlib import Path
 
 from structbench import registry
 from structbench.data import freeze
-from structbench.runs.context import Keyed
-from structbench.runs.identity import Asked, model_record_json, record_hash
+from structbench.runs.context import ModelOnSuite
+from structbench.runs.key import ModelKey
+from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner
-from structbench.runs.settings import without_defaults
 from structbench.specs import ModelSpec
 from structbench.store import Store
 
@@ -32,34 +34,38 @@ class ShallowComposer:
         return [list(tokens) for tokens in inputs]
 
 
-def keyed(name: str, suite: str = "lookup-tables", **params: object) -> Keyed:
-    return Keyed.of(registry.suite(suite), Asked.of(ModelSpec(name=name, params=params)))
+def keyed(name: str, suite: str = "lookup-tables", **params: object) -> ModelOnSuite:
+    return ModelOnSuite.of(registry.suite(suite), ModelRequest.of(ModelSpec(name=name, params=params)))
 
 
 def test_a_constructor_default_given_explicitly_is_the_default_run() -> None:
     default = keyed(SHALLOW)
     for explicit in ({"depth": 2}, {"depth": 2, "rate": 0.5}, {"rate": 0.5, "tag": ""}, {"depth": 2.0}):
         same = keyed(SHALLOW, **explicit)
-        assert (same.model_hash, same.label, same.spec.params) == (default.model_hash, "shallow-composer", {})
+        assert (same.key.model_hash, same.label, same.key.spec.params) == (
+            default.key.model_hash,
+            "shallow-composer",
+            {},
+        )
     deeper = keyed(SHALLOW, depth=3, rate=0.5)
-    assert deeper.spec.params == {"depth": 3} and deeper.label == "shallow-composer[depth=3]"
-    assert deeper.model_hash != default.model_hash
-    assert keyed(SHALLOW, tag="x").spec.params == {"tag": "x"}
+    assert deeper.key.spec.params == {"depth": 3} and deeper.label == "shallow-composer[depth=3]"
+    assert deeper.key.model_hash != default.key.model_hash
+    assert keyed(SHALLOW, tag="x").key.spec.params == {"tag": "x"}
 
 
 def test_a_recipe_value_given_explicitly_is_the_recipe_run_on_that_suite_only() -> None:
     factory = registry.model_factory("seq2seq-gru-attn")
     recipe = factory.configuration("scan-length")  # type: ignore[attr-defined]
     same = keyed("seq2seq-gru-attn", "scan-length", epochs=recipe["epochs"], budget="cpu-small", threads=1)
-    assert same.model_hash == keyed("seq2seq-gru-attn", "scan-length").model_hash
+    assert same.key.model_hash == keyed("seq2seq-gru-attn", "scan-length").key.model_hash
     assert same.label == "seq2seq-gru-attn"
     other = recipe["epochs"] + 1
     changed = keyed("seq2seq-gru-attn", "scan-length", epochs=other)
-    assert changed.spec.params == {"epochs": other} and changed.label == f"seq2seq-gru-attn[epochs={other}]"
+    assert changed.key.spec.params == {"epochs": other} and changed.label == f"seq2seq-gru-attn[epochs={other}]"
     assert keyed("seq2seq-gru-attn", "scan-length", threads=2).label == "seq2seq-gru-attn[threads=2]"
     # a setting the others are invalid without stays, though the recipe has its value (tied embeddings)
     lm = ModelSpec(name="lstm-lm", params={"embedding": 128, "hidden": 16, "tie_embeddings": False})
-    kept = without_defaults(lm, registry.model_factory("lstm-lm"), "agreement-attractors")
+    kept = ModelKey.of("agreement-attractors", ModelRequest.of(lm)).spec
     assert kept.params == {"hidden": 16, "tie_embeddings": False}
 
 
@@ -71,22 +77,21 @@ def test_a_stored_run_with_an_explicit_default_answers_the_default_after_opening
     suite = registry.suite("lookup-tables")
     manifest = freeze.ensure_built(suite)
     default = keyed(SHALLOW)
-    context = default.seed(manifest, 0)
-    old_spec = ModelSpec(name=SHALLOW, params={"depth": 2})
-    old_record = model_record_json(old_spec, default.facts)
+    seed_run = default.seed_run(manifest, 0)
+    old_record = json.dumps({**json.loads(default.key.record_json), "params": {"depth": 2}}, sort_keys=True)
     old_fields = {
-        **context.fields,
+        **seed_run.claim_fields,
         "model": "shallow-composer[depth=2]",
         "model_spec": old_record,
-        "model_hash": record_hash(old_record),
+        "model_hash": hashlib.sha256(old_record.encode()).hexdigest(),
     }
     claim = runner.store.claim_run(old_fields)
     runner.store.finish_run(claim, {}, 0.0, 0.0, None)
     with Store(store_path) as reopened:
         again = Runner(reopened, progress=False)
         again.log = lambda message: None
-        record = again.evaluate("lookup-tables", Asked.of(ModelSpec(name=SHALLOW, params={"depth": 2})), [0])
+        record = again.evaluate("lookup-tables", ModelRequest.of(ModelSpec(name=SHALLOW, params={"depth": 2})), [0])
         assert record.status == {"0": "done"} and record.model == "shallow-composer"
     with sqlite3.connect(store_path) as db:
         rows = db.execute("SELECT model, model_hash, id FROM runs").fetchall()
-    assert rows == [("shallow-composer", default.model_hash, claim.run_id)]  # answered, not run again
+    assert rows == [("shallow-composer", default.key.model_hash, claim.run_id)]  # answered, not run again

@@ -10,7 +10,8 @@ import pytest
 from structbench import __version__, registry
 from structbench.data import freeze
 from structbench.reports.boards import aggregate, boards
-from structbench.runs.identity import model_facts, model_hash, model_record
+from structbench.runs.key import RunKey
+from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from tests.store.test_store import claim_and_die
@@ -108,13 +109,11 @@ def test_a_run_left_running_by_a_killed_process_is_redone_alone(runner: Runner) 
     assert len(CONSTRUCTED) == 2
     suite = registry.suite("lookup-tables")
     manifest = freeze.ensure_built(suite)
-    facts = model_facts(model, "lookup-tables")  # its code's fingerprint: the key the runner uses
+    key = RunKey.of(suite.spec, manifest.suite_hash, ModelRequest.of(model), 2)  # its code's fingerprint included
     claim_and_die(  # what a process killed while evaluating seed 2 leaves behind: `running`, its owner dead
         runner.store.path,
         {
-            "suite": "lookup-tables", "version": "1.0.0", "suite_hash": manifest.suite_hash,
-            "model": model.label, "model_spec": json.dumps(model_record(model, facts), sort_keys=True),
-            "model_hash": model_hash(model, facts), "config_hash": None, "comparable": True, "seed": 2, "draw": 2,
+            **key.stored_fields(), "model": model.label, "draw": 2,
             "harness_version": __version__, "git_commit": None, "environment": "{}",
         },
     )  # fmt: skip

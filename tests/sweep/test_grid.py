@@ -72,7 +72,7 @@ seeds: 0
             "label 'mine' would name every configuration",
         ),
         ("suites: [miniscan]\nmodels: [{name: copy, set: {x: {a: 1}}}]\nseeds: [0]\n", "models.0.set.x"),
-        ("suites: [miniscan]\nmodels: [copy]\nseeds: [0, 0]\n", "must list from 1 to 10000 seeds, each once"),
+        ("suites: [miniscan]\nmodels: [copy]\nseeds: [0, 0]\n", "seeds [0, 0] must list at least one seed, each once"),
         ("suites: [miniscan]\nmodels: [copy]\nseeds: 0-x\n", "is not a comma-separated list"),
         ("suites: [miniscan\n", "is not valid YAML at line 2"),
         ("- miniscan\n", "must be a mapping with suites, models and seeds"),
@@ -127,7 +127,7 @@ def test_a_plan_keys_runs_as_run_does_and_leaves_out_the_finished_ones(
         ("copy", 2),
     ]
     # the claim fields are `run`'s own: claiming a finished one answers it from the store
-    assert all(store.claim_run(run.fields).state == "cached" for run in planned.finished)
+    assert all(store.claim_run(run.claim_fields).state == "cached" for run in planned.finished)
 
 
 def test_runs_are_ordered_longest_first_by_past_timings_else_by_recipe_work(tmp_path: Path, store: Store) -> None:

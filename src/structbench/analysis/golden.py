@@ -39,7 +39,7 @@ from structbench import __version__
 from structbench.environments import PACKAGES, differing
 from structbench.errors import UserError
 from structbench.runs import provenance
-from structbench.runs.identity import Asked
+from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner
 from structbench.specs import Frozen, ModelSpec, ResultRecord, SeedStats
 
@@ -271,7 +271,7 @@ def check(runner: Runner, golden: GoldenFile, tolerance: float | None = None) ->
             tolerance if tolerance is not None else item.tolerance if item.tolerance is not None else golden.tolerance
         )
         spec = ModelSpec(name=item.model, params=item.settings)
-        record = runner.evaluate(item.suite, Asked.of(spec, name=item.name), item.seeds)
+        record = runner.evaluate(item.suite, ModelRequest.of(spec, name=item.name), item.seeds)
         statuses = sorted(set(record.status.values()))
         reason = ""
         if record.suite_hash != item.suite_hash:

@@ -23,7 +23,7 @@ from structbench.cli.options import (
 from structbench.cli.reference import add_no_reference
 from structbench.errors import UserError
 from structbench.runs.arguments import parse_seeds, parse_settings
-from structbench.runs.identity import Asked
+from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner
 from structbench.runs.settings import text_settings
 from structbench.specs import ModelSpec
@@ -156,7 +156,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise UserError(f"--name {args.name!r} names one model, but --model gives {len(names)}.")
         seeds = parse_seeds(args.seeds)
         specs = [ModelSpec(name=name, params=parse_settings(args.set, text=text_settings(name))) for name in names]
-        asked = [Asked.of(spec, name=args.name) for spec in specs]  # every name checked before anything runs
+        asked = [ModelRequest.of(spec, name=args.name) for spec in specs]  # every name checked before anything runs
         metrics = None if args.all_metrics else {registry.suite(suite).spec.primary_metric for suite in suites}
         entries = []
         with Store(args.store) as store:

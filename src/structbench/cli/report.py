@@ -26,8 +26,8 @@ from structbench.data import freeze
 from structbench.errors import SourceUnavailable, UserError
 from structbench.protocols import hook
 from structbench.runs.arguments import parse_seeds
-from structbench.runs.identity import Asked
 from structbench.runs.normalise import normalise_store
+from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
@@ -112,7 +112,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
         runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
         suites = [registry.suite(name) for name in names]
         models = [QUICKSTART_MODELS + (trained_in_quickstart(name) if args.neural else ()) for name in names]
-        labels = [[(model, Asked.of(ModelSpec(name=model)).label) for model in row] for row in models]
+        labels = [[(model, ModelRequest.of(ModelSpec(name=model)).label) for model in row] for row in models]
         progress = SuiteRuns(
             "quickstart", suites, labels, seeds, store, quiet=args.no_progress, after=["write the report"]
         )

@@ -11,7 +11,7 @@ from structbench.cli.options import Commands, add_json, add_no_progress, add_see
 from structbench.cli.progress import SuiteRuns, is_quiet, seed_ended
 from structbench.errors import UserError
 from structbench.runs.arguments import parse_seeds, parse_settings
-from structbench.runs.identity import Asked
+from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Evaluation, Runner
 from structbench.runs.settings import text_settings
 from structbench.specs import ModelSpec
@@ -31,9 +31,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     for suite in suites:  # every name of the grid is checked before anything runs
         registry.suite(suite)
     asked = []
-    for name in names:  # Asked.of refuses an unknown setting or a value its constructor rules out
+    for name in names:  # ModelRequest.of refuses an unknown setting or a value its constructor rules out
         params = parse_settings(args.set, text=text_settings(name))  # a str setting takes `111` as "111"
-        asked.append(Asked.of(ModelSpec(name=name, params=params), name=args.name, limit=args.limit))
+        asked.append(ModelRequest.of(ModelSpec(name=name, params=params), name=args.name, limit=args.limit))
     records = []
     quiet = is_quiet(args)
     with Store(args.store) as store, supervisor_of(args, "run", False if quiet else None) as supervisor:

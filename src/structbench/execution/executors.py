@@ -73,7 +73,7 @@ class Resources:
 
 
 def resources_of(spec: ModelSpec, threads: int, *, gpus_available: bool) -> Resources:
-    """A run's CPUs and GPUs: the `threads` it computes on (`Keyed.threads`); one GPU for
+    """A run's CPUs and GPUs: the `threads` it computes on (`ModelOnSuite.threads`); one GPU for
     `device=cuda` (or `cuda:N`), and for `device=auto` where the cluster has GPUs (auto takes one)."""
     device = spec.params.get("device")
     cpus = float(threads)

@@ -27,7 +27,7 @@ from structbench.errors import UserError
 from structbench.execution.executors import LocalExecutor, Resources
 from structbench.execution.worker import WorkOrder, order_for, outcome_of
 from structbench.runs.attempt import Outcome
-from structbench.runs.context import SeedContext
+from structbench.runs.context import SeedRun
 
 DEFAULT_TIMEOUT = 24 * 3600.0
 """A run's time-out when `--timeout` is not given: a day, longer than any `cpu-small` or GPU
@@ -80,15 +80,15 @@ class SupervisedWorker:
             self._executor.stop()
             self._executor = None
 
-    def __call__(self, suite_ref: str, context: SeedContext) -> Outcome:
+    def __call__(self, suite_ref: str, context: SeedRun) -> Outcome:
         """Fit and ask the model of `context` in the worker: how it came out, or the refusal's sentence
         (`UserError`, e.g. a `--set` value the model's constructor rejects)."""
         executor = self._ready()
         self._orders += 1
-        asked = context.asked
+        asked = context.request
         name = asked.label if asked.named else None
         order = order_for(self._orders, suite_ref, context, self.source_dir, name=name, progress=self.progress)
-        executor.submit(order, Resources(cpus=float(context.keyed.threads)))
+        executor.submit(order, Resources(cpus=float(context.model.threads)))
         try:
             while True:
                 for result in executor.collect(POLL_SECONDS):

@@ -29,7 +29,7 @@ from typing import Any, Literal
 from structbench.environments import differing
 from structbench.execution.supervised import SupervisedWorker
 from structbench.paths import CHECKPOINTS_VARIABLE
-from structbench.runs.identity import Asked
+from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
@@ -180,7 +180,7 @@ def verify(
 def _made_again(runner: Runner, store: Store, run: StoredRun) -> Verdict:
     row = run.row
     spec = json.loads(row["model_spec"])
-    asked = Asked.of(ModelSpec(name=spec["name"], params=spec.get("params") or {}), name=row["model"])
+    asked = ModelRequest.of(ModelSpec(name=spec["name"], params=spec.get("params") or {}), name=row["model"])
     evaluation = runner.evaluation(f"{row['suite']}@{row['version']}", asked, [int(row["seed"])])
     status = evaluation.record.status.get(str(row["seed"]))
     if status != "done":

@@ -43,9 +43,9 @@ from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.execution.processes import end_descendants
 from structbench.runs.attempt import Ended, Evaluated, Outcome, attempt
-from structbench.runs.context import Keyed, SeedContext
-from structbench.runs.identity import Asked
+from structbench.runs.context import ModelOnSuite, SeedRun
 from structbench.runs.provenance import git_commit
+from structbench.runs.request import ModelRequest
 from structbench.scoring import Score, SplitScores
 from structbench.specs import Frozen, ModelSpec
 
@@ -136,7 +136,7 @@ class WorkResult(Frozen):
 def order_for(
     key: int,
     suite: str,
-    context: SeedContext,
+    context: SeedRun,
     source_dir: Path | None,
     *,
     name: str | None,
@@ -148,14 +148,14 @@ def order_for(
         key=key,
         suite=suite,
         suite_hash=context.manifest.suite_hash,
-        model=context.asked.spec,
+        model=context.request.spec,
         name=name,
-        limit=context.asked.limit,
-        model_hash=context.keyed.model_hash,
+        limit=context.request.limit,
+        model_hash=context.model.key.model_hash,
         seed=context.seed,
         source_dir=None if source_dir is None else str(source_dir.expanduser().resolve()),
-        harness_version=context.fields["harness_version"],
-        git_commit=context.fields["git_commit"],
+        harness_version=context.claim_fields["harness_version"],
+        git_commit=context.claim_fields["git_commit"],
         import_path=[str(Path.cwd()), *(entry for entry in sys.path if entry)],
         progress=progress,
     )
@@ -190,8 +190,8 @@ def execute(order: WorkOrder) -> WorkResult:
         )
     try:
         suite = registry.suite(order.suite)
-        keyed = Keyed.of(suite, Asked.of(order.model, name=order.name, limit=order.limit))
-        if keyed.model_hash != order.model_hash:
+        keyed = ModelOnSuite.of(suite, ModelRequest.of(order.model, name=order.name, limit=order.limit))
+        if keyed.key.model_hash != order.model_hash:
             return _refused(
                 order,
                 f"{order.model.label} resolves to another configuration on the worker than on the driver (its "
@@ -205,7 +205,9 @@ def execute(order: WorkOrder) -> WorkResult:
                 f"the worker's {suite.spec.key} data has hash {manifest.suite_hash[:12]}, the driver's "
                 f"{order.suite_hash[:12]}; build the same data on every worker.",
             )
-        outcome = attempt(keyed.seed(manifest, order.seed), log=_to_stderr, progress=None if order.progress else False)
+        outcome = attempt(
+            keyed.seed_run(manifest, order.seed), log=_to_stderr, progress=None if order.progress else False
+        )
     except UserError as error:
         return _refused(order, str(error))
     except Exception as error:  # the harness failed on this worker (not the model): the run fails, with why

@@ -41,7 +41,7 @@ from structbench.protocols import (
     speaks,
     undeclared,
 )
-from structbench.runs.context import SeedContext
+from structbench.runs.context import SeedRun
 from structbench.runs.provenance import environment_json
 from structbench.runs.threads import pinned
 from structbench.specs import Split
@@ -83,7 +83,7 @@ class Evaluated:
     compute: dict[str, int | str] | None
     """The model's checked `compute()` report; None when it has none or it raised."""
     label: str | None = None
-    """What the built model calls itself, where it names itself (see `model_label`)."""
+    """What the built model calls itself, where it names itself (see `structbench.runs.request.model_label`)."""
     statistics: dict[str, float] | None = None
     """The model's checked `statistics()` report (e.g. dev perplexity); None when it has none or it raised."""
     environment: str | None = None
@@ -136,7 +136,7 @@ def _error_text(error: BaseException) -> str:
     return f"{text[-(ERROR_TAIL - len(line) - 1) :]}\n{line}"
 
 
-def attempt(context: SeedContext, *, log: Callable[[str], None], progress: bool | None = None) -> Outcome:
+def attempt(seed_run: SeedRun, *, log: Callable[[str], None], progress: bool | None = None) -> Outcome:
     """Build, fit and ask the model for one seed: its results, or how it ended without them.
 
     A model's own crash (or `sys.exit`) is a failed outcome and one that does not speak the
@@ -144,7 +144,7 @@ def attempt(context: SeedContext, *, log: Callable[[str], None], progress: bool 
     the model) and an interrupt propagate. Touches no store: `structbench run` calls it in its own
     process, a sweep's workers in theirs."""
     try:
-        return fit_and_predict(context, log=log, progress=progress)
+        return fit_and_predict(seed_run, log=log, progress=progress)
     except NotApplicable as reason:
         return Ended("n/a", str(reason), str(reason))
     except UserError:
@@ -153,7 +153,7 @@ def attempt(context: SeedContext, *, log: Callable[[str], None], progress: bool 
         return Ended("failed", _error_text(error), failure_line(error))
 
 
-def fit_and_predict(context: SeedContext, *, log: Callable[[str], None], progress: bool | None = None) -> Evaluated:
+def fit_and_predict(seed_run: SeedRun, *, log: Callable[[str], None], progress: bool | None = None) -> Evaluated:
     """Build the model, run it on the draw's splits, on the run's fixed number of CPU threads
     (`structbench.runs.threads`), and close it (a caller's own object stays open).
 
@@ -164,31 +164,29 @@ def fit_and_predict(context: SeedContext, *, log: Callable[[str], None], progres
     redirected: a C extension or `os.write(1, ...)` writing to file descriptor 1 still reaches
     stdout (a sweep's worker moves its descriptor 1 itself, `structbench.execution.worker`)."""
     with contextlib.redirect_stdout(sys.stderr):
-        asked = context.asked
-        model = asked.build()
-        threads = context.keyed.threads
+        request = seed_run.request
+        model = request.build()
+        threads = seed_run.model.threads
         try:
             with pinned(threads):
-                evaluated = _evaluate_model(model, context, log=log, progress=progress)
+                evaluated = _evaluate_model(model, seed_run, log=log, progress=progress)
             return dataclasses.replace(evaluated, environment=environment_json(threads))
         finally:
             close = hook(model, "close")
-            if asked.instance is None and callable(close):  # a caller's own object stays theirs to close
+            if request.instance is None and callable(close):  # a caller's own object stays theirs to close
                 close()
 
 
-def _evaluate_model(
-    model: Any, context: SeedContext, *, log: Callable[[str], None], progress: bool | None
-) -> Evaluated:
-    suite, asked, seed = context.suite, context.asked, context.seed
+def _evaluate_model(model: Any, seed_run: SeedRun, *, log: Callable[[str], None], progress: bool | None) -> Evaluated:
+    suite, request, seed = seed_run.suite, seed_run.request, seed_run.seed
     spec = suite.spec
     if not speaks(model, spec.protocol, continuations=spec.continuations):
         missing = undeclared(model, spec.protocol)
         if missing:
             raise UserError(missing)
-        raise NotApplicable(not_spoken(asked.label, model, spec))
-    own_label = hook(model, "label") if not asked.label_is_final else None
-    splits = DrawSplits(suite, context.manifest, context.draw)
+        raise NotApplicable(not_spoken(request.label, model, spec))
+    own_label = hook(model, "label") if not request.label_is_final else None
+    splits = DrawSplits(suite, seed_run.manifest, seed_run.draw)
     train = [splits[s.name] for s in spec.splits_with_role("train")]
     dev = [splits[s.name] for s in spec.splits_with_role("dev")]
     if isinstance(model, OracleUser):
@@ -205,20 +203,20 @@ def _evaluate_model(
     started = time.perf_counter()
     with tqdm(
         total=total,
-        desc=f"{spec.id} {asked.label} seed {seed}",
+        desc=f"{spec.id} {request.label} seed {seed}",
         unit="ex",
         disable=progress is False or None,
         leave=False,
     ) as bar:
         for test in tests:
             data = splits[test.name]
-            if asked.limit is not None:
-                data = data.model_copy(update={"examples": data.examples[: asked.limit]})
+            if request.limit is not None:
+                data = data.model_copy(update={"examples": data.examples[: request.limit]})
             predictions = ask(model, spec, data.examples, on_batch=bar.update)
             scores = suite.score(data, predictions)
             results[test.name] = (scores, [e.id for e in data.examples], predictions)
     predict_seconds = time.perf_counter() - started
-    where = f"{spec.key} x {asked.label} seed {seed}"
+    where = f"{spec.key} x {request.label} seed {seed}"
     return Evaluated(
         results,
         fit_seconds,

@@ -1,7 +1,7 @@
 """What identifies the code a user's model runs, so that editing it makes a new run, not a cache hit.
 
-A run is keyed by the model's name, its `--set` values and its facts (`structbench.runs.identity.
-model_facts`). Registered models are versioned with their package (and neural baselines also by
+A run is keyed by the model's name, its `--set` values and its facts (`structbench.runs.key.
+RunKey.of`). Registered models are versioned with their package (and neural baselines also by
 their resolved recipe), but a `module:Class` model or an external command is the user's own
 code, edited between runs: without its fingerprint in the key, an edited classifier was
 answered from the store with the scores of its previous version. The fingerprint is the

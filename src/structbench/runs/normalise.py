@@ -1,7 +1,7 @@
 """Stored runs asked with an explicit default, moved to the default run's key.
 
 Before structbench 0.x keyed runs without the `--set` values that ask for a model's defaults
-(`structbench.runs.settings.without_defaults`), `--set depth=2` on a model whose default depth is 2
+(`structbench.runs.key.RunKey.of`), `--set depth=2` on a model whose default depth is 2
 was a run of its own, shown as `shallow-composer[depth=2]` beside `shallow-composer`. Opening a
 store for `run`, `sweep`, `check`, `report` or the Python API moves such runs to the key (and the
 label) the same settings get today, so that they answer the default run and the leaderboard shows
@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 from structbench import registry
 from structbench.errors import UserError
-from structbench.runs.identity import model_label, record_hash
-from structbench.runs.settings import without_defaults
+from structbench.runs.key import ModelKey
+from structbench.runs.request import model_label
 from structbench.specs import ModelSpec
 from structbench.store import Store
 
@@ -35,16 +35,15 @@ def normalise_store(store: Store, log: Callable[[str], None] | None = None) -> i
         if not params or not isinstance(params, dict):
             continue
         try:
-            factory = registry.model_factory(str(record["name"]))
-            asked = ModelSpec(name=str(record["name"]), params=params)
-            spec = without_defaults(asked, factory, suite)
+            key = ModelKey.of_stored(suite, record)
         except (UserError, KeyError, ImportError, ValueError):
             continue
-        if spec.params == params:
+        if not key.dropped_defaults:
             continue
-        new_json = json.dumps({**record, "params": spec.params}, sort_keys=True, default=str)
-        new_label = model_label(spec, factory) if label == model_label(asked, factory) else None
-        moved, left = store.rekey(suite, old_hash, new_json, record_hash(new_json), new_label)
+        factory = registry.model_factory(key.spec.name)
+        asked = ModelSpec(name=key.spec.name, params=params)
+        new_label = model_label(key.spec, factory) if label == model_label(asked, factory) else None
+        moved, left = store.rekey(suite, old_hash, key.record_json, key.model_hash, new_label)
         moved_total += moved
         if left and log is not None:
             log(

@@ -9,10 +9,11 @@ still runs; a model that does not speak the suite's protocol becomes `n/a`. A mo
 receives them (`structbench.runs.attempt`), are stored with the run.
 
 One seed is three steps, so that `structbench sweep` shares them with `run`: the claim
-(`SeedContext.fields`, `Store.claim_run`), the fit and prediction (`structbench.runs.attempt`,
+(`SeedRun.claim_fields`, `Store.claim_run`), the fit and prediction (`structbench.runs.attempt`,
 which touches no store: a sweep's workers call it in their own processes) and the record
 (`Runner.record`: `finish_run` or `end_run`, in the process that holds the claim, a sweep's
-driver). What a seed is keyed, labelled and drawn by is made once, in `structbench.runs.context`.
+driver). What a seed is keyed by is `structbench.runs.key.RunKey`; what it is keyed, labelled and drawn
+by is made once, in `structbench.runs.context`.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from structbench.cells import as_stats, cells
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.runs.attempt import Ended, Outcome, attempt
-from structbench.runs.context import Keyed, SeedContext
-from structbench.runs.identity import Asked
+from structbench.runs.context import ModelOnSuite, SeedRun
 from structbench.runs.normalise import normalise_store
+from structbench.runs.request import ModelRequest
 from structbench.specs import ModelSpec, ResultRecord, SeedStats
 from structbench.store import RunClaim, Store
 from structbench.suite import Suite
@@ -87,7 +88,7 @@ class Supervisor(Protocol):
     """Fits and asks the model of one claimed seed away from this process (`structbench.execution.supervised`):
     how it came out, as `attempt` would say; a `UserError` where the run was refused."""
 
-    def __call__(self, suite_ref: str, context: SeedContext) -> Outcome: ...
+    def __call__(self, suite_ref: str, context: SeedRun) -> Outcome: ...
 
 
 class Runner:
@@ -117,7 +118,7 @@ class Runner:
     def evaluate(
         self,
         suite_ref: str,
-        model: ModelSpec | Asked,
+        model: ModelSpec | ModelRequest,
         seeds: Sequence[int],
         *,
         force: bool = False,
@@ -131,7 +132,7 @@ class Runner:
     def evaluation(
         self,
         suite_ref: str,
-        model: ModelSpec | Asked,
+        model: ModelSpec | ModelRequest,
         seeds: Sequence[int],
         *,
         force: bool = False,
@@ -141,15 +142,15 @@ class Runner:
         suite = registry.suite(suite_ref)
         if not seeds:
             raise UserError("no seeds given; pass --seeds, e.g. --seeds 0,1,2.")
-        keyed = Keyed.of(suite, model if isinstance(model, Asked) else Asked.of(model))
+        on_suite = ModelOnSuite.of(suite, model if isinstance(model, ModelRequest) else ModelRequest.of(model))
         manifest = freeze.ensure_built(suite, self.source_dir)
         self.store.record_suite(suite.spec, manifest.suite_hash)
         status: dict[str, str] = {}
         errors: dict[str, str] = {}
         answered: list[int] = []
-        label = keyed.label
+        label = on_suite.label
         for seed in seeds:
-            outcome = self._run_seed(suite_ref, keyed.seed(manifest, seed), force=force)
+            outcome = self._run_seed(suite_ref, on_suite.seed_run(manifest, seed), force=force)
             self.seed_ended(outcome)
             if outcome.cached:
                 answered.append(seed)
@@ -159,14 +160,15 @@ class Runner:
                 errors[str(seed)] = outcome.error
         if answered:
             self.log(f"{suite.spec.key} x {label}: {len(answered)} of {len(seeds)} seeds answered from the store")
-        record = self.result_record(keyed, manifest.suite_hash, seeds, status, errors, label)
+        record = self.result_record(on_suite, manifest.suite_hash, seeds, status, errors, label)
         spec = suite.spec
-        finished = self.store.finished_seeds(spec.id, spec.version, manifest.suite_hash, keyed.model_hash, label)
+        model_hash = on_suite.key.model_hash
+        finished = self.store.finished_seeds(spec.id, spec.version, manifest.suite_hash, model_hash, label)
         return Evaluation(record, answered, finished)
 
     def result_record(
         self,
-        keyed: Keyed,
+        on_suite: ModelOnSuite,
         suite_hash: str,
         seeds: Sequence[int],
         status: dict[str, str],
@@ -175,7 +177,7 @@ class Runner:
     ) -> ResultRecord:
         """What `run --json` prints of one model configuration on one suite: the per-seed statuses
         given and the cells over every finished seed the store holds."""
-        spec = keyed.suite.spec
+        spec = on_suite.suite.spec
         return ResultRecord(
             suite=spec.id,
             version=spec.version,
@@ -184,12 +186,12 @@ class Runner:
             seeds=list(seeds),
             status=status,
             errors=errors,
-            partial=keyed.asked.limit,
-            threads=keyed.threads,
-            **self.cell_scores(keyed.suite, suite_hash, keyed.model_hash),
+            partial=on_suite.request.limit,
+            threads=on_suite.threads,
+            **self.cell_scores(on_suite.suite, suite_hash, on_suite.key.model_hash),
         )
 
-    def _run_seed(self, suite_ref: str, context: SeedContext, *, force: bool = False) -> SeedOutcome:
+    def _run_seed(self, suite_ref: str, seed_run: SeedRun, *, force: bool = False) -> SeedOutcome:
         """Evaluate one seed or answer it from the store.
 
         The run is claimed atomically (`Store.claim_run`), so that processes evaluating into one
@@ -198,63 +200,63 @@ class Runner:
         redone, and with `force` a finished one too; an interrupt leaves this one `running` and
         released, to be redone next time. A finished run asked for under another label (`--name`)
         is relabelled: the label is not part of the run key."""
-        claim = self.store.claim_run(context.fields, force=force)
+        claim = self.store.claim_run(seed_run.claim_fields, force=force)
         if claim.state == "busy":
-            self.log(f"{context.where} is being run by {claim.holder}; waiting for it")
+            self.log(f"{seed_run.where} is being run by {claim.holder}; waiting for it")
             while claim.state == "busy":
                 time.sleep(0.5)
                 # the other process's failure is this ask's answer too, not a cue to repeat the crash
-                claim = self.store.claim_run(context.fields, retry_failed=False)
+                claim = self.store.claim_run(seed_run.claim_fields, retry_failed=False)
         if claim.state == "cached":
-            return self.answered(claim, context)
+            return self.answered(claim, seed_run)
         try:
             try:
-                if self.supervisor is not None and context.asked.instance is None:
-                    outcome = self.supervisor(suite_ref, context)
+                if self.supervisor is not None and seed_run.request.instance is None:
+                    outcome = self.supervisor(suite_ref, seed_run)
                 else:
-                    outcome = attempt(context, log=self.log, progress=self.progress)
+                    outcome = attempt(seed_run, log=self.log, progress=self.progress)
             except UserError:
                 self.store.discard(claim)  # a configuration error says nothing about the model
                 raise
-            return self.record(claim, context, outcome)
+            return self.record(claim, seed_run, outcome)
         finally:
             self.store.release(claim)  # after an interrupt only: the run stays `running`, for anyone to redo
 
-    def answered(self, claim: RunClaim, context: SeedContext) -> SeedOutcome:
+    def answered(self, claim: RunClaim, seed_run: SeedRun) -> SeedOutcome:
         """A run the store already holds (`claim.state == "cached"`), relabelled when it is asked for
         under another final label (`--name`): the label is not part of the run key."""
         error = None if claim.status == "done" else claim.error
         if claim.status == "failed" and error:
             error = error.strip().splitlines()[-1]  # the exception line of the stored traceback
         stored = self.store.label(claim.run_id)
-        label = context.keyed.label
-        if context.asked.label_is_final and stored != label:
+        label = seed_run.model.label
+        if seed_run.request.label_is_final and stored != label:
             renamed = self.store.relabel(claim.run_id, label)
             self.log(
-                f"{context.where}: the {renamed} stored run(s) of {stored!r} on this suite are now shown as {label!r}"
+                f"{seed_run.where}: the {renamed} stored run(s) of {stored!r} on this suite are now shown as {label!r}"
             )
             stored = label
         return SeedOutcome(claim.run_id, claim.status, error, True, stored)
 
-    def record(self, claim: RunClaim, context: SeedContext, outcome: Outcome) -> SeedOutcome:
+    def record(self, claim: RunClaim, seed_run: SeedRun, outcome: Outcome) -> SeedOutcome:
         """Store how a claimed run came out, in one transaction: its results (`finish_run`), with the
         environment of the process that ran the model (this one, or a sweep's worker), or its
         failure or n/a reason (`end_run`). A failure is logged whole and shown in the record by its first
         line, so that a command model's stderr tail is printed once. The outcome's compute, statistics and
         convergence were checked where they entered (`attempt`)."""
-        label = context.keyed.label
-        if context.asked.label_is_final and (renamed := self.store.relabel(claim.run_id, label)):
-            self.log(f"{context.where}: {renamed} stored run(s) of this configuration are now shown as {label!r}")
+        label = seed_run.model.label
+        if seed_run.request.label_is_final and (renamed := self.store.relabel(claim.run_id, label)):
+            self.log(f"{seed_run.where}: {renamed} stored run(s) of this configuration are now shown as {label!r}")
         if isinstance(outcome, Ended):
             self.store.end_run(claim, outcome.status, outcome.error)
             shown = outcome.message
             if outcome.status == "failed":
-                self.log(f"{context.where} failed: {outcome.message}")
+                self.log(f"{seed_run.where} failed: {outcome.message}")
                 # the log has the whole message (a command model's stderr tail), the record its first line
                 shown = outcome.message.split("\n", 1)[0]
             return SeedOutcome(claim.run_id, outcome.status, shown, False, label)
-        if outcome.label is not None and not context.asked.label_is_final:
-            label = context.asked.shown(outcome.label)
+        if outcome.label is not None and not seed_run.request.label_is_final:
+            label = seed_run.request.shown(outcome.label)
             self.store.relabel(claim.run_id, label)
         self.store.finish_run(
             claim,
@@ -267,7 +269,7 @@ class Runner:
             convergence=outcome.convergence,
         )
         if outcome.convergence is not None and not outcome.convergence.reached:
-            self.log(f"{context.where}: {outcome.convergence.shown()} (flagged on the leaderboard)")
+            self.log(f"{seed_run.where}: {outcome.convergence.shown()} (flagged on the leaderboard)")
         return SeedOutcome(claim.run_id, "done", None, False, label)
 
     def cell_scores(self, suite: Suite, suite_hash: str, model_key: str) -> dict[str, Any]:

@@ -1,10 +1,10 @@
-"""Checking a model's `--set` values against its constructor before anything runs, and leaving out
-those that ask for its defaults.
+"""Checking a model's `--set` values against its constructor before anything runs.
 
 A model's settings are the keyword arguments of its constructor. Their names are checked
 against the signature, and where the constructor annotates them (`order: PositiveInt = 4`)
 their types and ranges too, by pydantic, so that `epochs=-3` or `order=2.5` is one sentence
-before any data is built instead of a failed (or, worse, a finished) run.
+before any data is built instead of a failed (or, worse, a finished) run. Which of them key a
+run (not those asking for a default) is the run key's rule, `structbench.runs.key`.
 """
 
 from __future__ import annotations
@@ -12,14 +12,13 @@ from __future__ import annotations
 import inspect
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ConfigDict, ValidationError, create_model
 
 from structbench import registry
 from structbench.errors import UserError
-from structbench.protocols import hook
 from structbench.specs import ModelSpec
 
 
@@ -95,48 +94,3 @@ def check_settings(spec: ModelSpec) -> None:
             else ""
         )
         raise UserError(f"invalid setting for model {spec.name!r} ({problems}); fix the --set value{quote}.") from None
-
-
-def _same(value: Any, default: Any) -> bool:
-    """Whether a `--set` value is the default itself: equal and of the same kind (2 and 2.0 are one
-    number; True is not 1)."""
-    numbers = (int, float)
-    if isinstance(value, numbers) and isinstance(default, numbers):
-        return not isinstance(value, bool) and not isinstance(default, bool) and value == default
-    return type(value) is type(default) and value == default
-
-
-def without_defaults(spec: ModelSpec, factory: Callable[..., Any], suite_id: str) -> ModelSpec:
-    """`spec` less the `--set` values that ask for what the model does anyway, so that an explicit
-    default is the same run (and the same label) as the default: a value equal to its constructor
-    parameter's default (`depth=2` where `depth: int = 2`), and, for a model whose resolved
-    configuration keys its runs (`Model.configuration`, a neural baseline's recipe), a setting the
-    constructor takes as a keyword override whose removal leaves that configuration as it is on this
-    suite (`epochs=20` where the recipe says 20)."""
-    try:
-        parameters: Mapping[str, inspect.Parameter] = inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        parameters = {}
-    params = {
-        key: value
-        for key, value in spec.params.items()
-        if not (
-            key in parameters
-            and parameters[key].default is not inspect.Parameter.empty
-            and _same(value, parameters[key].default)
-        )
-    }
-    configure = hook(factory, "configuration")
-    if callable(configure):
-        resolved = configure(suite_id, **params)
-        for key in sorted(params):
-            if key in parameters or key not in resolved:  # a setting the configuration does not show is kept
-                continue
-            rest = {k: v for k, v in params.items() if k != key}
-            try:
-                unchanged = configure(suite_id, **rest) == resolved
-            except UserError:  # the others are invalid without it (embedding = hidden): it is needed
-                unchanged = False
-            if unchanged:
-                params = rest
-    return spec if params == spec.params else ModelSpec(name=spec.name, params=params)

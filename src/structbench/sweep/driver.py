@@ -122,7 +122,7 @@ def _run_key(run: PlannedRun) -> tuple[str, str, str, int]:
 
 def work_order(key: int, run: PlannedRun, source_dir: Path | None) -> WorkOrder:
     """What a worker needs to make `run` (see `structbench.execution.worker.WorkOrder`)."""
-    return order_for(key, run.cell.reference, run.context, source_dir, name=run.cell.name)
+    return order_for(key, run.cell.reference, run.seed_run, source_dir, name=run.cell.name)
 
 
 @contextmanager
@@ -208,7 +208,7 @@ def _drive(planned: Plan, executor: Executor, runner: Runner, tally: _Tally, job
         while pending or in_flight:
             while pending and len(in_flight) < executor.capacity:
                 run = pending.pop()
-                claim = store.claim_run(run.fields)
+                claim = store.claim_run(run.claim_fields)
                 if claim.state == "cached":  # finished by another process since the plan
                     tally.note(run, "skipped", claim.status)
                     job.finish(f"{claim.status} (from the store)", index=step_of[id(run)])
@@ -223,7 +223,7 @@ def _drive(planned: Plan, executor: Executor, runner: Runner, tally: _Tally, job
                 try:
                     executor.submit(
                         work_order(key, run, source_dir),
-                        resources_of(run.cell.asked.spec, run.cell.keyed.threads, gpus_available=gpus),
+                        resources_of(run.cell.request.spec, run.cell.model.threads, gpus_available=gpus),
                     )
                 except BaseException:
                     del in_flight[key]
@@ -253,7 +253,7 @@ def _record(runner: Runner, run: PlannedRun, claim: RunClaim, result: WorkResult
         tally.note(run, "refused", "not run", error)
         return "not run (refused)"
     try:
-        outcome = runner.record(claim, run.context, outcome_of(result))
+        outcome = runner.record(claim, run.seed_run, outcome_of(result))
     except ClaimLost as error:  # another process took the run over (e.g. `run --force`): its result stands
         runner.log(f"{run.where}: {error}")
         tally.note(run, "busy", "busy")
@@ -292,7 +292,7 @@ def _summary(
         }
         errors = {seed: error.strip().splitlines()[-1] for seed, error in errors.items() if error.strip()}
         label = tally.labels.get(cell_key, cell.label)
-        cells.append(runner.result_record(cell.keyed, cell.manifest.suite_hash, cell.seeds, status, errors, label))
+        cells.append(runner.result_record(cell.model, cell.manifest.suite_hash, cell.seeds, status, errors, label))
     counts = tally.counts
     return SweepSummary(
         grid=str(grid_path),

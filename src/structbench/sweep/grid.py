@@ -48,7 +48,7 @@ import yaml
 from pydantic import Field, StrictInt, ValidationError, field_validator, model_validator
 
 from structbench.errors import UserError
-from structbench.runs.arguments import MAX_SEEDS, parse_seeds, parse_settings
+from structbench.runs.arguments import parse_seeds, parse_settings
 from structbench.runs.settings import text_settings
 from structbench.specs import Frozen, ModelSpec
 
@@ -64,7 +64,7 @@ MAX_GRID_BYTES = 10_000_000
 """The most bytes of a grid file that are read; a larger (or endless) file is refused."""
 
 
-def _listed(seeds: Any) -> Any:
+def _listed_seeds(seeds: Any) -> Any:
     """`seeds: 3` is `seeds: [3]`; a YAML boolean (`true`, `yes`, `on`) is refused, not read as 1."""
     if isinstance(seeds, bool) or (isinstance(seeds, list) and any(isinstance(seed, bool) for seed in seeds)):
         raise ValueError(
@@ -117,8 +117,8 @@ class GridModel(Frozen):
 
     @field_validator("seeds", mode="before")
     @classmethod
-    def _one_seed(cls, seeds: Any) -> Any:
-        return _listed(seeds)
+    def _seeds_as_list(cls, seeds: Any) -> Any:
+        return _listed_seeds(seeds)
 
     @field_validator("set")
     @classmethod
@@ -187,8 +187,8 @@ class Grid(Frozen):
 
     @field_validator("seeds", mode="before")
     @classmethod
-    def _one_seed(cls, seeds: Any) -> Any:
-        return _listed(seeds)
+    def _seeds_as_list(cls, seeds: Any) -> Any:
+        return _listed_seeds(seeds)
 
     @field_validator("models", mode="before")
     @classmethod
@@ -208,18 +208,7 @@ class Grid(Frozen):
         """The seeds `entry` runs over (its own, else the grid's), checked as `run --seeds` checks them."""
         seeds = entry.seeds if entry.seeds is not None else self.seeds
         assert seeds is not None  # the validator saw to it
-        return checked_seeds(seeds)
-
-
-def checked_seeds(seeds: list[int] | str) -> list[int]:
-    """Seeds from a list or from what `run --seeds` takes, checked as `run --seeds` checks them."""
-    if isinstance(seeds, str):
         return parse_seeds(seeds)
-    if not seeds or len(set(seeds)) != len(seeds) or len(seeds) > MAX_SEEDS:
-        raise UserError(f"seeds {seeds} must list from 1 to {MAX_SEEDS} seeds, each once.")
-    if any(not 0 <= seed < 2**63 for seed in seeds):
-        raise UserError(f"seeds {seeds} must be integers from 0 to 2**63-1.")
-    return list(seeds)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Everything that can be refused is refused before any suite is built or any model trained:
 suite names, model names, `--set` values, protocols (as `run` checks them). Each run gets the
-very fields `structbench run` would claim it under (`structbench.runs.context.SeedContext`), so that a
+very fields `structbench run` would claim it under (`structbench.runs.context.SeedRun`), so that a
 sweep, `run` and the report agree on run identity: a run either one finished is not run again.
 
 Order, longest first, so that the sweep does not end waiting on one long run started last. A
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from structbench import registry
 from structbench.data import freeze
-from structbench.runs.context import Keyed, SeedContext
-from structbench.runs.identity import Asked
+from structbench.runs.context import ModelOnSuite, SeedRun
+from structbench.runs.request import ModelRequest
 from structbench.store import Store
 from structbench.suite import Suite
 from structbench.sweep.grid import Grid, expand
@@ -50,26 +50,26 @@ class Cell:
     """The suite as the grid names it (`ID`, `ID@VERSION` or `module:Class`), for the workers."""
     suite: Suite
     manifest: freeze.Manifest
-    keyed: Keyed
+    model: ModelOnSuite
     name: str | None
     """The grid's label for the model (`run --name`), None where the model's own label is shown."""
     seeds: tuple[int, ...]
 
     @property
-    def asked(self) -> Asked:
-        return self.keyed.asked
+    def request(self) -> ModelRequest:
+        return self.model.request
 
     @property
     def facts(self) -> dict[str, Any]:
-        return self.keyed.facts
+        return self.model.key.facts
 
     @property
     def model_hash(self) -> str:
-        return self.keyed.model_hash
+        return self.model.key.model_hash
 
     @property
     def label(self) -> str:
-        return self.keyed.label
+        return self.model.label
 
     def work(self) -> float:
         """Recipe work: `epochs` x training examples of draw 0; 0 without a recipe that says `epochs`."""
@@ -89,10 +89,10 @@ class Cell:
 
 @dataclass(frozen=True)
 class PlannedRun:
-    """One run of the sweep: its cell, its seed's context (claim fields included) and expected seconds."""
+    """One run of the sweep: its cell, its seed's run (key and claim fields) and expected seconds."""
 
     cell: Cell
-    context: SeedContext
+    seed_run: SeedRun
     seconds: float
     """Expected fit + predict seconds (see the module docstring); what the order is by."""
     measured: bool
@@ -102,17 +102,17 @@ class PlannedRun:
 
     @property
     def seed(self) -> int:
-        return self.context.seed
+        return self.seed_run.seed
 
     @property
-    def fields(self) -> dict[str, Any]:
+    def claim_fields(self) -> dict[str, Any]:
         """What `Store.claim_run` takes, as `run` claims it."""
-        return self.context.fields
+        return self.seed_run.claim_fields
 
     @property
     def where(self) -> str:
         """The run in a log line, as `run` names it."""
-        return self.context.where
+        return self.seed_run.where
 
 
 @dataclass(frozen=True)
@@ -140,25 +140,25 @@ def plan(
     leave out the finished ones and order the rest (see the module docstring)."""
     runs = expand(grid)
     suites = {reference: registry.suite(reference) for reference in dict.fromkeys(run.suite for run in runs)}
-    asked: dict[tuple[str, str | None], Asked] = {}
-    keyed: dict[tuple[str, str, str | None], Keyed] = {}
+    requests: dict[tuple[str, str | None], ModelRequest] = {}
+    on_suites: dict[tuple[str, str, str | None], ModelOnSuite] = {}
     for run in runs:  # every name, setting and protocol is checked before any data is built
-        key = (run.model.model_dump_json(), run.label)
-        if key not in asked:
-            asked[key] = Asked.of(run.model, name=run.label, limit=grid.limit)
-        if (run.suite, *key) not in keyed:
-            keyed[(run.suite, *key)] = Keyed.of(suites[run.suite], asked[key])
+        asked = (run.model.model_dump_json(), run.label)
+        if asked not in requests:
+            requests[asked] = ModelRequest.of(run.model, name=run.label, limit=grid.limit)
+        if (run.suite, *asked) not in on_suites:
+            on_suites[(run.suite, *asked)] = ModelOnSuite.of(suites[run.suite], requests[asked])
     manifests = {}
     for reference, suite in suites.items():
         manifests[reference] = freeze.ensure_built(suite, source_dir)
         store.record_suite(suite.spec, manifests[reference].suite_hash)
-    identities: dict[tuple[str, str, str], tuple[str, Keyed, str | None]] = {}
+    identities: dict[tuple[str, str, str], tuple[str, ModelOnSuite, str | None]] = {}
     seeds: dict[tuple[str, str, str], list[int]] = {}
     duplicates = 0
     for run in runs:
-        cell_keyed = keyed[(run.suite, run.model.model_dump_json(), run.label)]
-        identity = (suites[run.suite].spec.key, manifests[run.suite].suite_hash, cell_keyed.model_hash)
-        identities.setdefault(identity, (run.suite, cell_keyed, run.label))
+        on_suite = on_suites[(run.suite, run.model.model_dump_json(), run.label)]
+        identity = (suites[run.suite].spec.key, manifests[run.suite].suite_hash, on_suite.key.model_hash)
+        identities.setdefault(identity, (run.suite, on_suite, run.label))
         listed = seeds.setdefault(identity, [])
         if run.seed in listed:  # the same run key twice (an axis value repeated, two entries alike): run once
             duplicates += 1
@@ -178,7 +178,7 @@ def plan(
         measured = seconds.get(_cell_key(cell))
         expected = measured if measured is not None else cell.work() * rate
         for seed in cell.seeds:
-            planned_run = PlannedRun(cell, cell.keyed.seed(cell.manifest, seed), expected, measured is not None)
+            planned_run = PlannedRun(cell, cell.model.seed_run(cell.manifest, seed), expected, measured is not None)
             if (found := finished_rows.get((*_cell_key(cell), seed))) is None:
                 todo.append(planned_run)
                 continue
@@ -186,7 +186,7 @@ def plan(
             finished.append(replace(planned_run, stored=status))
             # as `run` does: the label is no key; the cell's first seed renames every run of it
             if (
-                cell.asked.label_is_final
+                cell.request.label_is_final
                 and stored_label != cell.label
                 and (renamed := store.relabel(run_id, cell.label))
             ):

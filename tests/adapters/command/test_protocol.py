@@ -11,7 +11,7 @@ import pytest
 from structbench.adapters.command import CommandModel, CommandModelError
 from structbench.errors import UserError
 from structbench.runs.arguments import parse_settings
-from structbench.runs.identity import build_model
+from structbench.runs.request import build_model
 from structbench.runs.runner import Runner
 from structbench.runs.settings import check_settings
 from structbench.specs import ModelSpec

@@ -3,6 +3,7 @@ variant's on the same text, exact cluster count, determinism, obvious classes, a
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import random
@@ -13,8 +14,8 @@ import pytest
 from structbench import registry
 from structbench.baselines.classical.brown import Objective, brown_clusters, merge_sequence
 from structbench.errors import UserError
-from structbench.runs.context import Keyed
-from structbench.runs.identity import Asked, model_hash
+from structbench.runs.context import ModelOnSuite
+from structbench.runs.request import ModelRequest
 from structbench.specs import ModelSpec
 from tests.baselines.classical.test_hmm import corpus
 
@@ -125,12 +126,13 @@ def test_brown_keeps_k_clusters_when_there_are_more_words(objective: Objective) 
 
 def test_each_objective_is_its_own_run_and_the_old_default_is_not_the_new_one() -> None:
     suite = registry.suite("pos-synthetic")
-    default = Keyed.of(suite, Asked.of(ModelSpec(name="brown")))
-    explicit = Keyed.of(suite, Asked.of(ModelSpec(name="brown", params={"objective": "liang"})))
-    variant = Keyed.of(suite, Asked.of(ModelSpec(name="brown", params={"objective": "sentence-bigrams"})))
-    assert default.facts["configuration"] == {"objective": "liang"}
-    assert (explicit.model_hash, explicit.label) == (default.model_hash, "brown")
-    assert variant.model_hash != default.model_hash and variant.label == 'brown[objective="sentence-bigrams"]'
-    assert model_hash(ModelSpec(name="brown"), {}) != default.model_hash  # the key `brown` had before this change
+    default = ModelOnSuite.of(suite, ModelRequest.of(ModelSpec(name="brown")))
+    explicit = ModelOnSuite.of(suite, ModelRequest.of(ModelSpec(name="brown", params={"objective": "liang"})))
+    variant = ModelOnSuite.of(suite, ModelRequest.of(ModelSpec(name="brown", params={"objective": "sentence-bigrams"})))
+    assert default.key.facts["configuration"] == {"objective": "liang"}
+    assert (explicit.key.model_hash, explicit.label) == (default.key.model_hash, "brown")
+    assert variant.key.model_hash != default.key.model_hash and variant.label == 'brown[objective="sentence-bigrams"]'
+    before = hashlib.sha256(b'{"name": "brown", "params": {}}').hexdigest()  # the key `brown` had before this change
+    assert before != default.key.model_hash
     with pytest.raises(UserError, match="objective"):
-        Asked.of(ModelSpec(name="brown", params={"objective": "liangs"}))
+        ModelRequest.of(ModelSpec(name="brown", params={"objective": "liangs"}))

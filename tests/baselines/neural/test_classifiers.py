@@ -38,7 +38,8 @@ from structbench.baselines.neural.classifier.nets import (
 )
 from structbench.baselines.neural.settings import BUDGETS, load_recipe, resolve_settings
 from structbench.errors import UserError
-from structbench.runs.identity import build_model, model_facts
+from structbench.runs.key import ModelKey
+from structbench.runs.request import ModelRequest, build_model
 from structbench.runs.runner import Runner
 from structbench.specs import Example, ModelSpec, Split
 from structbench.store import Store, run_statistics
@@ -122,7 +123,7 @@ def test_every_budget_of_the_recipe_resolves_and_cites_the_thesis(name: str) -> 
         for budget in BUDGETS:
             settings, _ = resolve_settings(model.settings_class, name, suite, budget, {})
             assert settings.threads == 1
-    configuration = model_facts(ModelSpec(name=name), "logic-bowman-le6")["configuration"]
+    configuration = ModelKey.of("logic-bowman-le6", ModelRequest.of(ModelSpec(name=name))).facts["configuration"]
     assert configuration["budget"] == "cpu-small"
     assert not {"device", "teacher_forcing", "guidance", "max_length"} & set(configuration)
     assert configuration["threads"] == 1  # the thread count keys a run

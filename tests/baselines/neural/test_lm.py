@@ -25,7 +25,8 @@ from structbench.baselines.neural.transformer.nets import sinusoids
 from structbench.baselines.neural.vocab import EOS, SOS, UNK
 from structbench.data import freeze
 from structbench.errors import NotApplicable, UserError
-from structbench.runs.identity import model_facts
+from structbench.runs.key import ModelKey
+from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, Split
 from structbench.store import run_statistics
@@ -286,7 +287,7 @@ def test_settings_are_checked_and_key_the_run() -> None:
     with pytest.raises(UserError, match="multiple of heads"):
         FanLanguageModel.configuration(ATTRACTORS, heads=3)
     for name, model in MODELS.items():
-        facts = model_facts(ModelSpec(name=name), ATTRACTORS)["configuration"]
+        facts = ModelKey.of(ATTRACTORS, ModelRequest.of(ModelSpec(name=name))).facts["configuration"]
         assert facts["budget"] == "cpu-small" and facts["lr"] == 0.001 and facts["threads"] == 1
         paper = model.configuration(ATTRACTORS, budget="paper")
         assert (paper["layers"], paper["dropout"], paper["tie_embeddings"], paper["max_vocabulary"]) == (

@@ -27,7 +27,8 @@ from structbench.baselines.neural.nhmm.nets import (
     viterbi,
 )
 from structbench.errors import UserError
-from structbench.runs.identity import model_facts, model_label
+from structbench.runs.key import ModelKey
+from structbench.runs.request import ModelRequest, model_label
 from structbench.runs.runner import Runner
 from structbench.scoring import induction_metrics
 from structbench.specs import Example, ModelSpec, Split
@@ -232,15 +233,15 @@ def test_settings_are_checked_keyed_and_labelled() -> None:
     with pytest.raises(UserError, match="invalid settings"):
         NeuralHmm.configuration(SUITE, emission="cnn")
     factory = registry.model_factory("nhmm")
-    default = model_facts(ModelSpec(name="nhmm"), SUITE)["configuration"]
+    default = ModelKey.of(SUITE, ModelRequest.of(ModelSpec(name="nhmm"))).facts["configuration"]
     assert (default["emission"], default["transition"], default["budget"]) == ("conv", "lstm", "cpu-small")
     assert default["threads"] == 1 and "device" not in default
     assert default["revision"] == 1  # the exact forward algorithm: runs of the clamped one are other runs
     plain = ModelSpec(name="nhmm", params={"emission": "linear", "transition": "matrix", "device": "cpu"})
-    assert model_facts(plain, SUITE)["configuration"] != default
+    assert ModelKey.of(SUITE, ModelRequest.of(plain)).facts["configuration"] != default
     assert model_label(plain, factory) == 'nhmm[emission="linear",transition="matrix"]'
     two = ModelSpec(name="nhmm", params={"threads": 2})  # two threads may round otherwise: another run
-    assert model_facts(two, SUITE)["configuration"] == {**default, "threads": 2}
+    assert ModelKey.of(SUITE, ModelRequest.of(two)).facts["configuration"] == {**default, "threads": 2}
     assert model_label(two, factory) == "nhmm[threads=2]"
     assert model_label(ModelSpec(name="nhmm"), factory) == "nhmm"
     paper = NeuralHmm.configuration(SUITE, budget="paper")

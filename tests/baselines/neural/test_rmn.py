@@ -15,7 +15,8 @@ from structbench.baselines.neural.settings import BUDGETS
 from structbench.baselines.neural.vocab import PAD
 from structbench.data import freeze
 from structbench.errors import UserError
-from structbench.runs.identity import build_model, model_facts
+from structbench.runs.key import ModelKey
+from structbench.runs.request import ModelRequest, build_model
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import run_statistics
@@ -231,11 +232,13 @@ def test_recipes_give_the_thesis_settings_and_key_the_run() -> None:
         5.0,
     )  # Table 4.4's RM at the LSTM baseline's d = 256 (its best row, d = 512, is a --set away)
     assert paper["init_range"] == 0.05 and paper["max_vocabulary"] == 64_000  # §4.6: "about 64,000"
-    small = model_facts(ModelSpec(name="rmn"), COMPLETION)["configuration"]
+    small = ModelKey.of(COMPLETION, ModelRequest.of(ModelSpec(name="rmn"))).facts["configuration"]
     assert small["budget"] == "cpu-small" and small["memory_size"] == 15 and small["threads"] == 1
     for budget in BUDGETS:
         Rmn.configuration("msr-sentence-completion", budget=budget)
-    linear = model_facts(ModelSpec(name="rmn", params={"composition": "linear"}), COMPLETION)["configuration"]
+    linear = ModelKey.of(COMPLETION, ModelRequest.of(ModelSpec(name="rmn", params={"composition": "linear"}))).facts[
+        "configuration"
+    ]
     assert linear["composition"] == "linear" and linear != small
     with pytest.raises(UserError, match="composition"):
         Rmn.configuration(COMPLETION, composition="sum")

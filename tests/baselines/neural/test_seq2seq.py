@@ -24,7 +24,8 @@ from structbench.baselines.neural.trainer import attention_loss, sequence_matche
 from structbench.baselines.neural.vocab import EOS, PAD, Vocabulary
 from structbench.data import freeze
 from structbench.errors import NotApplicable, UserError
-from structbench.runs.identity import build_model, model_facts, model_hash
+from structbench.runs.key import ModelKey
+from structbench.runs.request import ModelRequest, build_model
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, Split
 from tests.support.helpers import check_stored_run
@@ -77,19 +78,21 @@ def test_suite_ids_map_to_recipe_tasks() -> None:
 
 
 def test_stored_runs_are_keyed_by_the_resolved_recipe() -> None:
-    def key(name: str, suite: str, **params: str | int) -> str:
-        spec = ModelSpec(name=name, params=params)
-        return model_hash(spec, model_facts(spec, suite))
+    def model_key(name: str, suite: str, **params: str | int) -> ModelKey:
+        return ModelKey.of(suite, ModelRequest.of(ModelSpec(name=name, params=params)))
 
-    gru = model_facts(ModelSpec(name="seq2seq-gru-attn"), "scan-simple")["configuration"]
+    def key(name: str, suite: str, **params: str | int) -> str:
+        return model_key(name, suite, **params).model_hash
+
+    gru = model_key("seq2seq-gru-attn", "scan-simple").facts["configuration"]
     assert gru["budget"] == "cpu-small" and "device" not in gru
     assert key("seq2seq-gru-attn", "scan-simple") == key("seq2seq-gru-attn", "scan-simple")
     assert key("seq2seq-gru-attn", "scan-simple") != key("seq2seq-gru-attn", "lookup-tables")  # another recipe
     assert key("seq2seq-gru-attn", "scan-simple") != key("seq2seq-gru-attn", "scan-simple", budget="paper")
-    lla = model_facts(ModelSpec(name="lla-lstm-noadv"), "miniscan")["configuration"]
+    lla = model_key("lla-lstm-noadv", "miniscan").facts["configuration"]
     assert lla["lexicon"] is True and lla["adversary"] is False
-    assert model_facts(ModelSpec(name="attentive-guidance-oracle"), "lookup-tables")["comparable"] is False
-    assert "comparable" not in model_facts(ModelSpec(name="attentive-guidance"), "lookup-tables")
+    assert model_key("attentive-guidance-oracle", "lookup-tables").facts["comparable"] is False
+    assert "comparable" not in model_key("attentive-guidance", "lookup-tables").facts
 
 
 @pytest.mark.parametrize("suite", ["scan-length", "lookup-tables"])

@@ -1,17 +1,15 @@
-"""Who a model is to the store and the leaderboard: its run key, its facts and the label it is shown under.
+"""A model as a caller asked for it: checked once, and the label it is shown under.
 
-A run is keyed by the model's name, its `--set` values (less those that do not change its answers)
-and its facts (resolved configuration, code fingerprint, comparability), read from its class
-without building it. `Asked` is one model as a caller asked for it; building it checks its
-settings against its constructor, once, at the entry that `structbench run`, a sweep, `check`
-and the Python API share. What a model may define for these is listed in
-`structbench.protocols.Model`; each is read here through `structbench.protocols.hook`.
+`ModelRequest.of` is the entry that `structbench run`, a sweep, `check`, `reference verify` and the
+Python API share: it checks a model's `--set` values against its constructor (and a `--name` and
+`--limit`), once, before any data is built, so that a typo costs nothing, and fixes the label the
+leaderboard shows. The label is never part of a run's key (`structbench.runs.key`). What a model may
+define for these is listed in `structbench.protocols.Model`; each is read here through
+`structbench.protocols.hook`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,42 +17,8 @@ from typing import Any
 from structbench import registry
 from structbench.errors import UserError
 from structbench.protocols import hook
-from structbench.runs.fingerprint import source_fingerprint
 from structbench.runs.settings import check_settings
 from structbench.specs import ModelSpec
-
-
-def model_facts(spec: ModelSpec, suite_id: str, factory: Callable[..., Any] | None = None) -> dict[str, Any]:
-    """What the store records of a model beyond its spec, read from its class without building it.
-
-    `configuration`: a model whose numbers also come from files it ships (a neural baseline's
-    recipe) returns its resolved settings from the optional classmethod
-    `configuration(suite_id, **settings)` (`Model.configuration`), so that a changed recipe is a
-    different model to the store rather than a cache hit on results it no longer produces.
-    `comparable`: False for a model that sees test-time information (`Model.comparable`, an
-    oracle); the report flags it and never ranks it among comparable models.
-    `code`: the fingerprint of the user's own code (`structbench.runs.fingerprint`): a model's optional
-    classmethod `fingerprint(**settings)` (`Model.fingerprint`: the command model hashes the files
-    its command names, a Hugging Face model its config and weights), else, for a `module:Class`
-    model, its module's source; so an edited model is run again.
-    `factory` is what builds the model when it is not found by name (a Python API caller's class).
-    """
-    factory = factory or registry.model_factory(spec.name)
-    facts: dict[str, Any] = {}
-    fingerprint = hook(factory, "fingerprint")
-    if callable(fingerprint):
-        facts["code"] = fingerprint(**spec.params)
-    elif ":" in spec.name and (source := source_fingerprint(factory)) is not None:
-        facts["code"] = source
-    configure = hook(factory, "configuration")
-    if callable(configure):
-        resolved = configure(suite_id, **spec.params)
-        if not isinstance(resolved, dict):
-            raise UserError(f"model {spec.name!r}: configuration() must return a dict, not {type(resolved).__name__}.")
-        facts["configuration"] = resolved
-    if hook(factory, "comparable", True) is False:
-        facts["comparable"] = False
-    return facts
 
 
 def model_label(spec: ModelSpec, factory: Callable[..., Any]) -> str:
@@ -64,7 +28,7 @@ def model_label(spec: ModelSpec, factory: Callable[..., Any]) -> str:
     Hugging Face model: its folder's name, never the path); a `module:Class` model is its class's
     own `name` attribute, else the class name; a registered model is its registry name; each with
     its `--set` values, e.g. `ngram[order=3]`, except those that do not change its answers
-    (`Model.unkeyed_settings`: where it runs, on how many threads, how long it may take). A factory
+    (`Model.unkeyed_settings`: the device it runs on, how long it may take). A factory
     whose `label` is a string gives a default, shown without settings, that the built model
     replaces (`labelled_by_instance`): the command model's hello name."""
     custom = hook(factory, "label")
@@ -106,16 +70,20 @@ def checked_name(name: str) -> str:
 
 
 def build_model(spec: ModelSpec) -> Any:
+    """A new model from its registered factory (or `module:Class`) and its settings."""
     return registry.model_factory(spec.name)(**spec.params)
 
 
 @dataclass(frozen=True)
-class Asked:
-    """One model as a caller asked for it: its spec (name and `--set` values, the run key with its
-    facts), what builds it, the label it is shown under, and how much of each test split it sees."""
+class ModelRequest:
+    """One model as a caller asked for it, checked: its spec (name and `--set` values, from which
+    `structbench.runs.key.ModelKey.of` makes its runs' key), what builds it, the label it is shown
+    under, and how much of each test split it sees."""
 
     spec: ModelSpec
+    """The name and `--set` values as asked (the run key leaves out some of them: `ModelKey.spec`)."""
     factory: Callable[..., Any]
+    """What builds the model: its registered factory or class (a caller's object: its class)."""
     label: str
     label_is_final: bool
     """False where the built model names itself (the command model) and no `--name` was given."""
@@ -127,7 +95,9 @@ class Asked:
     """The label is the caller's `--name`, kept whatever the settings."""
 
     @classmethod
-    def of(cls, spec: ModelSpec, *, name: str | None = None, limit: int | None = None, instance: Any = None) -> Asked:
+    def of(
+        cls, spec: ModelSpec, *, name: str | None = None, limit: int | None = None, instance: Any = None
+    ) -> ModelRequest:
         """The model asked for, after refusing settings its constructor does not take (`check_settings`;
         a model object was built by its caller) and a bad `--name` or `--limit`: the one place where
         they are checked, before any data is built, so that a typo in `--set` costs nothing."""
@@ -144,38 +114,10 @@ class Asked:
             raise UserError(f"--limit {limit} must be a positive number of examples per test split, e.g. --limit 100.")
         return cls(spec, factory, label, final, instance, limit, named=name is not None)
 
-    @property
-    def keyed(self) -> ModelSpec:
-        """The spec as the run key holds it: without the settings the factory declares as not changing
-        its answers (`Model.unkeyed_settings`, e.g. the command model's time-outs)."""
-        unkeyed = hook(self.factory, "unkeyed_settings", ())
-        if not any(key in unkeyed for key in self.spec.params):
-            return self.spec
-        return ModelSpec(name=self.spec.name, params={k: v for k, v in self.spec.params.items() if k not in unkeyed})
-
     def shown(self, label: str) -> str:
         """`label` as the leaderboard shows it: a partial run says so."""
         return label if self.limit is None else f"{label} (partial: first {self.limit} per split)"
 
     def build(self) -> Any:
+        """The model to fit and ask: the caller's own object, else one built from `spec`."""
         return self.instance if self.instance is not None else build_model(self.spec)
-
-
-def model_record(spec: ModelSpec, facts: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The model as stored: its spec (name, params) and its facts (see `model_facts`)."""
-    return {**spec.model_dump(), **(facts or {})}
-
-
-def model_record_json(spec: ModelSpec, facts: dict[str, Any] | None = None) -> str:
-    """`model_record` as the store's `model_spec` column holds it, and as `model_hash` hashes it."""
-    return json.dumps(model_record(spec, facts), sort_keys=True, default=str)
-
-
-def record_hash(record: str) -> str:
-    """The model's part of the run key: SHA-256 of its `model_record_json`."""
-    return hashlib.sha256(record.encode()).hexdigest()
-
-
-def model_hash(spec: ModelSpec, facts: dict[str, Any] | None = None) -> str:
-    """The model's part of the run key (`record_hash` of `model_record_json`)."""
-    return record_hash(model_record_json(spec, facts))
