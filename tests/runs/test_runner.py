@@ -9,7 +9,7 @@ import pytest
 
 from structbench import __version__, registry
 from structbench.data import freeze
-from structbench.reports.boards import aggregate, boards
+from structbench.reports.builders.boards import aggregate, boards
 from structbench.runs.identity import model_facts, model_hash, model_record
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
