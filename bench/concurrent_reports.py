@@ -1,5 +1,5 @@
 """Reports into one `--out` at once, and a report killed mid-write: the long version of
-tests/reports/test_site_writes.py. Prints one table: per trial kind, the reports made, tracebacks,
+tests/reports/test_render.py. Prints one table: per trial kind, the reports made, tracebacks,
 failed exits, dangling links and folders left beside the site (the goal is 0 everywhere).
 
 1. Two `structbench report` processes started together into one `--out`, one of the whole store

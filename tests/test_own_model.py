@@ -16,7 +16,7 @@ import structbench
 from structbench import registry
 from structbench.cli import main
 from structbench.data import freeze
-from structbench.reports.boards import aggregate, boards
+from structbench.reports.builders.boards import aggregate, boards
 from structbench.specs import Split
 from structbench.store import Store
 from tests.support import helpers

@@ -10,7 +10,7 @@ import pytest
 from structbench import registry
 from structbench.analysis.references import Reference, load_references
 from structbench.errors import UserError
-from structbench.reports import site
+from structbench.reports.builders import from_store
 from structbench.reports.render import write_report
 from structbench.reports.views.format import UNDEFINED
 from structbench.runs.runner import Runner
@@ -99,7 +99,7 @@ def test_reported_rows_follow_the_measured_rows_escaped_and_unranked(
         where="Table 1",
         values={"sequence_accuracy": {"heldout_tables": 1.0}, "token_accuracy": {"heldout_tables": 0.5}},
     )
-    monkeypatch.setattr(site, "load_references", lambda: [hostile, *load_references()])
+    monkeypatch.setattr(from_store, "load_references", lambda: [hostile, *load_references()])
     runner.evaluate("lookup-tables-mt", ModelSpec(name="copy"), [0])
     folder = tmp_path / "report"
     index = write_report(runner.store, folder)

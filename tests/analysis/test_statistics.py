@@ -13,7 +13,7 @@ import pytest
 from structbench.analysis.claims import CellRef, Claim, check_all, claim_cells
 from structbench.analysis.statistics import Sample
 from structbench.protocols import StatisticsReporter, checked_statistics
-from structbench.reports.boards import aggregate, boards
+from structbench.reports.builders.boards import aggregate, boards
 from structbench.reports.render import write_report
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, Split

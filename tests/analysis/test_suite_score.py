@@ -11,7 +11,7 @@ import pytest
 from structbench import registry
 from structbench.analysis.suite_score import score_splits, stored_score
 from structbench.cli import main
-from structbench.reports.site import build_site
+from structbench.reports.builders.from_store import build_site
 from structbench.store import Store
 from tests.support.helpers import read_results
 

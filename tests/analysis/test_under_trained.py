@@ -16,7 +16,7 @@ from structbench.baselines.neural.lstm_g.model import LstmG
 from structbench.baselines.neural.nhmm.model import NeuralHmm
 from structbench.cli import main
 from structbench.convergence import Convergence, Criterion, checked_convergence, under_trained
-from structbench.reports.boards import aggregate, boards
+from structbench.reports.builders.boards import aggregate, boards
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, Split
 from structbench.store import Store

@@ -9,7 +9,7 @@ import pytest
 
 from structbench import __version__, registry
 from structbench.data import freeze
-from structbench.reports.boards import aggregate, boards
+from structbench.reports.builders.boards import aggregate, boards
 from structbench.runs.key import RunKey
 from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner

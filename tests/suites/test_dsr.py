@@ -21,7 +21,7 @@ from structbench.cli import main
 from structbench.convergence import Convergence, Criterion
 from structbench.data import freeze
 from structbench.errors import UserError
-from structbench.reports.boards import aggregate, boards
+from structbench.reports.builders.boards import aggregate, boards
 from structbench.reports.render import write_report
 from structbench.runs.arguments import parse_seeds
 from structbench.runs.runner import Runner

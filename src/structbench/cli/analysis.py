@@ -204,7 +204,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from structbench.analysis.claims import Verdict, check_all, claim_cells
-    from structbench.reports.boards import aggregate
+    from structbench.reports.builders.boards import aggregate
     from structbench.store.bundle import reference_store
 
     def checked(store: Store) -> list[Verdict]:

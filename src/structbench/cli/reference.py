@@ -117,7 +117,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_tables(args: argparse.Namespace) -> int:
-    from structbench.reports.reproductions import write_reproductions
+    from structbench.reports.reproductions.markdown import write_reproductions
 
     folder = _bundle(args)
     path = reference_store(folder)

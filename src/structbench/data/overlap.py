@@ -10,8 +10,10 @@ so the dev split carved out of them repeats train lines.
 
 The counts depend only on the frozen data, so `structbench.data.freeze` makes them once, from the
 examples it has just generated, and publishes them beside the manifest; the report reads them
-there (`structbench.reports.overlap`, which also audits data built by an older structbench). This
-module only counts: it reads no file and knows nothing of where data lives.
+there (`structbench.reports.builders.overlap_audits`, which also audits data built by an older
+structbench). This module only counts: it reads no file and knows nothing of where data lives, so
+that the build (below the registry) can count with it; finding, verifying and caching an audit
+needs the registry, the built files and the home, which is why the report's reader is apart.
 """
 
 from __future__ import annotations

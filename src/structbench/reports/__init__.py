@@ -1,3 +1,8 @@
-"""The leaderboard site: built from the results store into one `Site` value (`site`), turned into
-page contexts and plots (`views`), and written as HTML pages, error browser, plots and exports
-(Markdown, CSV, JSON) by the `writers`; `render.write_report` runs the three."""
+"""The leaderboard site and the reproductions page, both made from a results store.
+
+The site (`structbench report`) in three stages: the `builders` read the store into one frozen
+`Site` value, `views` turn it into page contexts and plots, and `writers` write the HTML pages, error
+browser, SVG plots and exports (Markdown, CSV, JSON); `render.write_report` runs the three and
+swaps the finished folder into place. `reproductions` is a product of its own:
+`docs/reproductions.md`, the reference runs beside the papers' numbers (`structbench reference tables`).
+"""

@@ -1,18 +1,19 @@
 """`structbench report`: the leaderboard site, a static folder built from the results store and
 written into `--out DIR` (`write_report` = `build_site`, then `write_site`).
 
-Three stages, each with one job: the build (`structbench.reports.site`) reads the store into one
-`Site` value; the views (`structbench.reports.views`) turn it into page contexts and plots; the
-writers (`structbench.reports.writers`) write the files. Layout of the folder:
+Three stages, each with one job: the build (`structbench.reports.builders`, entered by
+`from_store.build_site`) reads the store into one `Site` value (`structbench.reports.builders.site`); the
+views (`structbench.reports.views`) turn it into page contexts and plots; the writers
+(`structbench.reports.writers`) write the files. This module runs the three. Layout of the folder:
 
 - `index.html`: the overview. A models x suites matrix of each model's suite score
   (`structbench.analysis.suite_score`), suites grouped by family, with a colour scale; the
   generalisation-gap view (plot and table); the learning curves of suite series
-  (`structbench.reports.series`); ceilings and not-comparable models set apart; suites without
+  (`structbench.reports.builders.series`); ceilings and not-comparable models set apart; suites without
   results listed with the reason; the claims.
 - `suites/ID@VERSION.html`: one page per suite version and data hash: its card
-  (`structbench.reports.cards`), the table ranked by the same suite score with compute and failed
-  runs, per-condition plots (`structbench.reports.conditions`, drawn by
+  (`structbench.reports.builders.cards`), the table ranked by the same suite score with compute and failed
+  runs, per-condition plots (`structbench.reports.builders.conditions`, drawn by
   `structbench.reports.writers.plots`), published numbers and claims.
 - `errors/SUITE.html`: what each model got wrong, filterable (`structbench.reports.writers.error_browser`),
   with each model's predictions in `errors/SUITE/MODEL.js` and the examples in `data/`.
@@ -41,8 +42,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from structbench import __version__
 from structbench.errors import UserError
-from structbench.reports.site import DEFAULT_TITLE, Site, build_site
+from structbench.reports.builders.from_store import build_site
+from structbench.reports.builders.site import DEFAULT_TITLE, Site
 from structbench.reports.views.pages import pages
 from structbench.reports.writers.error_browser import write_error_data
 from structbench.reports.writers.html import copy_static, write_pages
@@ -218,7 +221,7 @@ def write_site(site: Site, out_dir: Path, *, earlier: Path | None = None, drawin
         json.dumps([r.model_dump() for r in site.references], indent=1, ensure_ascii=False), encoding="utf-8"
     )
     copy_static(out_dir)
-    write_pages(views, out_dir)
+    write_pages(views, out_dir, version=__version__)
     plotting.wait()
     return out_dir / "index.html"
 

@@ -10,7 +10,7 @@ from structbench import registry
 from structbench.baselines.classical.ngram import EOS, UNK, KneserNey
 from structbench.data import freeze
 from structbench.protocols import ask
-from structbench.reports.overlap import audit
+from structbench.reports.builders.overlap_audits import audit
 from structbench.runs.runner import Runner
 from structbench.specs import Example, ModelSpec, Split
 from structbench.suites.agreement.attractors import (

@@ -7,15 +7,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from structbench.reports.boards import SuiteBoard, slug
-from structbench.reports.cards import SuiteCard
-from structbench.reports.families import Column
-from structbench.reports.figures import Plot, Style
-from structbench.reports.overview import OverviewRow, Summary
-from structbench.reports.provenance import Provenance
-from structbench.reports.series import Curve
-from structbench.reports.site import Site
-from structbench.reports.verdicts import OWN_RUNS, REFERENCE_RUNS, ClaimCheck
+from structbench.reports.builders.cards import SuiteCard
+from structbench.reports.builders.families import Column
+from structbench.reports.builders.overview import OverviewRow, Summary
+from structbench.reports.builders.plots import Plot, Style
+from structbench.reports.builders.provenance import Provenance
+from structbench.reports.builders.series import Curve
+from structbench.reports.builders.site import Site
+from structbench.reports.builders.suite_board import SuiteBoard, slug
+from structbench.reports.builders.verdicts import OWN_RUNS, REFERENCE_RUNS, ClaimCheck
 from structbench.reports.views.plots import GAP_PLOT, PlotView, gap_styles, site_plots
 
 REFERENCE_GROUP = f"{REFERENCE_RUNS} (shipped with structbench)"
@@ -72,7 +72,7 @@ class IndexPage:
     summaries: tuple[Summary, ...]
     rows: tuple[OverviewRow, ...]
     columns: tuple[Column, ...]
-    """The summary columns (`structbench.reports.families`): generalisation ones, then in-distribution ones."""
+    """The summary columns (`structbench.reports.builders.families`): generalisation ones, then in-distribution ones."""
     gap_boards: list[Summary]
     """The boards of the gap table: a generalisation split and both kinds of cell."""
     gap_styles: dict[str, Style]
@@ -131,11 +131,11 @@ def error_pages(site: Site) -> list[ErrorPage]:
     """The error browser of every board with finished runs."""
     out = []
     for board in site.boards:
-        outputs = site.outputs.get(board.slug)
-        if outputs is None:
+        predictions = site.predictions.get(board.slug)
+        if predictions is None:
             continue
-        models = [ModelData(model, f"errors/{board.slug}/{slug(model)}.js") for model in outputs.runs]
-        out.append(ErrorPage(board, f"errors/{board.slug}.html", models, bool(outputs.examples)))
+        models = [ModelData(model, f"errors/{board.slug}/{slug(model)}.js") for model in predictions.runs]
+        out.append(ErrorPage(board, f"errors/{board.slug}.html", models, bool(predictions.examples)))
     return out
 
 

@@ -1,17 +1,18 @@
 """Which plots the site draws and what each holds: a board's per-condition plots, the learning
-curves and the generalisation-gap scatter, as values (`structbench.reports.figures`) keyed by their
-path in the site. Drawn by `structbench.reports.writers.plots`.
+curves and the generalisation-gap scatter, as values (`structbench.reports.builders.plots`) keyed by their
+path in the site, and how a page shows each (`PlotView`: its legend, or why a condition has no plot).
+Drawn by `structbench.reports.writers.plots`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from structbench.reports.boards import SuiteBoard
-from structbench.reports.conditions import MAX_CATEGORIES, Condition
-from structbench.reports.figures import PLOTTED, GapPlot, Line, LinePlot, Plot, Style, merge_equal
-from structbench.reports.overview import OverviewRow, Summary
-from structbench.reports.site import Site
+from structbench.reports.builders.conditions import MAX_CATEGORIES, Condition
+from structbench.reports.builders.overview import OverviewRow, Summary
+from structbench.reports.builders.plots import PLOTTED, GapPlot, Line, LinePlot, Plot, Style, merge_equal
+from structbench.reports.builders.site import Site
+from structbench.reports.builders.suite_board import SuiteBoard
 
 PLOT_DIR = "plots"
 """The plots' folder, relative to the site root."""

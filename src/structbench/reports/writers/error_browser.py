@@ -1,6 +1,6 @@
 """The error browser's data files: each model's stored predictions and each suite's test examples, as scripts.
 
-The build (`structbench.reports.outputs`) reads one run's predictions of one split as the zlib block
+The build (`structbench.reports.builders.predictions`) gathers one run's predictions of one split as the zlib block
 of JSON the store keeps (`pack_predictions`). The site copies those blocks as they are,
 base64-encoded, into one script per (suite page, model) beside its page; the browser inflates them
 (`DecompressionStream("deflate")`) and shows the examples a model got wrong. Decoding them here
@@ -28,8 +28,8 @@ from pathlib import Path
 
 from structbench.data import freeze
 from structbench.data.sources import sha256_bytes
-from structbench.reports.outputs import BoardOutputs
-from structbench.reports.site import Site
+from structbench.reports.builders.predictions import BoardPredictions
+from structbench.reports.builders.site import Site
 from structbench.reports.views.pages import ErrorPage
 
 
@@ -69,14 +69,14 @@ def write_error_data(site: Site, pages: list[ErrorPage], out_dir: Path, *, earli
     writes: list[Future[None]] = []
     with ThreadPoolExecutor(4) as writer:
         for page in pages:
-            _page_data(page, site.outputs[page.board.slug], out_dir, earlier, writer, writes)
+            _page_data(page, site.predictions[page.board.slug], out_dir, earlier, writer, writes)
     for write in writes:
         write.result()  # a failed write raises here
 
 
 def _page_data(
     page: ErrorPage,
-    outputs: BoardOutputs,
+    predictions: BoardPredictions,
     out_dir: Path,
     earlier: Path | None,
     writer: ThreadPoolExecutor,
@@ -86,11 +86,11 @@ def _page_data(
     (out_dir / "errors" / page.board.slug).mkdir(parents=True, exist_ok=True)
     for data in page.models:
         parts = []
-        for run in outputs.runs[data.model]:
+        for run in predictions.runs[data.model]:
             files = {}
             for split in run.blocks:
-                if (run.draw, split) in outputs.examples:
-                    sha256, source = outputs.examples[(run.draw, split)]
+                if (run.draw, split) in predictions.examples:
+                    sha256, source = predictions.examples[(run.draw, split)]
                     if _write_examples(out_dir, sha256, source, earlier):
                         files[split] = sha256[:16]
             # base64 needs no JSON escaping: joined as text, which json.dumps would scan character by character

@@ -20,8 +20,7 @@ from typing import Any
 
 import jinja2
 
-from structbench import __version__
-from structbench.reports.families import KINDS, SPARK_HEIGHT, SPARK_WIDTH
+from structbench.reports.builders.families import KINDS, SPARK_HEIGHT, SPARK_WIDTH
 from structbench.reports.views.format import (
     UNDEFINED,
     breakable,
@@ -51,8 +50,9 @@ def _template_cache() -> jinja2.BytecodeCache | None:
         return None
 
 
-def environment() -> jinja2.Environment:
-    """The templates' environment, with the formatting filters (`structbench.reports.views.format`)."""
+def environment(version: str) -> jinja2.Environment:
+    """The templates' environment, with the formatting filters (`structbench.reports.views.format`);
+    `version` is the structbench version every page says wrote it."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("structbench.reports", "templates"),
         bytecode_cache=_template_cache(),
@@ -69,7 +69,7 @@ def environment() -> jinja2.Environment:
     env.filters["link"] = link  # every address from data is linked through it (http(s) only)
     env.globals["undefined_label"] = UNDEFINED
     env.globals["scale_colour"] = scale_colour
-    env.globals["version"] = __version__
+    env.globals["version"] = version
     env.globals["kinds"] = KINDS
     env.globals["spark_size"] = (int(SPARK_WIDTH), int(SPARK_HEIGHT))
     return env
@@ -89,9 +89,9 @@ def copy_static(out_dir: Path) -> None:
             (static / item.name).write_text(item.read_text(encoding="utf-8"), encoding="utf-8")
 
 
-def write_pages(pages: Pages, out_dir: Path) -> None:
-    """`index.html`, `suites/*.html` and `errors/*.html`."""
-    env = environment()
+def write_pages(pages: Pages, out_dir: Path, *, version: str) -> None:
+    """`index.html`, `suites/*.html` and `errors/*.html`, each saying that structbench `version` wrote it."""
+    env = environment(version)
     index = env.get_template("index.html.j2").render(root="", **_context(pages.index))
     (out_dir / "index.html").write_text(index, encoding="utf-8")
     suite_template = env.get_template("suite.html.j2")

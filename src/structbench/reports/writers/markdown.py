@@ -9,8 +9,8 @@ from __future__ import annotations
 import markupsafe
 from tabulate import tabulate
 
-from structbench.reports.boards import SuiteBoard
-from structbench.reports.verdicts import ClaimCheck
+from structbench.reports.builders.suite_board import SuiteBoard
+from structbench.reports.builders.verdicts import ClaimCheck
 from structbench.reports.views.format import UNDEFINED, method, percent
 from structbench.specs import SeedStats
 

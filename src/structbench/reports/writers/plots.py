@@ -1,9 +1,9 @@
-"""The site's plots (`structbench.reports.figures`), drawn by matplotlib as SVG files when the site is written.
+"""The site's plots (`structbench.reports.builders.plots`), drawn by matplotlib as SVG files when the site is written.
 
 Three kinds: the primary metric against one condition, one colour per model, and its 95%
 interval: against a number (attractor count, operator count, composition length) as lines with
 bands, against categories (relative-clause type, subject number) as points with error bars; the
-learning curve of a series of suites (`structbench.reports.series`): the same lines and bands against
+learning curve of a series of suites (`structbench.reports.builders.series`): the same lines and bands against
 the series' number, on a linear or logarithmic axis, with published numbers as grey markers; and the
 generalisation-gap scatter (in-distribution against generalisation, one point per model and
 suite). Legends are not drawn into the SVG: the page shows them as text beside the plot, in the same colours (`palette`), which keeps them readable
@@ -35,8 +35,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from structbench.reports import figures
-from structbench.reports.figures import DASHES, CurvePlot, GapPlot, LinePlot, Plot
+from structbench.reports.builders import plots as plot_values
+from structbench.reports.builders.plots import DASHES, CurvePlot, GapPlot, LinePlot, Plot
 
 POOL_FROM = 8
 """Fewer plots than this are drawn in this process: workers would cost more than they save."""
@@ -198,7 +198,7 @@ def draw(plot: Plot) -> str:
 def _drawing_code() -> bytes:
     """What a plot's SVG depends on besides its values: this module, the plot values' module (their
     markers and dashes) and matplotlib's version, read from its metadata (importing it takes a second)."""
-    sources = Path(figures.__file__ or "").read_bytes() + Path(__file__).read_bytes()
+    sources = Path(plot_values.__file__ or "").read_bytes() + Path(__file__).read_bytes()
     return sources + metadata.version("matplotlib").encode()
 
 

@@ -1,0 +1,117 @@
+"""A suite page's per-condition views: which conditions to plot, and their cells per model.
+
+Two sources of conditions:
+- a series of test splits named by one number (`attractors-0` … `attractors-4`, `ops-01` …
+  `ops-12`, `heldout_tables4` … `heldout_tables10`, `longer_3` … `longer_5`): the number is the
+  condition (attractors, operators, composition length), each split's cell one point;
+- a breakdown key of the suite's primary metric (`n_actions`, `construction`, `n_attr`, …):
+  each level's cell one point, on the test split where the key has the most levels that a plot
+  can still show (at most `MAX_CATEGORIES` categories; then a generalisation split, then the
+  earlier split). Where no split has few enough, the condition is a table only.
+
+Every condition's cells, for every model, also go into a table beside the plot, so that no
+number exists only as a line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+from structbench.cells import STAT_COLUMNS, as_stats
+from structbench.reports.builders.suite_board import SuiteBoard
+from structbench.specs import SeedStats
+
+SERIES = re.compile(r"^(?P<prefix>.*?[A-Za-z])[-_]?(?P<number>\d+)$")
+MIN_SERIES = 3
+"""A series needs at least this many splits to be plotted as one."""
+MAX_CATEGORIES = 12
+"""A condition of more categories than this (e.g. every combination of constructions) gets its table only."""
+
+
+@dataclass
+class Condition:
+    """One plotted condition of a board: an x axis and every model's cells along it."""
+
+    title: str
+    """What varies, e.g. `attractors (test splits)` or `construction, on split mixed`."""
+    axis: str
+    """The x axis's label."""
+    levels: list[str]
+    cells: dict[str, list[SeedStats | None]]
+    """model -> its cell per level."""
+
+    @property
+    def plotted(self) -> bool:
+        """Whether a plot can show it: a numeric axis, or few enough categories to read."""
+        return _plottable(self.levels)
+
+
+def _plottable(levels: list[str]) -> bool:
+    try:
+        [float(level) for level in levels]
+    except ValueError:
+        return len(levels) <= MAX_CATEGORIES
+    return True
+
+
+def _split_series(board: SuiteBoard) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(prefix, [(number, split)]) of every numbered series of test splits, in split order."""
+    series: dict[str, list[tuple[str, str]]] = {}
+    for split in board.splits:
+        if match := SERIES.match(split):
+            series.setdefault(match["prefix"], []).append((str(int(match["number"])), split))
+    return [(prefix, members) for prefix, members in series.items() if len(members) >= MIN_SERIES]
+
+
+def conditions(board: SuiteBoard, breakdown_rows: pd.DataFrame) -> list[Condition]:
+    """The board's conditions; `breakdown_rows` holds its cells of the primary metric with a breakdown."""
+    whole = dict(board.rows)
+    out = []
+    for prefix, members in _split_series(board):
+        out.append(
+            Condition(
+                title=f"{prefix.replace('_', ' ')} (one test split per value)",
+                axis=prefix.replace("_", " "),
+                levels=[number for number, _ in members],
+                cells={model: [row[split] for _, split in members] for model, row in whole.items()},
+            )
+        )
+    if breakdown_rows.empty:
+        return out
+    keys = ["model", "split", "breakdown", "level", *STAT_COLUMNS]
+    by_key: dict[str, dict[str, dict[str, dict[str, SeedStats]]]] = {}
+    for values in zip(*(breakdown_rows[k].tolist() for k in keys), strict=True):
+        row = dict(zip(keys, values, strict=True))
+        levels_of = by_key.setdefault(str(row["breakdown"]), {}).setdefault(str(row["split"]), {})
+        levels_of.setdefault(str(row["level"]), {})[str(row["model"])] = as_stats(row)
+    generalisation = set(board.generalisation)
+    order = {split: index for index, split in enumerate(board.splits)}
+    for key, by_split in sorted(by_key.items()):
+        split = max(
+            (s for s in by_split if s in order),
+            key=lambda s: (_plottable(list(by_split[s])), len(by_split[s]), s in generalisation, -order[s]),
+            default=None,
+        )
+        if split is None or len(by_split[split]) < 2:
+            continue
+        levels = _ordered(list(by_split[split]))
+        out.append(
+            Condition(
+                title=f"{key.replace('_', ' ')}, on test split {split}",
+                axis=key.replace("_", " "),
+                levels=levels,
+                cells={model: [by_split[split][level].get(model) for level in levels] for model in whole},
+            )
+        )
+    return out
+
+
+def _ordered(levels: list[str]) -> list[str]:
+    """Numeric levels by value, others alphabetically."""
+    try:
+        return sorted(levels, key=float)
+    except ValueError:
+        return sorted(levels)
