@@ -39,6 +39,7 @@ from structbench.analysis.suite_score import score_splits, suite_scores
 from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_runs, current_scores
 from structbench.environments import MACHINE_FIELDS, differing
 from structbench.errors import UserError
+from structbench.protocols import hook
 from structbench.reports.provenance import Provenance, reference_rows
 from structbench.reports.ties import best_and_ties
 from structbench.specs import SeedStats, StatisticSpec, SuiteSpec, natural_key
@@ -345,7 +346,7 @@ def ceiling_labels(runs: pd.DataFrame) -> set[str]:
     ceiling: dict[str, bool] = {}
     for name in set(names.values()) & registered:
         try:
-            ceiling[name] = bool(getattr(registry.model_factory(name), "ceiling", False))
+            ceiling[name] = bool(hook(registry.model_factory(name), "ceiling", False))
         except UserError:
             ceiling[name] = False
     return {label for label, name in names.items() if ceiling.get(name, False)}
