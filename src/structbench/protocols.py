@@ -1,16 +1,22 @@
-"""The adapter protocols a model can implement, and how the runner asks each of them.
+"""The model contract: every hook the harness looks for on a model, declared once, and how the runner asks it.
 
-`Model` is the reference of every hook the harness looks for on a model, required and optional,
-and `hook` is how the engine reads one: so that what a model may define is listed in one place.
+Each hook is declared once, in a small typed protocol with its documentation: the protocol
+methods (`Transducer`, `SequenceScorer`, `ContinuationScorer`, `Classifier`, `TagInducer`), the
+optional hooks of a built model (`Trainable`, `OracleUser`, `ComputeReporter`,
+`StatisticsReporter`, `ConvergenceReporter`, `Closable`) and those read from the model's class
+before it is built (`ModelClass`). `Model` is their union, the reference for a model's author, and
+everything else is derived from it: `HOOKS`, the names `hook` may read, and `METHOD_OF_PROTOCOL`,
+from `SERVES`. The typed protocols are what the runner's `isinstance` checks use.
+
 A model declares the protocols it speaks in its `protocols` attribute and implements the
-matching method. Tokens are whitespace tokens of the suite's own vocabulary. `ask` sends a
-whole split in batches and returns one JSON-serialisable prediction per example, which is
-what the store keeps and the scorers read.
+matching method. Tokens are whitespace tokens of the suite's own vocabulary. `ask` sends a whole
+split in batches and returns one JSON-serialisable prediction per example, which is what the
+store keeps and the scorers read. The optional reports (compute, statistics, convergence) are
+checked where they enter (`checked_compute`, `checked_statistics`,
+`structbench.convergence.checked_convergence`).
 
-Optionally, a model reports the compute it used (`ComputeReporter`), statistics of its
-training (`StatisticsReporter`) and whether training reached its criterion
-(`ConvergenceReporter`): the runner asks it after fit and prediction and the store keeps what
-`checked_compute`, `checked_statistics` and `checked_convergence` accept, for the leaderboard.
+`BuiltInRecipes` is not part of the contract: what the engine asks the built-in baselines about
+the recipes they ship (`recipe_hook`), which the engine cannot import.
 """
 
 from __future__ import annotations
@@ -19,115 +25,116 @@ import math
 import numbers
 import re
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
-from typing import Any, ClassVar, Literal, Protocol, TypeVar, cast, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, cast, runtime_checkable
 
 from structbench.errors import NotApplicable
 from structbench.specs import PROTOCOLS, Example, ProtocolName, Split, SuiteSpec
 
-Hook = Literal[
-    "protocols",
-    "transduce",
-    "logprob",
-    "loglikelihood",
-    "classify",
-    "induce",
-    "fit",
-    "use_oracle",
-    "compute",
-    "statistics",
-    "convergence",
-    "close",
-    "name",
-    "label",
-    "fingerprint",
-    "configuration",
-    "unkeyed_settings",
-    "comparable",
-    "ceiling",
-    "in_quickstart",
-    "budget_shortfall",
-]
-"""The name of every member of `Model`: what `hook` may read."""
+# The methods that serve a suite's protocol: a model implements the one of each protocol it declares.
 
 
-class Model(Protocol):
-    """Every hook the harness looks for on a model: the reference for a model's author.
-
-    Required: `protocols`, and for each protocol declared there the method that serves it
-    (`METHOD_OF_PROTOCOL`): `transduce`, `logprob`, `classify` or `induce`; a minimal-pair or
-    forced-choice suite whose candidates are continuations of a shared prefix (`SuiteSpec.continuations`,
-    agreement scored at the verb) asks `loglikelihood` instead of `logprob`. Everything else is
-    optional; the engine reads each through `hook`, and a model that lacks one gets the default
-    its docstring names. The class-level hooks (`name`, `label`, `fingerprint`, `configuration`,
-    `unkeyed_settings`, `comparable`, `ceiling`, `in_quickstart`, `budget_shortfall`) are read from the model's class (its factory)
-    before any model is built; the others from the built model. A model's settings are its
-    constructor's keyword arguments (`structbench.runs.settings`).
-
-    Not a runtime check: a model implements the hooks it needs, never all of them; the typed
-    protocols below (`Transducer`, `Trainable`, `ComputeReporter`, ...) are what `isinstance`
-    checks use.
-    """
-
-    protocols: Collection[str]
-    """Required: the protocols the model speaks (`structbench.specs.PROTOCOLS`); a suite of any
-    other protocol is `n/a` for it."""
-
+@runtime_checkable
+class Transducer(Protocol):
     def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
         """Required for `transduction`: one output token sequence per input sequence, in order."""
         ...
 
+
+@runtime_checkable
+class SequenceScorer(Protocol):
     def logprob(self, sequences: list[list[str]]) -> list[float]:
         """Required for `minimal-pair` and `forced-choice`: the summed natural-log token probability
         of each sequence, in order."""
         ...
 
+
+@runtime_checkable
+class ContinuationScorer(Protocol):
     def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
-        """Required for a minimal-pair or forced-choice suite with `continuations`: for each (context,
-        continuation), the summed natural-log probability of the continuation's tokens given the
-        context, with no end token (lm-evaluation-harness's `loglikelihood`), in order. Many requests
-        share a context: `shared_contexts` groups them, so that each context is computed once."""
+        """Required for a minimal-pair or forced-choice suite with `continuations` (`SuiteSpec.continuations`,
+        agreement scored at the verb), asked instead of `logprob`: for each (context, continuation), the
+        summed natural-log probability of the continuation's tokens given the context, with no end token
+        (lm-evaluation-harness's `loglikelihood`), in order. Many requests share a context:
+        `shared_contexts` groups them, so that each context is computed once."""
         ...
 
+
+@runtime_checkable
+class Classifier(Protocol):
     def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
         """Required for `classification`: one of `labels` per input, in order."""
         ...
 
+
+@runtime_checkable
+class TagInducer(Protocol):
     def induce(self, sentences: list[list[str]], n_clusters: int) -> list[list[int]]:
         """Required for `tag-induction`: one cluster id (below `n_clusters`) per token of each
         sentence, the whole corpus at once."""
         ...
 
+
+# The optional hooks of a built model; the runner asks each where the model has it.
+
+
+@runtime_checkable
+class Trainable(Protocol):
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
         """Optional: learn from the draw's train split (dev for model selection only), once per seed,
         after the global generators are seeded with `seed`. Without it the model is asked untrained."""
         ...
 
+
+@runtime_checkable
+class OracleUser(Protocol):
     def use_oracle(self, solver: object) -> None:
         """Optional: take the suite's oracle solver, built from the draw's frozen splits (the oracle
         splits: every split of the draw, test included), before `fit`. A model with it answers from
-        test-time information and should declare `comparable = False`."""
+        test-time information and should declare `comparable = False` (the `oracle` baseline)."""
         ...
 
+
+@runtime_checkable
+class ComputeReporter(Protocol):
     def compute(self) -> Mapping[str, int | str]:
-        """Optional: what the run cost (`COMPUTE_FIELDS`: `parameters`, `device`), asked once after
-        prediction; checked by `checked_compute` where the runner receives it."""
+        """Optional, any protocol: what the run cost, for the leaderboard's compute column, asked once
+        after fit and prediction: any of `COMPUTE_FIELDS`, `parameters` (int, the trainable parameter
+        count) and `device` (str, e.g. "cpu", "cuda:0"). Unknown keys and wrong types are dropped
+        (`checked_compute`), and a `compute` that raises is logged: a bug here never loses a finished run."""
         ...
 
+
+@runtime_checkable
+class StatisticsReporter(Protocol):
     def statistics(self) -> Mapping[str, float]:
-        """Optional: numbers the training produced (e.g. `dev_perplexity`), asked once after prediction;
-        checked by `checked_statistics` where the runner receives it."""
+        """Optional, any protocol: numbers the training produced that the leaderboard shows beside the
+        scores (a language model's `dev_perplexity`), asked once after fit and prediction. Names are
+        snake_case identifiers (the column headers), values finite numbers; at most `MAX_STATISTICS`.
+        Invalid entries are dropped (`checked_statistics`) and a `statistics` that raises is logged."""
         ...
 
+
+@runtime_checkable
+class ConvergenceReporter(Protocol):
     def convergence(self) -> Mapping[str, Any]:
         """Optional: whether training reached the criterion of "learned the training distribution",
         a `structbench.convergence.Convergence` or its fields; asked once after prediction, checked by
-        `checked_convergence`. A run that reports it did not is flagged under-trained."""
+        `checked_convergence`. A run that reports it did not is flagged under-trained; a report that
+        does not validate is logged and left out."""
         ...
 
+
+@runtime_checkable
+class Closable(Protocol):
     def close(self) -> None:
         """Optional: release what the model holds (a subprocess, a GPU) once its seed is done. The runner
         never closes a model object a Python API caller passed in: that stays theirs."""
         ...
+
+
+class ModelClass(Protocol):
+    """The optional hooks read from a model's class (its factory) before any model is built. A model's
+    settings are its constructor's keyword arguments (`structbench.runs.settings`)."""
 
     name: ClassVar[str]
     """Optional: the label a `module:Class` model (or a model object) is shown under, where its own
@@ -159,69 +166,118 @@ class Model(Protocol):
     """Optional: True for a model whose score is the suite's ceiling (the oracle), which the
     leaderboard draws as such. Default False."""
 
-    in_quickstart: ClassVar[Callable[[str], bool]]
-    """Optional classmethod `in_quickstart(suite_id)`: whether `structbench quickstart --neural` trains
-    the model on that suite (an id as quickstart is given it), where it learns in seconds (a neural
-    baseline whose recipe lists the suite). Default: never."""
 
-    budget_shortfall: ClassVar[Callable[[str, Mapping[str, Any]], str | None]]
-    """Optional classmethod `budget_shortfall(suite_id, configuration)`: where runs of that stored
-    configuration (`configuration` above) on that suite are known to stop short of their convergence
-    criterion, what was measured and what reaching it takes (a neural baseline's recipe states it
-    for its CPU budget); `structbench claims` shows it beside a claim such runs leave undecided.
-    Default: None."""
+class Model(
+    ModelClass,
+    Transducer,
+    SequenceScorer,
+    ContinuationScorer,
+    Classifier,
+    TagInducer,
+    Trainable,
+    OracleUser,
+    ComputeReporter,
+    StatisticsReporter,
+    ConvergenceReporter,
+    Closable,
+    Protocol,
+):
+    """Every hook the harness looks for on a model: the reference for a model's author.
+
+    Required: `protocols`, and for each protocol declared there the method that serves it
+    (`METHOD_OF_PROTOCOL`): `transduce`, `logprob`, `classify` or `induce`; a minimal-pair or
+    forced-choice suite whose candidates are continuations of a shared prefix asks `loglikelihood`
+    instead of `logprob`. Everything else is optional; the engine reads each through `hook`, and a
+    model that lacks one gets the default its docstring names. The hooks of `ModelClass` are read
+    from the model's class before any model is built; the others from the built model.
+
+    Not a runtime check: a model implements the hooks it needs, never all of them; its bases are
+    what `isinstance` checks use.
+    """
+
+    protocols: Collection[str]
+    """Required: the protocols the model speaks (`structbench.specs.PROTOCOLS`); a suite of any
+    other protocol is `n/a` for it."""
 
 
-def hook(owner: object, name: Hook, default: Any = None) -> Any:
+def protocol_members(protocol: type) -> frozenset[str]:
+    """The names `protocol` declares, its protocol bases' included: its methods and annotated attributes."""
+    members: set[str] = set()
+    for owner in protocol.__mro__:
+        if owner is Protocol or not getattr(owner, "_is_protocol", False):
+            continue
+        members.update(name for name in (*vars(owner), *vars(owner).get("__annotations__", {})) if name[0] != "_")
+    return frozenset(members)
+
+
+HOOKS: frozenset[str] = protocol_members(Model)
+"""The name of every member of `Model`: what `hook` may read."""
+CLASS_HOOKS: frozenset[str] = protocol_members(ModelClass)
+"""The hooks read from a model's class (its factory), before any model is built."""
+
+
+def hook(owner: object, name: str, default: Any = None) -> Any:
     """`owner`'s hook `name` (see `Model`), or `default` where it has none. `owner` is a model, or
-    its class for the class-level hooks."""
+    its class for the class-level hooks. A name that is no hook is the engine's bug: a ValueError."""
+    if name not in HOOKS:
+        raise ValueError(f"{name!r} is not a hook of structbench.protocols.Model; declare it there first")
     return getattr(owner, name, default)
 
 
-METHOD_OF_PROTOCOL: dict[ProtocolName, Hook] = {
-    "transduction": "transduce",
-    "minimal-pair": "logprob",
-    "forced-choice": "logprob",
-    "classification": "classify",
-    "tag-induction": "induce",
+SERVES: dict[ProtocolName, type] = {
+    "transduction": Transducer,
+    "minimal-pair": SequenceScorer,
+    "forced-choice": SequenceScorer,
+    "classification": Classifier,
+    "tag-induction": TagInducer,
 }
+"""The typed protocol whose one method serves each protocol (`ContinuationScorer` where a suite has
+`continuations`)."""
 
 
-@runtime_checkable
-class Trainable(Protocol):
-    """A model that learns from the train split (dev for model selection only) before it is asked."""
-
-    def fit(self, train: Split, dev: Split | None, *, seed: int) -> None: ...
+def _only_member(protocol: type) -> str:
+    (method,) = protocol_members(protocol)
+    return method
 
 
-@runtime_checkable
-class OracleUser(Protocol):
-    """A model that answers with the suite's own oracle solver (the `oracle` baseline): the runner
-    builds the solver from the frozen splits of the draw and hands it over before `fit`."""
-
-    def use_oracle(self, solver: object) -> None: ...
+METHOD_OF_PROTOCOL: dict[ProtocolName, str] = {name: _only_member(served) for name, served in SERVES.items()}
+"""The method that serves each protocol, e.g. `transduction` -> `transduce`."""
 
 
-@runtime_checkable
-class Transducer(Protocol):
-    def transduce(self, inputs: list[list[str]]) -> list[list[str]]: ...
+# Not part of the contract: what the engine asks the built-in baselines about their recipes.
 
 
-@runtime_checkable
-class SequenceScorer(Protocol):
-    """Minimal-pair and forced-choice: sum of natural-log token probabilities per sequence."""
+class BuiltInRecipes(Protocol):
+    """An extension of the built-in baselines, not of the model contract: what the engine asks a
+    registered model about the recipes it ships (the neural baselines' `recipes/MODEL/TASK.yaml`),
+    through `recipe_hook`, since the engine never imports the baselines. A plugin need not define
+    these, and they may change without notice; each is optional, asked on its own."""
 
-    def logprob(self, sequences: list[list[str]]) -> list[float]: ...
+    in_quickstart: ClassVar[Callable[[str], bool]]
+    """Classmethod `in_quickstart(suite_id)`: whether `structbench quickstart --neural` trains the
+    model on that suite (an id as quickstart is given it), where it learns in seconds (its recipe
+    lists the suite under `quickstart`). Default: never."""
+
+    budget_shortfall: ClassVar[Callable[[str, Mapping[str, Any]], str | None]]
+    """Classmethod `budget_shortfall(suite_id, configuration)`: where runs of that stored
+    configuration (`ModelClass.configuration`) on that suite are known to stop short of their
+    convergence criterion, what was measured and what reaching it takes (the recipe's
+    `cpu_small_shortfall`); `structbench claims` shows it beside a claim such runs leave
+    undecided. Default: None."""
+
+
+RECIPE_HOOKS: frozenset[str] = protocol_members(BuiltInRecipes)
+"""What `recipe_hook` may read."""
+
+
+def recipe_hook(factory: object, name: str) -> Any:
+    """The model class `factory`'s `BuiltInRecipes` member `name`, or None where it has none."""
+    if name not in RECIPE_HOOKS:
+        raise ValueError(f"{name!r} is not a member of structbench.protocols.BuiltInRecipes")
+    return getattr(factory, name, None)
 
 
 T = TypeVar("T", bound=Hashable)
-
-
-@runtime_checkable
-class ContinuationScorer(Protocol):
-    """Minimal-pair and forced-choice suites with `continuations`: log p(continuation | context) per request."""
-
-    def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]: ...
 
 
 def shared_contexts(contexts: Sequence[Sequence[T]], chosen: Sequence[int]) -> tuple[list[list[T]], list[list[int]]]:
@@ -232,28 +288,6 @@ def shared_contexts(contexts: Sequence[Sequence[T]], chosen: Sequence[int]) -> t
     for i in chosen:
         groups.setdefault(tuple(contexts[i]), []).append(i)
     return [list(context) for context in groups], list(groups.values())
-
-
-@runtime_checkable
-class Classifier(Protocol):
-    def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]: ...
-
-
-@runtime_checkable
-class TagInducer(Protocol):
-    def induce(self, sentences: list[list[str]], n_clusters: int) -> list[list[int]]: ...
-
-
-@runtime_checkable
-class ComputeReporter(Protocol):
-    """Optional, any protocol: what a run cost, for the leaderboard's compute column.
-
-    Called by the runner once, after fit and prediction. Returns any of `COMPUTE_FIELDS`:
-    `parameters` (int, the trainable parameter count) and `device` (str, e.g. "cpu", "cuda:0").
-    Unknown keys and wrong types are dropped, and a `compute` that raises is logged: a bug here
-    never loses a finished run."""
-
-    def compute(self) -> Mapping[str, int | str]: ...
 
 
 COMPUTE_FIELDS: dict[str, type] = {"parameters": int, "device": str}
@@ -288,27 +322,6 @@ def checked_compute(reported: object) -> tuple[dict[str, int | str], list[str]]:
     return valid, dropped
 
 
-@runtime_checkable
-class StatisticsReporter(Protocol):
-    """Optional, any protocol: numbers a run's training produced that the leaderboard shows beside
-    its scores (a language model's dev perplexity, a classifier's dev accuracy).
-
-    Called by the runner once, after fit and prediction. Names are snake_case identifiers (the
-    column headers: `dev_perplexity`), values finite numbers; at most `MAX_STATISTICS`. Invalid
-    entries are dropped and a `statistics` that raises is logged: a finished run is never lost."""
-
-    def statistics(self) -> Mapping[str, float]: ...
-
-
-@runtime_checkable
-class ConvergenceReporter(Protocol):
-    """Optional, any protocol: whether the model's training reached its criterion of having learned
-    the training distribution (`structbench.convergence`). A report that does not validate is logged
-    and left out: a finished run is never lost."""
-
-    def convergence(self) -> Mapping[str, Any]: ...
-
-
 MAX_STATISTICS = 12
 STATISTIC_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
@@ -331,17 +344,7 @@ def checked_statistics(reported: object) -> tuple[dict[str, float], list[str]]:
     return valid, dropped
 
 
-SERVES: dict[str, type] = {
-    "transduction": Transducer,
-    "minimal-pair": SequenceScorer,
-    "forced-choice": SequenceScorer,
-    "classification": Classifier,
-    "tag-induction": TagInducer,
-}
-"""The typed protocol class whose method serves each protocol."""
-
-
-def method_of(spec: SuiteSpec) -> Hook:
+def method_of(spec: SuiteSpec) -> str:
     """The model method that serves `spec`: its protocol's (`METHOD_OF_PROTOCOL`), or `loglikelihood`
     where its candidates are continuations of a shared prefix."""
     return "loglikelihood" if spec.continuations else METHOD_OF_PROTOCOL[spec.protocol]

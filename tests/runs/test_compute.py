@@ -15,7 +15,7 @@ import pytest
 from structbench.baselines.classical.brown import BrownInducer
 from structbench.baselines.classical.hmm import HmmInducer
 from structbench.baselines.classical.ngram import KneserNey, Unigram
-from structbench.baselines.neural.adapter import NeuralTransducer
+from structbench.baselines.neural.transducer import NeuralTransducer
 from structbench.protocols import COMPUTE_FIELDS, ComputeReporter, checked_compute
 from structbench.runs import request
 from structbench.runs.runner import Runner

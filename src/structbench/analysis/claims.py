@@ -50,7 +50,7 @@ from structbench.cells import CELL_KEYS, RUN_CELL, current_runs
 from structbench.cells import cells as seed_cells
 from structbench.convergence import Convergence, under_trained
 from structbench.errors import UserError
-from structbench.protocols import hook
+from structbench.protocols import recipe_hook
 from structbench.specs import Frozen
 from structbench.store import run_convergence, run_statistics
 
@@ -275,13 +275,14 @@ def under_trained_cells(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], s
 
 def _shortfall(suite: str, model_spec: str) -> str | None:
     """What the stored configuration (`model_spec`, the run's model record) lacks to reach its criterion
-    on `suite`, as its model states it (the `budget_shortfall` hook); None where it states nothing."""
+    on `suite`, as its model states it (`structbench.protocols.BuiltInRecipes.budget_shortfall`); None
+    where it states nothing."""
     record = json.loads(model_spec)
     try:
         factory = registry.model_factory(str(record.get("name", "")))
     except UserError:  # a model no longer installed: nothing to ask
         return None
-    shortfall = hook(factory, "budget_shortfall")
+    shortfall = recipe_hook(factory, "budget_shortfall")
     found = None if shortfall is None else shortfall(suite, record.get("configuration") or {})
     return str(found) if found else None
 

@@ -24,7 +24,7 @@ from structbench.cli.reference import add_no_reference, results
 from structbench.cli.suites import skipped_summary
 from structbench.data import freeze
 from structbench.errors import SourceUnavailable, UserError
-from structbench.protocols import hook
+from structbench.protocols import recipe_hook
 from structbench.runs.arguments import parse_seeds
 from structbench.runs.normalise import normalise_store
 from structbench.runs.request import ModelRequest
@@ -62,10 +62,10 @@ def _stopped_on_exit(builder: ProcessPoolExecutor) -> Iterator[None]:
 
 def trained_in_quickstart(suite_name: str) -> tuple[str, ...]:
     """The registered models that `quickstart --neural` adds on `suite_name`, by name: those whose
-    optional `in_quickstart` hook (`structbench.protocols.Model`) says so."""
+    `in_quickstart` (`structbench.protocols.BuiltInRecipes`) says so."""
     models = []
     for name in registry.model_names():
-        in_quickstart = hook(registry.model_factory(name), "in_quickstart")
+        in_quickstart = recipe_hook(registry.model_factory(name), "in_quickstart")
         if in_quickstart is not None and in_quickstart(suite_name):
             models.append(name)
     return tuple(models)

@@ -13,6 +13,7 @@ from structbench.cli.progress import build_job
 from structbench.data import freeze
 from structbench.data.sources import SOURCE_DIR_VARIABLE
 from structbench.errors import SourceUnavailable
+from structbench.protocols import hook
 
 
 def _suite_row(name: str) -> dict[str, Any]:
@@ -77,9 +78,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     for name in registry.model_names():
         factory = registry.model_factory(name)
         doc = (factory.__doc__ or "").strip().splitlines()
-        rows.append(
-            {"name": name, "protocols": list(getattr(factory, "protocols", ())), "summary": doc[0] if doc else ""}
-        )
+        rows.append({"name": name, "protocols": list(hook(factory, "protocols", ())), "summary": doc[0] if doc else ""})
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import random
 import sys
 import time
 import traceback
@@ -21,7 +20,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-import numpy as np
 from tqdm import tqdm
 
 from structbench.convergence import Convergence, checked_convergence
@@ -44,6 +42,7 @@ from structbench.protocols import (
 from structbench.runs.context import SeedRun
 from structbench.runs.provenance import environment_json
 from structbench.runs.threads import pinned
+from structbench.seeding import seed_everything
 from structbench.specs import Split
 from structbench.suite import Suite
 
@@ -107,15 +106,6 @@ class Ended:
 
 Outcome = Evaluated | Ended
 """How the fit and prediction of one claimed run came out: `Runner.record` stores either."""
-
-
-def _seed_everything(seed: int) -> None:
-    """Seed the global generators that user models commonly rely on."""
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.manual_seed(seed)
 
 
 def failure_line(error: BaseException) -> str:
@@ -191,7 +181,7 @@ def _evaluate_model(model: Any, seed_run: SeedRun, *, log: Callable[[str], None]
     dev = [splits[s.name] for s in spec.splits_with_role("dev")]
     if isinstance(model, OracleUser):
         model.use_oracle(suite.oracle(splits))
-    _seed_everything(seed)
+    seed_everything(seed)
     started = time.perf_counter()
     if isinstance(model, Trainable) and train:
         model.fit(train[0], dev[0] if dev else None, seed=seed)

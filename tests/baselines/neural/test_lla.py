@@ -8,7 +8,6 @@ import torch
 
 from structbench import registry
 from structbench.baselines.neural.batching import example_batches, make_batch
-from structbench.baselines.neural.device import seed_everything
 from structbench.baselines.neural.lla.model import LlaLstm, LlaLstmNoAdversary, ThrushLstm
 from structbench.baselines.neural.lla.nets import LlaNet, LlaSettings, grad_reverse
 from structbench.baselines.neural.trainer import Trainer
@@ -16,6 +15,7 @@ from structbench.baselines.neural.vocab import PAD, Vocabulary
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.runs.runner import Runner
+from structbench.seeding import seed_everything
 from structbench.specs import ModelSpec, Split
 from tests.support.helpers import check_stored_run
 

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from structbench import registry
-from structbench.baselines.neural.lstm_g.model import LstmBptt, LstmG, LstmGRun
+from structbench.baselines.neural.lstm_g.model import LstmBptt, LstmG, LstmGModel
 from structbench.baselines.neural.lstm_g.nets import Architecture, LocalLearner, LstmNetwork, Rule
 from structbench.runs.runner import Runner
 from structbench.specs import Example, ModelSpec, Split
@@ -217,7 +217,9 @@ def split(name: str, examples: list[Example], suite: str) -> Split:
     return Split(suite=suite, name=name, role="train" if name == "train" else "dev", draw=0, examples=examples)
 
 
-def fitted(cls: type[LstmGRun], train: list[Example], dev: list[Example], seed: int = 0, **settings: Any) -> LstmGRun:
+def fitted(
+    cls: type[LstmGModel], train: list[Example], dev: list[Example], seed: int = 0, **settings: Any
+) -> LstmGModel:
     model = cls(**settings)
     model.log = lambda message: None
     model.fit(split("train", train, "dsr"), split("dev", dev, "dsr"), seed=seed)
@@ -234,7 +236,7 @@ SHORT_DSR: dict[str, Any] = {
 
 
 @pytest.mark.parametrize("cls", [LstmG, LstmBptt])
-def test_answer_at_mode_learns_short_recall(cls: type[LstmGRun], fresh_home: Path) -> None:
+def test_answer_at_mode_learns_short_recall(cls: type[LstmGModel], fresh_home: Path) -> None:
     train, dev = dsr_like(3000, 1, distractors=2), dsr_like(300, 2, distractors=2)
     model = fitted(cls, train, dev, **SHORT_DSR)
     statistics = model.statistics()
@@ -253,7 +255,7 @@ def test_answer_at_mode_reports_a_missed_criterion(fresh_home: Path) -> None:
 
 
 @pytest.mark.parametrize("cls", [LstmG, LstmBptt])
-def test_output_phase_mode_learns_to_reverse(cls: type[LstmGRun], fresh_home: Path) -> None:
+def test_output_phase_mode_learns_to_reverse(cls: type[LstmGModel], fresh_home: Path) -> None:
     train, dev = reverse_pairs(500, 1), reverse_pairs(100, 2)
     settings = {"answer_at": None, "blocks": 8, "recurrent": True, "alpha": 0.3, "criterion": 0.95, "check_every": 250}
     model = fitted(cls, train, dev, **settings, max_trials=15_000)
@@ -265,7 +267,7 @@ def test_output_phase_mode_learns_to_reverse(cls: type[LstmGRun], fresh_home: Pa
 
 @pytest.mark.parametrize("cls", [LstmG, LstmBptt])
 def test_same_seed_same_weights_and_checkpoint_reuse(
-    cls: type[LstmGRun], fresh_home: Path, monkeypatch: pytest.MonkeyPatch
+    cls: type[LstmGModel], fresh_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
 
     train, dev = dsr_like(300, 1), dsr_like(50, 2)
@@ -286,7 +288,7 @@ def test_same_seed_same_weights_and_checkpoint_reuse(
     def no_training(*args: object, **kwargs: object) -> None:
         raise AssertionError("trained again instead of reloading the checkpoint")
 
-    monkeypatch.setattr(LstmGRun, "_train", no_training)
+    monkeypatch.setattr(LstmGModel, "_train", no_training)
     reloaded = fitted(cls, train, dev, seed=3, **settings)
     assert reloaded.net is not None
     assert all(torch.equal(a, b) for a, b in zip(first.net.parameters(), reloaded.net.parameters(), strict=True))

@@ -14,7 +14,6 @@ import torch
 
 from structbench import registry
 from structbench.analysis.rescore import rescore
-from structbench.baselines.neural.device import seed_everything
 from structbench.baselines.neural.nhmm.model import NeuralHmm, NhmmSettings, padded
 from structbench.baselines.neural.nhmm.nets import (
     EmissionKind,
@@ -31,6 +30,7 @@ from structbench.runs.key import ModelKey
 from structbench.runs.request import ModelRequest, model_label
 from structbench.runs.runner import Runner
 from structbench.scoring import induction_metrics
+from structbench.seeding import seed_everything
 from structbench.specs import Example, ModelSpec, Split
 from structbench.store import run_statistics
 

@@ -25,10 +25,10 @@ from structbench.adapters.hf.common import (
     load_tokenizer,
     require_transformers,
     resolve_checkpoint,
-    resolve_device,
     right_padded,
     sum_target_logprobs,
 )
+from structbench.devices import DeviceName, resolve_device
 from structbench.errors import NotApplicable, UserError
 from structbench.protocols import shared_contexts
 from structbench.specs import Example, Split
@@ -87,8 +87,8 @@ class HfCausalLm(HfModel):
     from one log-softmax and gather per batch, in float32 whatever `dtype` the weights are in.
 
     Settings: `pretrained` (a local folder or a name in the local HF cache; required), `device`
-    (`cpu`; `cuda`, `cuda:N`), `dtype` (`float32`; `float16`, `bfloat16`, `auto` = the
-    checkpoint's own), `batch_size` (16), `threads` (torch's CPU threads, 1),
+    (`cpu`; `cuda`, `cuda:N`, `auto`: `structbench.devices`), `dtype` (`float32`; `float16`,
+    `bfloat16`, `auto` = the checkpoint's own), `batch_size` (16), `threads` (torch's CPU threads, 1),
     `shots` (0), `max_new_tokens` (256), `transduction_prompt`, `classification_prompt`. A
     template given on the command line as a JSON string may hold real newlines:
     `--set 'transduction_prompt="Q: {input}\\nA:"'`.
@@ -100,7 +100,7 @@ class HfCausalLm(HfModel):
     def __init__(
         self,
         pretrained: str = "",
-        device: str = "cpu",
+        device: DeviceName = "cpu",
         dtype: Dtype = "float32",
         batch_size: PositiveInt = 16,
         threads: PositiveInt = 1,

@@ -132,17 +132,6 @@ def checkpoint_name(pretrained: str) -> str:
     return name or "hf"
 
 
-def resolve_device(name: str) -> torch.device:
-    """`cpu`, `cuda`, `cuda:N` or any other torch device; CUDA without a GPU is one sentence."""
-    try:
-        device = torch.device(name)
-    except RuntimeError:
-        raise UserError(f"device={name!r} is not a torch device; use e.g. device=cpu or device=cuda.") from None
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise UserError(f"device={name} was asked for but torch sees no CUDA GPU; use --set device=cpu.")
-    return device
-
-
 def torch_dtype(name: Dtype) -> torch.dtype | str:
     """What `from_pretrained(dtype=...)` takes for a `dtype` setting."""
     return "auto" if name == "auto" else getattr(torch, name)

@@ -26,10 +26,10 @@ from structbench.adapters.hf.common import (
     load_tokenizer,
     require_transformers,
     resolve_checkpoint,
-    resolve_device,
     right_padded,
     sum_target_logprobs,
 )
+from structbench.devices import DeviceName, resolve_device
 from structbench.errors import NotApplicable, UserError
 from structbench.specs import Example, Split
 
@@ -74,8 +74,8 @@ class HfSeq2Seq(HfModel):
     nothing; with it, a suite without a train split is `n/a`.
 
     Settings: `pretrained` (a local folder or a name in the local HF cache; required), `device`
-    (`cpu`; `cuda`, `cuda:N`), `dtype` (`float32`; `float16`, `bfloat16`, `auto` = the
-    checkpoint's own), `batch_size` (16: pairs per forward pass, and per fine-tuning step),
+    (`cpu`; `cuda`, `cuda:N`, `auto`: `structbench.devices`), `dtype` (`float32`; `float16`,
+    `bfloat16`, `auto` = the checkpoint's own), `batch_size` (16: pairs per forward pass, and per fine-tuning step),
     `threads` (torch's CPU threads, 1), `max_new_tokens` (256), `prompt`
     (`{input}`), `finetune` (false), `epochs` (3), `lr` (3e-4).
     """
@@ -88,7 +88,7 @@ class HfSeq2Seq(HfModel):
     def __init__(
         self,
         pretrained: str = "",
-        device: str = "cpu",
+        device: DeviceName = "cpu",
         dtype: Dtype = "float32",
         batch_size: PositiveInt = 16,
         threads: PositiveInt = 1,

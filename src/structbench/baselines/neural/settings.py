@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, NonNegativeFloat, NonNegativeInt, Positiv
 
 from structbench import registry
 from structbench.convergence import Criterion
+from structbench.devices import DeviceName
 from structbench.errors import UserError
 from structbench.specs import Frozen
 
@@ -30,11 +31,11 @@ Fraction = Annotated[float, Field(ge=0, le=1)]
 BUDGETS = ("paper", "cpu-small")
 
 
-class RunSettings(Frozen):
+class NeuralSettings(Frozen):
     """Settings every epoch-trained neural baseline shares: device, threads, optimisation, evaluation."""
 
-    device: Literal["auto", "cpu", "cuda"] = "auto"
-    """`auto` takes CUDA when available."""
+    device: DeviceName = "auto"
+    """`cpu`, `cuda`, `cuda:N` or `auto` (CUDA when available); never part of the run key."""
     epochs: PositiveInt = 20
     """Maximum passes over the training split."""
     batch_size: PositiveInt = 32
@@ -64,7 +65,7 @@ class RunSettings(Frozen):
     (`structbench.convergence`). Every recipe states one; None trains every epoch and judges nothing."""
 
 
-class TrainSettings(RunSettings):
+class TrainSettings(NeuralSettings):
     """Settings every neural transducer and classifier shares: the run's, plus decoding and model selection."""
 
     teacher_forcing: Fraction = 0.5

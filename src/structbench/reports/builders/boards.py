@@ -30,6 +30,7 @@ from structbench.analysis.statistics import Sample, sample, two_sample_test
 from structbench.analysis.suite_score import suite_scores
 from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_runs, current_scores
 from structbench.errors import UserError
+from structbench.protocols import hook
 from structbench.reports.builders.reference_runs import reference_rows
 from structbench.reports.builders.suite_board import (
     FLOORS,
@@ -110,7 +111,7 @@ def ceiling_labels(runs: pd.DataFrame) -> set[str]:
     ceiling: dict[str, bool] = {}
     for name in set(names.values()) & registered:
         try:
-            ceiling[name] = bool(getattr(registry.model_factory(name), "ceiling", False))
+            ceiling[name] = bool(hook(registry.model_factory(name), "ceiling", False))
         except UserError:
             ceiling[name] = False
     return {label for label, name in names.items() if ceiling.get(name, False)}

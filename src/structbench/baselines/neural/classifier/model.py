@@ -44,7 +44,7 @@ from structbench.baselines.neural.classifier.nets import (
     NumberSettings,
 )
 from structbench.baselines.neural.fit import Figures, History, Schedule, Selector, fit
-from structbench.baselines.neural.run import NeuralRun
+from structbench.baselines.neural.model import NeuralModel
 from structbench.baselines.neural.vocab import Vocabulary
 from structbench.errors import NotApplicable, UserError
 from structbench.progress import run_bar
@@ -118,7 +118,7 @@ def train_classifier(
     )
 
 
-class NeuralClassifier(NeuralRun):
+class NeuralClassifier(NeuralModel):
     """A trainable classifier whose network and settings come from a subclass and its recipes."""
 
     protocols: ClassVar[tuple[str, ...]] = ("classification",)

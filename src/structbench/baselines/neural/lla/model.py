@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from structbench.baselines.neural.adapter import NeuralTransducer
 from structbench.baselines.neural.lla.nets import LlaNet, LlaSettings
+from structbench.baselines.neural.transducer import NeuralTransducer
 from structbench.errors import UserError
 
 

@@ -1,7 +1,7 @@
 """The harness side of every neural word-level language model: recipe -> network -> weights -> log-probabilities.
 
 `NeuralLanguageModel` is the language-model counterpart of `NeuralTransducer`
-(`structbench.baselines.neural.adapter`): it serves the minimal-pair and forced-choice
+(`structbench.baselines.neural.transducer`): it serves the minimal-pair and forced-choice
 protocols with `logprob`, trains a next-word LM on the `input` sentences of the suite's train
 split and keeps the epoch with the lowest dev perplexity. Settings come from the model's recipe
 for the suite's task (`recipes/MODEL/TASK.yaml`, budget `cpu-small` unless `--set
@@ -55,8 +55,8 @@ from structbench.baselines.neural.lm.nets import (
     LstmLm,
     LstmLmArchitecture,
 )
-from structbench.baselines.neural.run import NeuralRun
-from structbench.baselines.neural.settings import RunSettings
+from structbench.baselines.neural.model import NeuralModel
+from structbench.baselines.neural.settings import NeuralSettings
 from structbench.baselines.neural.vocab import EOS, PAD, SOS, Vocabulary
 from structbench.data import freeze
 from structbench.errors import NotApplicable, UserError
@@ -82,7 +82,7 @@ SCORE_ELEMENTS = 2**23
 """Largest batch of logits scored at once (rows x steps x vocabulary), about 32 MB in float32."""
 
 
-class LmSettings(RunSettings):
+class LmSettings(NeuralSettings):
     """Settings every neural LM shares: the run's (model selection by the lowest dev perplexity,
     Adam at 0.001 as in Tran 2018 §5.5.2), plus the vocabulary."""
 
@@ -252,7 +252,7 @@ def per_token_perplexity(logprobs: Sequence[float], sentences: Sequence[Sequence
     return math.exp(-sum(logprobs) / max(tokens, 1))
 
 
-class NeuralLanguageModel(NeuralRun):
+class NeuralLanguageModel(NeuralModel):
     """A word-level LM trained on the suite's train sentences, scoring whole sentences for the harness.
 
     Subclasses set `name`, `settings_class` (an `LmSettings` with the network's sizes) and
@@ -277,7 +277,7 @@ class NeuralLanguageModel(NeuralRun):
         self.untrained_reason = f"{self.name} was not trained: the suite has no train split; train it elsewhere."
 
     def resolve(self, suite: str) -> tuple[Any, str]:
-        """As `NeuralRun.resolve`; a `train_on` suite that does not exist is one sentence now, before any data is built."""
+        """As `NeuralModel.resolve`; a `train_on` suite that does not exist is one sentence now, before any data is built."""
         settings, citation = super().resolve(suite)
         if settings.train_on is not None:
             registry.suite(settings.train_on)

@@ -59,14 +59,14 @@ from pydantic import PositiveFloat, PositiveInt
 from tqdm import tqdm
 
 from structbench.baselines.neural import checkpoint
-from structbench.baselines.neural.device import seed_everything
 from structbench.baselines.neural.fit import Evaluation, Figures, History, judged
 from structbench.baselines.neural.lstm_g.nets import Architecture, LocalLearner, LstmNetwork, Rule, Squash
-from structbench.baselines.neural.run import NeuralRun
+from structbench.baselines.neural.model import NeuralModel
 from structbench.baselines.neural.settings import Fraction
 from structbench.convergence import Convergence, Criterion
 from structbench.errors import NotApplicable
 from structbench.progress import run_bar
+from structbench.seeding import seed_everything
 from structbench.specs import Example, Frozen, Split
 
 IntArray = npt.NDArray[np.int64]
@@ -205,7 +205,7 @@ def strictly_correct(net: LstmNetwork, encoded: Batches) -> float:
     return correct / total
 
 
-class LstmGRun(NeuralRun):
+class LstmGModel(NeuralModel):
     """Fit, transduce and report for Monner's network; subclasses say how one sequence is learnt."""
 
     protocols: ClassVar[tuple[str, ...]] = ("transduction",)
@@ -387,7 +387,7 @@ class LstmGRun(NeuralRun):
         return emitted
 
 
-class LstmG(LstmGRun):
+class LstmG(LstmGModel):
     """`lstm-g`: trained online by LSTM-g's local rule (`--set rule=lstm`: the original LSTM algorithm)."""
 
     name = "lstm-g"
@@ -406,7 +406,7 @@ class LstmG(LstmGRun):
         return learn
 
 
-class LstmBptt(LstmGRun):
+class LstmBptt(LstmGModel):
     """`lstm-bptt`: the same network, one plain SGD step of size α per sequence on the BPTT gradient."""
 
     name = "lstm-bptt"

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -69,9 +69,10 @@ from pydantic import PositiveFloat, PositiveInt
 from structbench.baselines.neural import checkpoint
 from structbench.baselines.neural.batching import length_buckets
 from structbench.baselines.neural.fit import Figures, History, Schedule, Selector, fit
+from structbench.baselines.neural.model import NeuralModel
 from structbench.baselines.neural.nhmm.nets import NeuralHmmNet, NhmmArchitecture, forward_log_likelihood, viterbi
-from structbench.baselines.neural.run import NeuralRun
 from structbench.convergence import Criterion
+from structbench.devices import DeviceName
 from structbench.errors import NotApplicable
 from structbench.progress import run_bar
 from structbench.specs import Split
@@ -85,8 +86,8 @@ DECODE_BATCH = 256
 class NhmmSettings(NhmmArchitecture):
     """`nhmm`: the architecture and its training (Tran 2018 §6.9)."""
 
-    device: Literal["auto", "cpu", "cuda"] = "auto"
-    """`auto` takes CUDA when available."""
+    device: DeviceName = "auto"
+    """`cpu`, `cuda`, `cuda:N` or `auto` (CUDA when available); never part of the run key."""
     epochs: PositiveInt = 5
     """Passes over the training sentences (§6.9: five)."""
     batch_size: PositiveInt = 256
@@ -116,7 +117,7 @@ def padded(rows: Sequence[Sequence[int]], device: torch.device) -> tuple[torch.T
     return torch.from_numpy(out).to(device), torch.tensor(lengths, device=device)
 
 
-class NeuralHmm(NeuralRun):
+class NeuralHmm(NeuralModel):
     """Tran's neural HMM for unsupervised POS induction; `--set emission=linear|conv transition=matrix|lstm`."""
 
     name = "nhmm"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from structbench.baselines.neural.adapter import NeuralTransducer
 from structbench.baselines.neural.seq2attn.nets import Seq2AttnNet, Seq2AttnSettings
+from structbench.baselines.neural.transducer import NeuralTransducer
 
 
 class Seq2Attn(NeuralTransducer):

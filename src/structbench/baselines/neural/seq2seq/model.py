@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from structbench import registry
-from structbench.baselines.neural.adapter import NeuralTransducer
 from structbench.baselines.neural.seq2seq.nets import Seq2SeqNet, Seq2SeqSettings
 from structbench.baselines.neural.trainer import decode_all
+from structbench.baselines.neural.transducer import NeuralTransducer
 from structbench.baselines.neural.vocab import Vocabulary
 from structbench.data import freeze
 from structbench.errors import NotApplicable

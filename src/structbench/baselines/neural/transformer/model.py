@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from structbench.baselines.neural.adapter import NeuralTransducer
+from structbench.baselines.neural.transducer import NeuralTransducer
 from structbench.baselines.neural.transformer.nets import TransformerNet, TransformerSettings
 
 

@@ -1,6 +1,8 @@
 """What the harness side of every neural baseline shares, whatever it answers (transductions,
 sentence log-probabilities, labels): the budget and `--set` overrides, the resolved settings that
-key its runs (`configuration`), the threads it trains on, and its compute report.
+key its runs (`configuration`), the threads it trains on, and its compute report. It also answers
+what the engine asks only of built-in baselines about their recipes
+(`structbench.protocols.BuiltInRecipes`: `in_quickstart`, `budget_shortfall`).
 
 One class instead of a copy in each of `NeuralTransducer`, `NeuralLanguageModel` and
 `NeuralClassifier`, so that a rule about identity (the device never keys a run, the thread count does) or about
@@ -19,7 +21,6 @@ import torch
 from pydantic import BaseModel
 
 from structbench.baselines.neural import checkpoint
-from structbench.baselines.neural.device import resolve_device, seed_everything
 from structbench.baselines.neural.settings import (
     BUDGETS,
     check_overrides,
@@ -28,10 +29,12 @@ from structbench.baselines.neural.settings import (
     resolve_settings,
     task_of,
 )
+from structbench.devices import resolve_device
 from structbench.errors import UserError
+from structbench.seeding import seed_everything
 
 
-class NeuralRun:
+class NeuralModel:
     """A neural baseline's settings, identity and compute; subclasses train and answer."""
 
     name: ClassVar[str]
@@ -74,7 +77,7 @@ class NeuralRun:
     @classmethod
     def budget_shortfall(cls, suite_id: str, configuration: Mapping[str, Any]) -> str | None:
         """The recipe's measured shortfall of its `cpu-small` budget on `suite_id`'s task, for a run of
-        that budget (the `budget_shortfall` hook of `structbench.protocols.Model`); None otherwise."""
+        that budget (`structbench.protocols.BuiltInRecipes.budget_shortfall`); None otherwise."""
         if configuration.get("budget") != "cpu-small":
             return None
         return load_recipe(cls.name, task_of(suite_id))[1].cpu_small_shortfall or None
@@ -82,7 +85,7 @@ class NeuralRun:
     @classmethod
     def in_quickstart(cls, suite_id: str) -> bool:
         """Whether `structbench quickstart --neural` trains this model on `suite_id`: its recipe for the
-        suite's task lists the suite under `quickstart` (the optional hook of `structbench.protocols.Model`)."""
+        suite's task lists the suite under `quickstart` (`structbench.protocols.BuiltInRecipes.in_quickstart`)."""
         return cls.name in quickstart_models(suite_id)
 
     def resolve(self, suite: str) -> tuple[Any, str]:

@@ -1,9 +1,9 @@
-"""The harness side of every neural baseline: recipe -> network -> trained weights -> predictions.
+"""The base of every neural transducer: recipe -> network -> trained weights -> decoded outputs.
 
-`NeuralTransducer` speaks the transduction protocol. `fit` resolves the settings from the
-model's recipe for the suite (budget `cpu-small` unless `--set budget=paper`), builds the
-vocabularies from the training split only, and either reloads the run's checkpoint or
-trains and saves one. Subclasses say which settings they take and build their network.
+`NeuralTransducer` (a `structbench.baselines.neural.model.NeuralModel`) speaks the transduction
+protocol. `fit` resolves the settings from the model's recipe for the suite (budget `cpu-small`
+unless `--set budget=paper`), builds the vocabularies from the training split only, and either
+reloads the run's checkpoint or trains and saves one. Subclasses say which settings they take and build their network.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 
 from structbench.baselines.neural import checkpoint
 from structbench.baselines.neural.fit import History
+from structbench.baselines.neural.model import NeuralModel
 from structbench.baselines.neural.net import TransductionNet
-from structbench.baselines.neural.run import NeuralRun
 from structbench.baselines.neural.settings import TrainSettings
 from structbench.baselines.neural.trainer import Trainer, decode_all
 from structbench.baselines.neural.vocab import Vocabulary
@@ -22,7 +22,7 @@ from structbench.progress import run_bar
 from structbench.specs import Split
 
 
-class NeuralTransducer(NeuralRun):
+class NeuralTransducer(NeuralModel):
     """A trainable transducer whose network and settings come from a subclass and its recipes."""
 
     protocols: ClassVar[tuple[str, ...]] = ("transduction",)
