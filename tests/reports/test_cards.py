@@ -52,7 +52,6 @@ class Handmade(Suite):
         description="Hand-made overlaps.",
         citation="none",
         primary_metric="sequence_accuracy",
-        task="default",
         splits=[train_split(3), dev_split(3), scored_split("test", 4, "generalisation")],
     )
 
@@ -84,7 +83,6 @@ class HandmadePairs(Suite):
         description="Hand-made minimal pairs.",
         citation="none",
         primary_metric="accuracy",
-        task="default",
         splits=[train_split(2), scored_split("test", 3, "generalisation")],
     )
     train_text: tuple[str, ...] = ("the dog runs", "the dogs run")
@@ -235,9 +233,9 @@ def test_every_built_in_suite_declares_how_it_was_checked_and_the_card_shows_it(
     assert len(suites) == len(registry.suite_names())  # no plugin installed here: every suite is built in
     for suite in suites:
         for version in (type(suite), *type(suite).superseded):
-            assert "How it was checked" in version.spec.checked, version.spec.key
+            assert "How it was checked" in version.spec.how_checked, version.spec.key
         card = suite_card(suite.spec, "0" * 64)
-        assert card.how_checked == suite.spec.checked, suite.spec.id
+        assert card.how_checked == suite.spec.how_checked, suite.spec.id
         assert card.deviations == (suite.spec.deviations or NOT_DECLARED), suite.spec.id
     assert {s.spec.id for s in suites if not s.spec.deviations} == {"dsr", "miniscan"}  # their modules name none
 
@@ -245,7 +243,7 @@ def test_every_built_in_suite_declares_how_it_was_checked_and_the_card_shows_it(
 def test_test_paths_in_declared_checks_and_suite_modules_exist() -> None:
     named = set()
     for suite in built_in_suites():
-        for text in (suite.spec.checked, suite.spec.deviations, module_docstring(type(suite))):
+        for text in (suite.spec.how_checked, suite.spec.deviations, module_docstring(type(suite))):
             named |= set(re.findall(r"tests/[\w/]+\.py", text))
     assert named and all(path.startswith("tests/suites/") for path in named), named
     assert [path for path in sorted(named) if not (REPO / path).is_file()] == []
@@ -253,22 +251,22 @@ def test_test_paths_in_declared_checks_and_suite_modules_exist() -> None:
 
 def test_declared_checks_stop_where_the_checks_end() -> None:
     bowman = registry.suite("logic-bowman-le3").spec
-    assert bowman.checked.startswith("How it was checked: the pinned SHA-256 are those of the commit's blobs")
-    assert bowman.checked.endswith("and that the oracle scores 1.0 on every test split.")
-    assert "Deviations" not in bowman.checked
+    assert bowman.how_checked.startswith("How it was checked: the pinned SHA-256 are those of the commit's blobs")
+    assert bowman.how_checked.endswith("and that the oracle scores 1.0 on every test split.")
+    assert "Deviations" not in bowman.how_checked
     assert bowman.deviations.startswith("Deviations from Tran: the published files rather than a regeneration")
 
     gulordava = registry.suite("agreement-gulordava").spec
-    assert gulordava.checked.endswith("the oracle (the gold forms read from the frozen test split) scores 1.0.")
-    assert "Deviation" not in gulordava.checked  # the deviation sentence is declared on its own
+    assert gulordava.how_checked.endswith("the oracle (the gold forms read from the frozen test split) scores 1.0.")
+    assert "Deviation" not in gulordava.how_checked  # the deviation sentence is declared on its own
     assert gulordava.deviations.startswith("Deviation: none; the verb forms are scored as continuations")
     first = registry.suite("agreement-gulordava@1.0.0").spec
     assert first.deviations.startswith("Deviation: none in the data; the whole sequence is scored")
 
     scan = registry.suite("scan-simple").spec
-    assert scan.checked.startswith("The interpreter (grammar and semantics")  # the sentence that says what "it" is
-    assert scan.checked.endswith("the simple split is an 80/20 partition of `tasks.txt`.")
-    assert "Scorers" not in scan.checked
+    assert scan.how_checked.startswith("The interpreter (grammar and semantics")  # the sentence that says what "it" is
+    assert scan.how_checked.endswith("the simple split is an 80/20 partition of `tasks.txt`.")
+    assert "Scorers" not in scan.how_checked
 
 
 def test_declared_deviations_keep_their_lists() -> None:
@@ -284,9 +282,9 @@ def test_a_spec_stored_before_the_declared_fields_loads_and_its_card_says_what_i
     old = json.loads(installed.model_dump_json())
     del old["checked"], old["deviations"]
     stored = SuiteSpec.model_validate_json(json.dumps(old))  # what Store.suite_specs reads from an older store
-    assert (stored.checked, stored.deviations) == ("", "")
+    assert (stored.how_checked, stored.deviations) == ("", "")
     card = suite_card(stored, "a" * 64)  # this structbench has miniscan@1.0.0: its declaration is shown
-    assert (card.how_checked, card.deviations) == (installed.checked, NOT_DECLARED)
+    assert (card.how_checked, card.deviations) == (installed.how_checked, NOT_DECLARED)
     unknown = suite_card(stored.variant(version="9.9.9"), "a" * 64)
     assert not unknown.installed
     assert (unknown.how_checked, unknown.deviations) == (NOT_DECLARED, NOT_DECLARED)
@@ -301,7 +299,7 @@ def test_an_uninstalled_version_gets_a_card_from_its_stored_spec_alone() -> None
     assert not card.installed
     assert "9.9.9" in card.installed_note
     assert (card.licence, card.sources, card.about) == ("", [], "")
-    assert (card.how_checked, card.deviations) == (stored.checked, NOT_DECLARED)  # as the stored spec declares
+    assert (card.how_checked, card.deviations) == (stored.how_checked, NOT_DECLARED)  # as the stored spec declares
     assert (card.description, card.splits, card.changelog) == (stored.description, stored.splits, stored.changelog)
     assert card.audit is None
     assert card.audit_note.startswith("not audited") and "miniscan@9.9.9" in card.audit_note

@@ -4,7 +4,7 @@ One record per suite version and data hash, made from the stored spec (so a card
 suite the store has results of) and, where this structbench has that suite version, from its
 class and module: licence, published source files, the module docstring, and an overlap audit of
 its built data (`structbench.reports.overlap`). How the suite was checked and where it deviates
-from its paper are the spec's declared fields (`SuiteSpec.checked`, `SuiteSpec.deviations`), so
+from its paper are the spec's declared fields (`SuiteSpec.how_checked`, `SuiteSpec.deviations`), so
 a card says "not declared" rather than guess them from prose. The renderer only formats a card;
 nothing here renders.
 """
@@ -118,7 +118,7 @@ def suite_card(spec: SuiteSpec, suite_hash: str) -> SuiteCard:
         n_draws=spec.n_draws,
         licence=suite_class.licence if suite_class is not None else "",
         sources=list(suite_class.sources) if suite_class is not None else [],
-        how_checked=declared(spec.checked, installed_spec.checked if installed_spec is not None else ""),
+        how_checked=declared(spec.how_checked, installed_spec.how_checked if installed_spec is not None else ""),
         deviations=declared(spec.deviations, installed_spec.deviations if installed_spec is not None else ""),
         about=about,
         splits=list(spec.splits),

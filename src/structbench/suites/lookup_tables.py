@@ -40,7 +40,7 @@ sample) with `longer_compositions_seen`, so it is not ranked: ranking both would
 items twice.
 
 How the suites were checked, and where they deviate from the paper, are declared in their spec
-(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+(`CHECKED` and `DEVIATIONS` below: the spec's `how_checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ CHECKED = """How it was checked: the split sizes equal the thesis's stated and d
 all five published samples is reproduced by applying the tables read off the sample's own
 atomic training examples (tests/suites/test_lookup_tables.py), which is also what the `oracle`
 baseline does; the generated splits are disjoint, as the thesis requires."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS = """Deviations: the thesis does not say how its longer compositions were drawn; ours are
 described above and are reported per length. The published samples hold length-3 sets
 whose selection rule is not documented (4 inputs per composition); they are loaded as
@@ -166,11 +166,11 @@ LOOKUP_TABLES = SuiteSpec(
         "held-out inputs, compositions and tables, and compositions of length 3 to 5."
     ),
     citation=CITATION,
-    checked=CHECKED,
+    how_checked=CHECKED,
     deviations=DEVIATIONS,
     primary_metric="sequence_accuracy",
     higher_is_better=True,
-    task="lookup",
+    recipe="lookup",
     splits=[
         *MAIN_SPLITS,
         *(

@@ -34,7 +34,7 @@ Test roles: `standard` is in-distribution (5-10 distinct symbols, as in train); 
 never shows), in both suites. The four test sets hold no input in common.
 
 How the suites were checked, and where they deviate from the paper, are declared in their spec
-(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+(`CHECKED` and `DEVIATIONS` below: the spec's `how_checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ targets are valid rewritings; all 653 others rewrite `B` with index 1 (A's) inst
 699 of the 4,213 published occurrences of `B`: a quirk of the published data, which the
 paper's definition of a correct output does not allow, so we do not either. The published
 test files' attention targets are the ones we generate."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS = """Deviation: the repeat generator is
 our reading of the published repeat set's shape."""
 """Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
@@ -163,11 +163,11 @@ SYMBOL_REWRITING = SuiteSpec(
     description="Rewrite each input symbol as an unordered triple of its three output symbols; tests on standard, "
     "repeated, shorter and longer inputs.",
     citation=CITATION,
-    checked=CHECKED,
+    how_checked=CHECKED,
     deviations=DEVIATIONS,
     primary_metric="valid_accuracy",
     higher_is_better=True,
-    task="symbol-rewriting",
+    recipe="symbol-rewriting",
     splits=_splits(
         GENERATED_SIZES["train"],
         GENERATED_SIZES["dev"],
