@@ -25,7 +25,7 @@ import pandas as pd
 
 from structbench import cells
 from structbench.analysis.rescore import rescore
-from structbench.analysis.stored import unknown_label
+from structbench.analysis.labels import unknown_label
 from structbench.errors import UserError
 from structbench.store import Store
 from structbench.suite import Suite

@@ -36,7 +36,7 @@ from typing import Literal
 import pandas as pd
 
 from structbench.analysis.compare import CONFIDENCE
-from structbench.analysis.stored import stored_models, unknown_label
+from structbench.analysis.labels import stored_models, unknown_label
 from structbench.cells import current_runs
 from structbench.errors import UserError
 from structbench.specs import SuiteSpec

@@ -36,7 +36,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     a user can find the label `compare` and `samples` take and the `run` arguments that made it."""
     from tabulate import tabulate
 
-    from structbench.analysis.stored import stored_models
+    from structbench.analysis.labels import stored_models
 
     if args.suite:
         registry.suite(args.suite)  # an unknown suite is a did-you-mean, not an empty table

@@ -27,7 +27,7 @@ import pandas as pd
 
 from structbench import registry
 from structbench.analysis.references import Reference, load_references
-from structbench.analysis.stored import did_you_mean, store_option
+from structbench.analysis.labels import did_you_mean, store_option
 from structbench.cells import current_runs, current_scores
 from structbench.data import freeze, sources
 from structbench.errors import UserError

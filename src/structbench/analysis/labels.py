@@ -1,5 +1,5 @@
-"""What a store holds, by label: the rows of `structbench runs`, and the did-you-mean of every command
-that takes a stored label.
+"""The model labels a store holds, each with its suite version, configuration and seeds (the rows of
+`structbench runs`), and the did-you-mean of every command that takes a stored label.
 
 `compare` and `samples` name models by the label the report shows (`ngram[order=3]`, a `--name`),
 which is not always a name `run --model` takes. A user who mistypes one needs the labels that are
