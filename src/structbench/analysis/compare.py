@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 from structbench import cells
-from structbench.analysis.rescore import rescore
 from structbench.analysis.labels import unknown_label
+from structbench.analysis.rescore import rescore
 from structbench.errors import UserError
 from structbench.store import Store
 from structbench.suite import Suite
