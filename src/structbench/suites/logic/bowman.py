@@ -59,15 +59,8 @@ import numpy as np
 from structbench.data.sources import SourceFile
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite, SuiteSet, member
-from structbench.suites.common import (
-    ALL_WORLDS,
-    LOGIC_RELATIONS,
-    LOGIC_SEPARATOR,
-    PUBLISHED_FIX,
-    VARIABLE_MASKS,
-    LogicSolver,
-    malformed,
-)
+from structbench.suites.common import PUBLISHED_FIX, malformed
+from structbench.suites.logic.common import ALL_WORLDS, LOGIC_RELATIONS, LOGIC_SEPARATOR, VARIABLE_MASKS, LogicSolver
 
 CHECKED = """How it was checked: the pinned SHA-256 are those of the commit's blobs (`git show
 360abf1:propositionallogic/FILE | sha256sum`, all 26 files). tests/suites/logic/test_bowman.py checks

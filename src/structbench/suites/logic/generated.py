@@ -47,9 +47,9 @@ import numpy as np
 
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite, SuiteSet, member
-from structbench.suites.common import (
+from structbench.suites.common import GENERATED_LICENCE
+from structbench.suites.logic.common import (
     ALL_WORLDS,
-    GENERATED_LICENCE,
     LOGIC_RELATIONS,
     LOGIC_SEPARATOR,
     LOGIC_VARIABLES,
