@@ -42,7 +42,7 @@ from structbench.errors import UserError
 from structbench.reports.provenance import Provenance, reference_rows
 from structbench.reports.ties import best_and_ties
 from structbench.specs import SeedStats, StatisticSpec, SuiteSpec, natural_key
-from structbench.store import Store, run_compute, run_statistics
+from structbench.store import StoreReader, run_compute, run_statistics
 
 RESULT_COLUMNS = [
     "suite", "version", "suite_hash", "model", "split", "metric", "breakdown", "level",
@@ -285,7 +285,7 @@ class SuiteBoard:
         return [s for s in splits if s in self.ranked] or splits
 
 
-def aggregate(store: Store, runs: pd.DataFrame | None = None) -> pd.DataFrame:
+def aggregate(store: StoreReader, runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every cell (suite, version, hash, model, split, metric, breakdown condition) of the current
     configurations, by the one cell function that `run --json` uses too; `runs` is
     `store.runs()` where the caller has read it already."""
@@ -474,7 +474,7 @@ def slug(text: str) -> str:
 
 
 def boards(
-    store: Store,
+    store: StoreReader,
     results: pd.DataFrame,
     references: list[Reference] | None = None,
     runs: pd.DataFrame | None = None,

@@ -21,7 +21,7 @@ from structbench import registry
 from structbench.data import freeze
 from structbench.errors import DataIntegrityError, UserError
 from structbench.reports.boards import SuiteBoard
-from structbench.store import Store
+from structbench.store import StoreReader
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def _examples_by_split(board: SuiteBoard, draws: Iterable[int]) -> dict[tuple[in
     return out
 
 
-def board_outputs(store: Store, current: pd.DataFrame, board_list: list[SuiteBoard]) -> dict[str, BoardOutputs]:
+def board_outputs(store: StoreReader, current: pd.DataFrame, board_list: list[SuiteBoard]) -> dict[str, BoardOutputs]:
     """board slug -> its outputs, for the boards with finished runs among `current` (current runs)."""
     done = current[current.status == "done"]
     by_cell: dict[tuple[str, str, str, str], list[tuple[int, int, int]]] = {}

@@ -42,7 +42,7 @@ from structbench.convergence import under_trained
 from structbench.reports.boards import aggregate
 from structbench.reports.views.format import percent, seconds
 from structbench.specs import SuiteSpec, natural_key
-from structbench.store import Store, run_convergence
+from structbench.store import StoreReader, run_convergence
 
 TEMPLATE = "reproductions.md.j2"
 
@@ -551,7 +551,7 @@ def _section(layout: Layout, keys: Sequence[Key], verdicts: Sequence[Verdict], g
     )
 
 
-def reproductions_page(store: Store, *, grid: str, command: str | None = None) -> Page:
+def reproductions_page(store: StoreReader, *, grid: str, command: str | None = None) -> Page:
     """The page's content from `store`'s current finished runs (the reference bundle's store)."""
     runs = current_runs(store.runs())
     runs = runs[runs.status == "done"].sort_values(["suite", "version", "suite_hash", "model", "seed"])
@@ -637,14 +637,14 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def reproductions_markdown(store: Store, *, grid: str, command: str | None = None) -> str:
+def reproductions_markdown(store: StoreReader, *, grid: str, command: str | None = None) -> str:
     """The page's Markdown from `store` (the reference bundle's runs), made by `grid`'s sweep,
     `command` (default `structbench sweep GRID`)."""
     page = reproductions_page(store, grid=grid, command=command)
     return environment().get_template(TEMPLATE).render(page=page)
 
 
-def write_reproductions(store: Store, out: Path, *, grid: str, command: str | None = None) -> None:
+def write_reproductions(store: StoreReader, out: Path, *, grid: str, command: str | None = None) -> None:
     """Write the page to `out` (replaced whole, never half written)."""
     text = reproductions_markdown(store, grid=grid, command=command)
     out.parent.mkdir(parents=True, exist_ok=True)

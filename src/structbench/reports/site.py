@@ -42,7 +42,7 @@ from structbench.reports.provenance import Provenance, reference_rows
 from structbench.reports.series import Curve, curves
 from structbench.reports.verdicts import ClaimCheck, claim_checks
 from structbench.specs import family_rank, natural_key
-from structbench.store import Store
+from structbench.store import StoreReader
 from structbench.store.bundle import plain_label
 
 DEFAULT_TITLE = "structbench leaderboard"
@@ -152,7 +152,7 @@ def _conditions(board_list: Sequence[SuiteBoard], results: pd.DataFrame) -> dict
 
 
 def _refuse_unmatched(
-    store: Store, stored: pd.DataFrame, suites: Sequence[str] | None, models: Sequence[str] | None
+    store: StoreReader, stored: pd.DataFrame, suites: Sequence[str] | None, models: Sequence[str] | None
 ) -> None:
     """Refuse a `--suites` pattern that matches no suite of the store or of this installation, and a
     `--models` pattern that matches no stored label, in one sentence with the closest names: one typo
@@ -173,7 +173,7 @@ def _refuse_unmatched(
 
 
 def build_site(
-    store: Store,
+    store: StoreReader,
     *,
     suites: Sequence[str] | None = None,
     models: Sequence[str] | None = None,
