@@ -69,7 +69,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     from structbench.analysis.compare import compare
 
-    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    models = patterns([args.models]) or []
     if len(models) != 2:
         raise UserError(f"--models {args.models!r} must name two models, e.g. --models ngram,unigram.")
     suite = registry.suite(args.suite)
