@@ -199,7 +199,9 @@ def _fields(s: Sample) -> list[tuple[str, object]]:
     return [("values", s.values), ("censored", s.censored), ("without", s.without), ("mean", mean), ("n", s.n)]
 
 
-def compare_statistic(store: StoreReader, suite: Suite, model_a: str, model_b: str, statistic: str) -> StatisticComparison:
+def compare_statistic(
+    store: StoreReader, suite: Suite, model_a: str, model_b: str, statistic: str
+) -> StatisticComparison:
     """A two-sample test of `statistic` between two labels' finished runs on `suite`."""
     if model_a == model_b:
         raise UserError(f"--models names {model_a!r} twice; give two different models.")
