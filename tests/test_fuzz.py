@@ -84,11 +84,11 @@ def msr(text: str) -> object:
 LOADERS: dict[str, tuple[Callable[[str], object], str]] = {
     "scan": (lambda text: scan.parse_scan_file(text, "scan.txt"), head("scan/tasks_train_simple.txt")),
     "machine-tasks": (
-        lambda text: lookup_tables.parse_machine_tasks(text, "train.tsv"),
+        lambda text: lookup_tables.machine_tasks_examples(text, "train.tsv"),
         head("lookup_tables/sample1/train.tsv"),
     ),
     "symbol-rewriting": (
-        lambda text: symbol_rewriting.parse_machine_tasks(text, "train"),
+        lambda text: symbol_rewriting.published_examples(text, "train.tsv", "train"),
         head("symbol_rewriting/grammar_std.train.small.tsv"),
     ),
     "question-formation": (

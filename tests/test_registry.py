@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from importlib.metadata import EntryPoint
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +12,7 @@ from structbench import registry
 from structbench.errors import UserError
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
-from structbench.suite import SuiteFamily, member
+from structbench.suite import SuiteSet, member
 from structbench.suites.lookup_tables import LookupTables
 from structbench.suites.scan.lake import ScanSimple
 
@@ -128,35 +129,33 @@ def test_the_oracle_finds_a_suite_loaded_by_module_path(runner: Runner) -> None:
     assert record.scores["new_compositions"]["sequence_accuracy"].mean == 1.0
 
 
-# --- families: one entry point, several suites -------------------------------------------------
+# --- suite sets: one entry point, several suites -------------------------------------------------
 
-TOYS = SuiteFamily(
+TOYS = SuiteSet(
     member(LookupTables, f"ToyTables{n}", f"Lookup tables under the toy name {n}.", module=__name__, spec=spec)
     for n in (1, 2)
     for spec in [LookupTables.spec.variant(id=f"toy-tables-{n}")]
 )
-"""A plugin's family, registered in the tests below through `tests.test_registry:TOYS`."""
-CLASHING = SuiteFamily(
+"""A plugin's suite set, registered in the tests below through `tests.test_registry:TOYS`."""
+CLASHING = SuiteSet(
     [member(LookupTables, "Clash", "Another suite named scan-simple.", module=__name__, spec=ScanSimple.spec)]
 )
-NOT_A_FAMILY = (LookupTables,)
+NOT_A_SET = (LookupTables,)
 
 
-def test_built_in_families_register_every_member_under_its_suite_id() -> None:
+def test_built_in_suite_sets_register_every_member_under_its_suite_id() -> None:
     names = registry.suite_names()
     fewshot = [f"scan-fewshot-{k}" for k in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)]
     assert set(fewshot) <= set(names)
     assert {f"logic-inference-le{n}" for n in (3, 6, 9, 12)} <= set(names)
-    assert {"scan-fewshot", "scan-filler", "logic-inference", "grounded"}.isdisjoint(
-        names
-    )  # family names are not suites
+    assert {"scan-fewshot", "scan-filler", "logic-inference", "grounded"}.isdisjoint(names)  # set names are not suites
     suite = registry.suite("scan-fewshot-64")
     assert type(suite).__name__ == "ScanFewShot64" and suite.spec.key == "scan-fewshot-64@1.0.0"
     assert type(registry.suite("structbench.suites.scan.loula:ScanFewShot64")) is type(suite)  # the old class path
 
 
-def test_a_plugin_family_registers_its_members(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_entry_points(monkeypatch, registry.FAMILY_GROUP, ("toys", "tests.test_registry:TOYS"))
+def test_a_plugin_suite_set_registers_its_members(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_entry_points(monkeypatch, registry.SET_GROUP, ("toys", "tests.test_registry:TOYS"))
     assert {"toy-tables-1", "toy-tables-2", "lookup-tables"} <= set(registry.suite_names())
     assert "toys" not in registry.suite_names()
     toy = registry.suite("toy-tables-2@1.0.0")
@@ -165,8 +164,8 @@ def test_a_plugin_family_registers_its_members(monkeypatch: pytest.MonkeyPatch) 
         registry.suite("toy-tables-3")
 
 
-def test_a_family_member_reusing_a_registered_name_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_entry_points(monkeypatch, registry.FAMILY_GROUP, ("clash", "tests.test_registry:CLASHING"))
+def test_a_suite_set_member_reusing_a_registered_name_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_entry_points(monkeypatch, registry.SET_GROUP, ("clash", "tests.test_registry:CLASHING"))
     with pytest.raises(UserError, match="two plugins register 'scan-simple'") as caught:
         registry.suite("lookup-tables")
     assert "tests.test_registry:Clash" in str(caught.value) and "structbench.suites.scan.lake:ScanSimple" in str(
@@ -174,19 +173,36 @@ def test_a_family_member_reusing_a_registered_name_is_rejected(monkeypatch: pyte
     )
 
 
-def test_a_family_entry_point_must_name_a_family(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_entry_points(monkeypatch, registry.FAMILY_GROUP, ("tuple", "tests.test_registry:NOT_A_FAMILY"))
-    with pytest.raises(UserError, match=r"'tuple' \(tests\.test_registry:NOT_A_FAMILY\) is a tuple, not a"):
+def test_a_suite_set_entry_point_must_name_a_suite_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_entry_points(monkeypatch, registry.SET_GROUP, ("tuple", "tests.test_registry:NOT_A_SET"))
+    with pytest.raises(UserError, match=r"'tuple' \(tests\.test_registry:NOT_A_SET\) is a tuple, not a"):
         registry.suite_names()
 
 
-def test_a_family_that_cannot_be_imported_is_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_entry_points(monkeypatch, registry.FAMILY_GROUP, ("broken", "no_such_plugin_package.suites:FAMILY"))
-    with pytest.raises(UserError, match=r"suite family 'broken' comes from an installed plugin .* cannot be loaded"):
+def test_a_suite_set_that_cannot_be_imported_is_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_entry_points(monkeypatch, registry.SET_GROUP, ("broken", "no_such_plugin_package.suites:SUITES"))
+    with pytest.raises(UserError, match=r"suite set 'broken' comes from an installed plugin .* cannot be loaded"):
         registry.suite("scan-simple")
 
 
-def test_a_family_refuses_two_members_with_one_id() -> None:
+def test_a_suite_set_refuses_two_members_with_one_id() -> None:
     twice = member(LookupTables, "Twice", "The same id again.", spec=LookupTables.spec)
     with pytest.raises(ValueError, match="two members have the id 'lookup-tables'"):
-        SuiteFamily([LookupTables, twice])
+        SuiteSet([LookupTables, twice])
+
+
+def test_a_suite_set_under_the_group_name_of_0_1_still_registers_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake_entry_points(monkeypatch, registry.OLD_SET_GROUP, ("toys", "tests.test_registry:TOYS"))
+    with pytest.warns(DeprecationWarning, match=r"structbench\.suite_families \(of toys = tests\.test_registry:TOYS\)"):
+        names = registry.suite_names()
+    assert {"toy-tables-1", "toy-tables-2"} <= set(names)
+    assert list(registry.suite_sets()["toys"]) == ["toy-tables-1", "toy-tables-2"]
+
+
+def test_suite_family_still_imports_as_suite_set_with_a_warning() -> None:
+    with pytest.warns(DeprecationWarning, match=r"SuiteFamily is renamed structbench\.suite\.SuiteSet") as w:
+        from structbench.suite import SuiteFamily
+    assert SuiteFamily is SuiteSet and isinstance(TOYS, SuiteFamily)
+    assert [Path(warning.filename).name for warning in w] == ["test_registry.py"]

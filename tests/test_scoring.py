@@ -35,7 +35,7 @@ def many_to_one_accuracy(gold: list[str], induced: list[int]) -> float:
 def spec(protocol: str, **extra: object) -> SuiteSpec:
     return SuiteSpec(
         id="toy", version="0.0.1", family="test", protocol=protocol, description="", citation="",  # type: ignore[arg-type]
-        primary_metric=PROTOCOL_METRIC[protocol], task="default",
+        primary_metric=PROTOCOL_METRIC[protocol],
         splits=[scored_split("test", 3, "generalisation")], **extra,  # type: ignore[arg-type]
     )  # fmt: skip
 

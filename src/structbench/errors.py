@@ -2,8 +2,24 @@
 
 `UserError` carries one sentence for the person at the terminal: the CLI prints it without
 a traceback. `NotApplicable` marks a (suite, model) pair that cannot be evaluated by design
-and is recorded as `n/a` rather than as a failure.
+and is recorded as `n/a` rather than as a failure. `renamed` is the warning a public name renamed
+in this minor version gives where its old name is still used, for one more minor version.
 """
+
+import warnings
+
+RENAMED_NAMES_GO_IN = "0.3.0"
+"""The release that drops the old names of what 0.2.0 renamed (`renamed` warns of it until then)."""
+
+
+def renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
+    """Warn (DeprecationWarning) that `old` is now `new` and goes in `RENAMED_NAMES_GO_IN`; `stacklevel`
+    counts from this function's caller's caller, whose line is the one that used the old name."""
+    warnings.warn(
+        f"{old} is renamed {new}; the old name goes in structbench {RENAMED_NAMES_GO_IN}.",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
 
 
 class UserError(Exception):

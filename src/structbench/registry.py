@@ -3,10 +3,13 @@
 Names come from the entry-point groups `structbench.suites` and `structbench.models` (the
 built-ins are registered there by structbench's own distribution, exactly like a
 plugin) or from a `module:Class` path. A suite entry point names one `Suite` class; an entry
-point of `structbench.suite_families` names a `SuiteFamily`, whose members are registered under
-their suite ids as if each had an entry point of its own (so a family of eleven suites is declared
+point of `structbench.suite_sets` names a `SuiteSet`, whose members are registered under
+their suite ids as if each had an entry point of its own (so a set of eleven suites is declared
 once). Two different targets under one name are refused; an unknown name is answered with the
 closest registered names.
+
+Until `structbench.errors.RENAMED_NAMES_GO_IN`, the group's name before 0.2.0,
+`structbench.suite_families`, is read too, with a DeprecationWarning naming the plugin.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ from functools import cache, partial
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from structbench.errors import UserError
+from structbench.errors import UserError, renamed
 from structbench.specs import natural_key
-from structbench.suite import Suite, SuiteFamily
+from structbench.suite import Suite, SuiteSet
 
 SUITE_GROUP = "structbench.suites"
-FAMILY_GROUP = "structbench.suite_families"
+SET_GROUP = "structbench.suite_sets"
+OLD_SET_GROUP = "structbench.suite_families"
+"""`SET_GROUP`'s name before 0.2.0, still read (with a DeprecationWarning) until `RENAMED_NAMES_GO_IN`."""
 MODEL_GROUP = "structbench.models"
 
 
@@ -46,17 +51,23 @@ def _index(group: str, points: list[EntryPoint]) -> dict[str, EntryPoint]:
 
 @cache
 def _names(group: str) -> dict[str, EntryPoint]:
-    return _index(group, _entry_points(group))
+    points = _entry_points(group)
+    if group == SET_GROUP:
+        old = _entry_points(OLD_SET_GROUP)
+        for point in old:
+            renamed(f"the entry-point group {OLD_SET_GROUP} (of {point.name} = {point.value})", SET_GROUP)
+        points += old
+    return _index(group, points)
 
 
-def _family(name: str, point: EntryPoint) -> SuiteFamily:
-    family = _load(point, name, "suite family")
-    if not isinstance(family, SuiteFamily):
+def _suite_set(name: str, point: EntryPoint) -> SuiteSet:
+    suite_set = _load(point, name, "suite set")
+    if not isinstance(suite_set, SuiteSet):
         raise UserError(
-            f"the suite family {name!r} ({point.value}) is a {type(family).__name__}, not a structbench SuiteFamily; "
+            f"the suite set {name!r} ({point.value}) is a {type(suite_set).__name__}, not a structbench SuiteSet; "
             "register a single suite class in structbench.suites instead."
         )
-    return family
+    return suite_set
 
 
 def _path(suite_class: type[Suite]) -> str:
@@ -65,16 +76,16 @@ def _path(suite_class: type[Suite]) -> str:
 
 @cache
 def _suites() -> dict[str, EntryPoint | type[Suite]]:
-    """Suite id -> its own entry point (loaded when asked for), or the member class of a family."""
+    """Suite id -> its own entry point (loaded when asked for), or the member class of a suite set."""
     by_name: dict[str, EntryPoint | type[Suite]] = dict(_names(SUITE_GROUP))
-    for family_name, point in _names(FAMILY_GROUP).items():
-        for suite_id, suite_class in _family(family_name, point).members.items():
+    for set_name, point in _names(SET_GROUP).items():
+        for suite_id, suite_class in _suite_set(set_name, point).members.items():
             known = by_name.get(suite_id)
             known_path = None if known is None else known.value if isinstance(known, EntryPoint) else _path(known)
             if known_path is not None and known_path != _path(suite_class):
                 raise UserError(
                     f"two plugins register {suite_id!r} in {SUITE_GROUP} ({known_path} and {_path(suite_class)}, "
-                    f"a member of the family {point.value}); uninstall one of them or rename its suite."
+                    f"a member of the suite set {point.value}); uninstall one of them or rename its suite."
                 )
             by_name[suite_id] = suite_class
     return by_name
@@ -144,9 +155,9 @@ def suite_names() -> list[str]:
     return sorted(_suites(), key=natural_key)
 
 
-def suite_families() -> dict[str, list[str]]:
-    """Each registered suite family (`structbench.suite_families`) -> its members' suite ids, in declaration order."""
-    return {name: list(_family(name, point).members) for name, point in _names(FAMILY_GROUP).items()}
+def suite_sets() -> dict[str, list[str]]:
+    """Each registered suite set (`structbench.suite_sets`) -> its members' suite ids, in declaration order."""
+    return {name: list(_suite_set(name, point).members) for name, point in _names(SET_GROUP).items()}
 
 
 def model_names() -> list[str]:

@@ -9,9 +9,19 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+
+from structbench.errors import renamed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -138,8 +148,31 @@ class SeriesPoint(Frozen):
     """Whether the axis is drawn logarithmic (a number doubling from suite to suite); 0 still shows."""
 
 
+STORED_NAMES: dict[str, str] = {"how_checked": "checked", "recipe": "task"}
+"""`SuiteSpec` fields renamed in 0.2.0 -> the key their value is stored under. A spec's JSON (the store's
+`suites` table, the reference bundle's `suites/` files) keeps the keys of 0.1, so that no stored spec
+changes and a spec stored by any version reads; only the Python names changed."""
+_RENAMED = {old: new for new, old in STORED_NAMES.items()}
+
+
+def _new_names(fields: dict[str, Any]) -> dict[str, Any]:
+    """`fields` (keywords given to `SuiteSpec` or `SuiteSpec.variant`) with the names of 0.1 replaced by
+    their new ones, each with a DeprecationWarning at the caller's line, until `RENAMED_NAMES_GO_IN`."""
+    for old, new in _RENAMED.items():
+        if old in fields:
+            if new in fields:
+                raise TypeError(f"SuiteSpec takes {new}= (formerly {old}=), not both")
+            renamed(f"SuiteSpec's keyword {old}=", f"{new}=", stacklevel=4)
+            fields = {(new if key == old else key): value for key, value in fields.items()}
+    return fields
+
+
 class SuiteSpec(Frozen):
-    """Everything that identifies a suite and how it is run, independent of its data."""
+    """Everything that identifies a suite and how it is run, independent of its data.
+
+    Two fields were renamed in 0.2.0 (`STORED_NAMES`): `checked` is `how_checked`, `task` is `recipe`.
+    Until `structbench.errors.RENAMED_NAMES_GO_IN` the old keywords still build a spec and the old
+    attributes still read, each with a DeprecationWarning; stored JSON keeps the old keys for good."""
 
     id: str
     """Registry name, e.g. `lookup-tables`."""
@@ -155,9 +188,10 @@ class SuiteSpec(Frozen):
     """One paragraph: what the suite tests."""
     citation: str
     """The paper(s) the suite reproduces."""
-    checked: str = ""
+    how_checked: str = Field(default="", validation_alias=AliasChoices("how_checked", "checked"))
     """How the suite was checked against its paper's published data or definition, naming the tests
-    that check it; empty when the suite declares nothing (so does a spec stored before this field)."""
+    that check it (prose, shown on the suite card); empty when the suite declares nothing (so does a
+    spec stored before this field). Stored under its 0.1 name, `checked`."""
     deviations: str = ""
     """Where the suite departs from its paper or published data, and why; empty when the suite declares
     nothing (so does a spec stored before this field)."""
@@ -171,9 +205,10 @@ class SuiteSpec(Frozen):
     """The metric the suite's paper headlines: ranked on the leaderboard, broken down by condition."""
     higher_is_better: bool = True
     """Direction of the primary metric."""
-    task: str
-    """Recipe task family the neural baselines train with (`recipes/MODEL/TASK.yaml`), e.g. `scan`;
-    `default` for suites no recipe targets."""
+    recipe: str = Field(default="default", validation_alias=AliasChoices("recipe", "task"))
+    """Which recipe the neural baselines train with on this suite (`recipes/MODEL/RECIPE.yaml`), e.g.
+    `scan`; `default`, each model's `default.yaml`, for a suite no recipe targets. Stored under its
+    0.1 name, `task`."""
     labels: list[str] | None = None
     """Label set for classification suites."""
     n_clusters: int | None = None
@@ -212,8 +247,35 @@ class SuiteSpec(Frozen):
         return [s for s in self.splits if s.role == "test" and s.ranked]
 
     def variant(self, **changes: object) -> SuiteSpec:
-        """A validated copy with `changes`: how a family declares its members from one base spec."""
-        return SuiteSpec.model_validate({**self.model_dump(), **changes})
+        """A validated copy with `changes`: how a group of suites declares its members from one base spec."""
+        return SuiteSpec.model_validate({**dict(self), **_new_names(changes)})
+
+    if not TYPE_CHECKING:  # at run time only: type checkers keep the field keywords the pydantic plugin gives
+
+        def __init__(self, **fields: Any) -> None:
+            super().__init__(**_new_names(fields))
+
+        # as pydantic's RootModel marks its own: validation (a stored spec's JSON, whose keys are the old
+        # names for good) does not go through this __init__, so that only a keyword warns
+        __init__.__pydantic_base_init__ = True
+
+    @model_serializer(mode="wrap")
+    def _stored_names(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Dumped with the renamed fields under their stored keys (`STORED_NAMES`), each in its place."""
+        dumped: dict[str, Any] = handler(self)
+        return {STORED_NAMES.get(key, key): value for key, value in dumped.items()}
+
+    @property
+    def checked(self) -> str:
+        """Deprecated: `how_checked`."""
+        renamed("SuiteSpec.checked", "SuiteSpec.how_checked")
+        return self.how_checked
+
+    @property
+    def task(self) -> str:
+        """Deprecated: `recipe`."""
+        renamed("SuiteSpec.task", "SuiteSpec.recipe")
+        return self.recipe
 
     @model_validator(mode="after")
     def _splits_are_sound(self) -> SuiteSpec:

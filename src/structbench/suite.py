@@ -10,8 +10,11 @@ harness, freezing and storage too: a suite module imports neither, nor another s
 returns and never calls it at evaluation time once the data is built.
 
 Suites that differ only by a parameter (SCAN's few-shot k, the logic suites' operator limit) form a
-`SuiteFamily`: its members are declared once from a parameter table with `member`, and one entry
-point in the `structbench.suite_families` group registers them all (see `structbench.registry`).
+`SuiteSet`: its members are declared once from a parameter table with `member`, and one entry
+point in the `structbench.suite_sets` entry-point group registers them all (see `structbench.registry`).
+A set is not a *family*: a suite's family is the research question it belongs to (`SuiteSpec.family`,
+e.g. `systematicity`). `SuiteSet` was called `SuiteFamily` before 0.2.0; that name still imports,
+with a DeprecationWarning, until `structbench.errors.RENAMED_NAMES_GO_IN`.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from structbench.data.sources import SourceFile, resolve
-from structbench.errors import NotApplicable
+from structbench.errors import NotApplicable, renamed
 from structbench.scoring import PerExample, SplitScores, score_split
 from structbench.specs import Example, Split, SuiteSpec
 
@@ -91,7 +94,7 @@ class Suite(ABC):
     @classmethod
     def released_manifest(cls) -> Path | None:
         """The committed manifest of this version, if it was released: `manifests/ID@VERSION.json` in
-        the suite module's folder or in the nearest package folder above it (a family's subpackage
+        the suite module's folder or in the nearest package folder above it (a subpackage of suites
         shares its parent's `manifests/`)."""
         module_file = getattr(sys.modules[cls.__module__], "__file__", None)
         if module_file is None:
@@ -110,15 +113,15 @@ S = TypeVar("S", bound=Suite)
 
 
 def member(base: type[S], name: str, doc: str, *, module: str | None = None, **attributes: object) -> type[S]:
-    """A member class of a family: `base` with class attributes `attributes` (its `spec`, `sources`,
+    """A member class of a set: `base` with class attributes `attributes` (its `spec`, `sources`,
     parameters), named `name` in `module` (by default `base`'s), where a `module:name` path
-    finds it through the module's `__getattr__` (see `SuiteFamily.module_getattr`)."""
+    finds it through the module's `__getattr__` (see `SuiteSet.module_getattr`)."""
     where = module if module is not None else base.__module__
     return type(name, (base,), {"__module__": where, "__qualname__": name, "__doc__": doc, **attributes})
 
 
-class SuiteFamily:
-    """Several suites declared once: what one entry point of `structbench.suite_families` registers.
+class SuiteSet:
+    """Several suites declared once: what one entry point of `structbench.suite_sets` registers.
 
     Each member is a `Suite` subclass registered under its `spec.id`, exactly as if it had an entry
     point of its own in `structbench.suites`; member ids must be distinct."""
@@ -127,7 +130,7 @@ class SuiteFamily:
         self._members: dict[str, type[Suite]] = {}
         for suite_class in members:
             if suite_class.spec.id in self._members:
-                raise ValueError(f"suite family: two members have the id {suite_class.spec.id!r}")
+                raise ValueError(f"suite set: two members have the id {suite_class.spec.id!r}")
             self._members[suite_class.spec.id] = suite_class
 
     @property
@@ -139,10 +142,10 @@ class SuiteFamily:
         return iter(self._members.values())
 
     @staticmethod
-    def module_getattr(*families: SuiteFamily) -> Callable[[str], type[Suite]]:
-        """A module `__getattr__` serving the member classes of `families` by class name, so that a
+    def module_getattr(*sets: SuiteSet) -> Callable[[str], type[Suite]]:
+        """A module `__getattr__` serving the member classes of `sets` by class name, so that a
         member is still `module:ClassName` (the path a user may give)."""
-        by_name = {suite_class.__name__: suite_class for family in families for suite_class in family}
+        by_name = {suite_class.__name__: suite_class for suite_set in sets for suite_class in suite_set}
 
         def __getattr__(name: str) -> type[Suite]:
             try:
@@ -151,3 +154,11 @@ class SuiteFamily:
                 raise AttributeError(name) from None
 
         return __getattr__
+
+
+def __getattr__(name: str) -> object:
+    """`SuiteFamily`, the name of `SuiteSet` before 0.2.0, with a DeprecationWarning."""
+    if name == "SuiteFamily":
+        renamed("structbench.suite.SuiteFamily", "structbench.suite.SuiteSet")
+        return SuiteSet
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

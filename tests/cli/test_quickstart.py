@@ -22,16 +22,16 @@ def test_quickstart_evaluates_every_family_and_renders_the_leaderboard(
     assert f"leaderboard written to {out / 'index.html'}" in captured.out
     every = registry.suite_names()
     evaluated = [name for name in every if f"suite {registry.suite(name).spec.key} " in captured.err]
-    # every research family, every suite of its own, and the first member of each suite family
+    # every research family, every suite of its own, and the first member of each suite set
     assert {registry.suite(name).spec.family for name in evaluated} == {
         registry.suite(name).spec.family for name in every
     }
-    members = registry.suite_families()
+    members = registry.suite_sets()
     in_a_family = {member for ids in members.values() for member in ids}
     assert set(evaluated) == set(every) - in_a_family | {ids[0] for ids in members.values()}
     assert len(evaluated) < len(every)
     assert (
-        f"{len(every) - len(evaluated)} more suites, the other members of each suite family, are built on first use: "
+        f"{len(every) - len(evaluated)} more suites, the other members of each suite set, are built on first use: "
         "`structbench quickstart --all` evaluates them too."
     ) in captured.err.splitlines()
     html = (out / "index.html").read_text()

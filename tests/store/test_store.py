@@ -450,7 +450,7 @@ def test_migrated_suite_specs_are_readable_by_this_structbench(tmp_path: Path) -
     another one the v1 defaults, so the report of a migrated store shows both."""
     path = tmp_path / "results.sqlite"
     installed = registry.suite("lookup-tables").spec
-    v1_fields = installed.model_dump(exclude={"task", "higher_is_better"})
+    v1_fields = installed.model_dump(exclude={"recipe", "higher_is_better"})  # stored as `task`: absent in v1
     for split in v1_fields["splits"]:
         del split["test_role"], split["ranked"]
     plugin = {**v1_fields, "id": "gone-plugin", "primary_metric": "token_accuracy"}
@@ -462,5 +462,5 @@ def test_migrated_suite_specs_are_readable_by_this_structbench(tmp_path: Path) -
         specs = store.suite_specs()
     assert specs[("lookup-tables", "1.0.0", "a" * 64)] == installed
     gone = specs[("gone-plugin", "1.0.0", "a" * 64)]
-    assert (gone.primary_metric, gone.task) == ("token_accuracy", "default")
+    assert (gone.primary_metric, gone.recipe) == ("token_accuracy", "default")
     assert {s.test_role for s in gone.splits if s.role == "test"} == {"generalisation"}

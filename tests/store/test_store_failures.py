@@ -15,7 +15,7 @@ from structbench.cli import main
 from structbench.errors import UserError
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
-from structbench.store import Store, database, failures
+from structbench.store import Store, connection, failures
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ def test_a_full_disk_fails_the_run_in_one_sentence_and_keeps_the_finished_ones(t
 def test_a_write_lock_held_past_the_busy_timeout_is_one_sentence(
     two_runs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(database, "BUSY_TIMEOUT", 0.2)
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT", 0.2)
     monkeypatch.setattr(failures, "BUSY_TIMEOUT", 0.2)
     holder = sqlite3.connect(two_runs, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process in the middle of a long write

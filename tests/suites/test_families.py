@@ -1,5 +1,5 @@
 """What every built-in suite declares about itself: a known family, in the leaderboard's order, and
-families of suites declared once (a parameter table, not a class per member)."""
+sets of suites declared once (a parameter table, not a class per member)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import get_args
 
 from structbench import registry
 from structbench.specs import FAMILY_ORDER, Family, family_rank
-from structbench.suites.grounded import GROUNDED_FAMILY
-from structbench.suites.logic.bowman import LOGIC_BOWMAN_FAMILY
+from structbench.suites.grounded import GROUNDED_SET
+from structbench.suites.logic.bowman import LOGIC_BOWMAN_SET
 from structbench.suites.logic.generated import LOGIC_INFERENCE
 from structbench.suites.scan.loula import FEWSHOT, FILLERS, TEMPLATES
 
@@ -24,7 +24,7 @@ def test_families_sort_in_declaration_order_and_unknown_ones_last_by_name() -> N
     assert sorted(shuffled, key=family_rank) == [*FAMILY_ORDER, "alchemy", "zoo"]
 
 
-def test_each_family_declares_its_members_once() -> None:
+def test_each_suite_set_declares_its_members_once() -> None:
     assert [cls.spec.id for cls in TEMPLATES] == [
         "scan-template-jump-around-right",
         "scan-template-right",
@@ -34,8 +34,8 @@ def test_each_family_declares_its_members_once() -> None:
     assert list(FILLERS.members) == [f"scan-filler-{n}" for n in range(4)]
     assert [cls.spec.series[-1].value for cls in FEWSHOT] == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
     assert [cls.max_train_ops for cls in LOGIC_INFERENCE] == [3, 6, 9, 12]  # type: ignore[attr-defined]
-    assert list(LOGIC_BOWMAN_FAMILY.members) == [f"logic-bowman-le{n}" for n in (3, 6, 9, 12)]
-    assert [cls.condition for cls in GROUNDED_FAMILY] == ["weak", "categorical", "descriptive", "strong"]  # type: ignore[attr-defined]
-    for family in (TEMPLATES, FILLERS, FEWSHOT, LOGIC_INFERENCE, LOGIC_BOWMAN_FAMILY, GROUNDED_FAMILY):
-        for suite_id, cls in family.members.items():
+    assert list(LOGIC_BOWMAN_SET.members) == [f"logic-bowman-le{n}" for n in (3, 6, 9, 12)]
+    assert [cls.condition for cls in GROUNDED_SET] == ["weak", "categorical", "descriptive", "strong"]  # type: ignore[attr-defined]
+    for suite_set in (TEMPLATES, FILLERS, FEWSHOT, LOGIC_INFERENCE, LOGIC_BOWMAN_SET, GROUNDED_SET):
+        for suite_id, cls in suite_set.members.items():
             assert type(registry.suite(suite_id)) is cls

@@ -104,7 +104,7 @@ def test_wrong_ids_cost_referent_but_not_linguistic_accuracy() -> None:
 @pytest.mark.parametrize("condition", CONDITIONS)
 def test_spec_declares_the_test_role_of_each_condition(condition: str) -> None:
     spec = registry.suite(f"grounded-{condition}").spec
-    assert (spec.primary_metric, spec.task, spec.n_draws) == ("sequence_accuracy", "default", 5)
+    assert (spec.primary_metric, spec.recipe, spec.n_draws) == ("sequence_accuracy", "default", 5)
     (test,) = spec.splits_with_role("test")
     assert test.name == "test" and test.ranked
     assert test.test_role == ("in-distribution" if condition == "weak" else "generalisation")

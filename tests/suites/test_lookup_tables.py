@@ -157,7 +157,7 @@ def test_published_test_sets_overlap_only_where_one_is_unranked(draw: int) -> No
 @pytest.mark.parametrize("suite_id", SUITES)
 def test_oracle_solves_every_split_and_the_spec_declares_roles(suite_id: str) -> None:
     suite = registry.suite(suite_id)
-    assert (suite.spec.primary_metric, suite.spec.task, suite.spec.higher_is_better) == (
+    assert (suite.spec.primary_metric, suite.spec.recipe, suite.spec.higher_is_better) == (
         "sequence_accuracy",
         "lookup",
         True,

@@ -74,7 +74,7 @@ SUITES = [
 @pytest.mark.parametrize("path", SUITES)
 def test_spec_ranks_v_measure_on_the_training_sentences(path: str) -> None:
     spec = registry.suite(path).spec
-    assert (spec.primary_metric, spec.higher_is_better, spec.task) == ("v_measure", True, "default")
+    assert (spec.primary_metric, spec.higher_is_better, spec.recipe) == ("v_measure", True, "default")
     assert [(s.name, s.test_role, s.ranked) for s in spec.splits_with_role("test")] == [
         ("test", "in-distribution", True)
     ]

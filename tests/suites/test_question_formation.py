@@ -114,7 +114,7 @@ def test_spec_and_first_word_shares(built: tuple[str, dict[str, Split]]) -> None
     suite = registry.suite(path)
     spec = suite.spec
     # McCoy et al.'s headline: first-word accuracy on gen (where the two rules part)
-    assert (spec.primary_metric, spec.task, spec.higher_is_better) == (
+    assert (spec.primary_metric, spec.recipe, spec.higher_is_better) == (
         "first_word_accuracy",
         "question-formation",
         True,

@@ -94,7 +94,7 @@ def test_oracle_is_always_valid_and_copy_never(runner: Runner, path: str) -> Non
 @pytest.mark.parametrize("path", SUITES)
 def test_spec_ranks_valid_accuracy_and_declares_roles(path: str) -> None:
     spec = registry.suite(path).spec
-    assert (spec.primary_metric, spec.task, spec.higher_is_better) == ("valid_accuracy", "symbol-rewriting", True)
+    assert (spec.primary_metric, spec.recipe, spec.higher_is_better) == ("valid_accuracy", "symbol-rewriting", True)
     roles = {s.name: s.test_role for s in spec.splits_with_role("test")}
     assert roles == {
         "standard": "in-distribution",

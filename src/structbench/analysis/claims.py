@@ -44,8 +44,8 @@ import pandas as pd
 from pydantic import Field, model_validator
 
 from structbench import registry
-from structbench.analysis.entries import load_entries
 from structbench.analysis.statistics import Sample, two_sample_test
+from structbench.analysis.yaml_lists import load_entries
 from structbench.cells import CELL_KEYS, RUN_CELL, current_runs
 from structbench.cells import cells as seed_cells
 from structbench.convergence import Convergence, under_trained

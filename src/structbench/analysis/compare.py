@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 from structbench import cells
+from structbench.analysis.labels import unknown_label
 from structbench.analysis.rescore import rescore
-from structbench.analysis.stored import unknown_label
 from structbench.errors import UserError
-from structbench.store import Store
+from structbench.store import StoreReader
 from structbench.suite import Suite
 
 RESAMPLES = 10_000
@@ -67,7 +67,7 @@ RunsBySeed = dict[int, tuple[int, str, int]]
 """seed -> (run id, suite hash, draw) of one model's finished runs on one suite."""
 
 
-def current_runs(store: Store, suite: Suite, label: str) -> RunsBySeed:
+def current_runs(store: StoreReader, suite: Suite, label: str) -> RunsBySeed:
     """seed -> (run id, suite hash, draw) of the finished runs of `label`'s newest configuration on `suite`."""
     runs = store.runs()
     mine = runs[(runs.suite == suite.spec.id) & (runs.version == suite.spec.version) & (runs.model == label)]
@@ -93,7 +93,7 @@ def finished_runs(runs: pd.DataFrame, suite_id: str, version: str, suite_hash: s
 class Verdicts:
     """Each example's verdict on `suite`'s primary metric, re-scored once per run from its stored predictions."""
 
-    def __init__(self, store: Store, suite: Suite) -> None:
+    def __init__(self, store: StoreReader, suite: Suite) -> None:
         self.store, self.suite = store, suite
         self._by_run: dict[int, dict[str, list[bool | None]]] = {}
 
@@ -143,7 +143,7 @@ def paired_bootstrap(
 
 
 def compare(
-    store: Store, suite: Suite, model_a: str, model_b: str, splits: list[str] | None = None, *, seed: int = 0
+    store: StoreReader, suite: Suite, model_a: str, model_b: str, splits: list[str] | None = None, *, seed: int = 0
 ) -> list[Comparison]:
     """One comparison per split (the suite's ranked splits unless `splits` names others)."""
     if model_a == model_b:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from structbench.analysis.entries import load_entries
+from structbench.analysis.yaml_lists import load_entries
 from structbench.errors import UserError
 from structbench.specs import Frozen
 

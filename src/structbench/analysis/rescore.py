@@ -11,11 +11,11 @@ from __future__ import annotations
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.scoring import SplitScores
-from structbench.store import Store
+from structbench.store import StoreReader
 from structbench.suite import Suite
 
 
-def rescore(store: Store, run_id: int, suite: Suite) -> dict[str, SplitScores]:
+def rescore(store: StoreReader, run_id: int, suite: Suite) -> dict[str, SplitScores]:
     """split -> scores recomputed from run `run_id`'s stored predictions on `suite`'s frozen data.
 
     Refuses (one sentence each) a run of another suite or version, data that differs from the

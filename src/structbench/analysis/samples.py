@@ -16,17 +16,17 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from structbench.analysis.compare import current_runs
-from structbench.analysis.stored import store_option, stored_models
+from structbench.analysis.labels import store_option, stored_models
 from structbench.data import freeze
 from structbench.errors import UserError
-from structbench.store import Store
+from structbench.store import StoreReader
 from structbench.suite import Suite
 
 GOLD_FIELDS = ("target", "label", "candidates", "answer", "tags")
 
 
 def samples(
-    store: Store,
+    store: StoreReader,
     suite: Suite,
     label: str,
     *,

@@ -36,11 +36,11 @@ from typing import Literal
 import pandas as pd
 
 from structbench.analysis.compare import CONFIDENCE
-from structbench.analysis.stored import stored_models, unknown_label
+from structbench.analysis.labels import stored_models, unknown_label
 from structbench.cells import current_runs
 from structbench.errors import UserError
 from structbench.specs import SuiteSpec
-from structbench.store import Store, run_statistics
+from structbench.store import StoreReader, run_statistics
 from structbench.suite import Suite
 
 
@@ -199,7 +199,9 @@ def _fields(s: Sample) -> list[tuple[str, object]]:
     return [("values", s.values), ("censored", s.censored), ("without", s.without), ("mean", mean), ("n", s.n)]
 
 
-def compare_statistic(store: Store, suite: Suite, model_a: str, model_b: str, statistic: str) -> StatisticComparison:
+def compare_statistic(
+    store: StoreReader, suite: Suite, model_a: str, model_b: str, statistic: str
+) -> StatisticComparison:
     """A two-sample test of `statistic` between two labels' finished runs on `suite`."""
     if model_a == model_b:
         raise UserError(f"--models names {model_a!r} twice; give two different models.")

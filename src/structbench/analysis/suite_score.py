@@ -25,7 +25,7 @@ from structbench.specs import SeedStats, SuiteSpec
 if TYPE_CHECKING:
     import pandas as pd
 
-    from structbench.store import Store
+    from structbench.store import StoreReader
 
 
 def score_splits(spec: SuiteSpec) -> list[str]:
@@ -106,7 +106,7 @@ def suite_scores(current_scores: pd.DataFrame, specs: Sequence[tuple[SuiteSpec, 
     return split_means(current_scores, wanted)
 
 
-def stored_score(store: Store, spec: SuiteSpec, suite_hash: str, label: str) -> SeedStats | None:
+def stored_score(store: StoreReader, spec: SuiteSpec, suite_hash: str, label: str) -> SeedStats | None:
     """`label`'s score on `spec`'s data `suite_hash` over the current runs `store` holds; None without one."""
     scores = store.scores(suite=spec.id, version=spec.version, suite_hash=suite_hash)
     current = current_scores(scores[scores.model == label], store.runs())

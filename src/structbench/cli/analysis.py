@@ -27,7 +27,7 @@ from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner
 from structbench.runs.settings import text_settings
 from structbench.specs import ModelSpec
-from structbench.store import Store
+from structbench.store import Store, StoreReader
 from structbench.suite import Suite
 
 
@@ -36,11 +36,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
     a user can find the label `compare` and `samples` take and the `run` arguments that made it."""
     from tabulate import tabulate
 
-    from structbench.analysis.stored import stored_models
+    from structbench.analysis.labels import stored_models
 
     if args.suite:
         registry.suite(args.suite)  # an unknown suite is a did-you-mean, not an empty table
-    with Store(existing_store(args.store)) as store:
+    with StoreReader(existing_store(args.store)) as store:
         found = stored_models(store, args.suite, args.model)
     if args.json:
         print(json.dumps([model.as_json() for model in found], indent=2))
@@ -69,13 +69,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     from structbench.analysis.compare import compare
 
-    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    models = patterns([args.models]) or []
     if len(models) != 2:
         raise UserError(f"--models {args.models!r} must name two models, e.g. --models ngram,unigram.")
     suite = registry.suite(args.suite)
     if args.statistic:
         return compare_statistic_command(args, suite, models[0], models[1])
-    with Store(existing_store(args.store)) as store:
+    with StoreReader(existing_store(args.store)) as store:
         results = compare(store, suite, models[0], models[1], [args.split] if args.split else None)
     if args.json:
         print(json.dumps([{**vars(r), "verdict": r.verdict} for r in results], indent=2))
@@ -100,7 +100,7 @@ def compare_statistic_command(args: argparse.Namespace, suite: Suite, model_a: s
     (Welch's t-test; the logrank test when some seeds stopped before reaching it)."""
     from structbench.analysis.statistics import compare_statistic
 
-    with Store(existing_store(args.store)) as store:
+    with StoreReader(existing_store(args.store)) as store:
         comparison = compare_statistic(store, suite, model_a, model_b, args.statistic)
     if args.json:
         print(json.dumps(comparison.as_json(), indent=2))
@@ -128,7 +128,7 @@ def cmd_samples(args: argparse.Namespace) -> int:
     from structbench.analysis.samples import samples
 
     seeds = parse_seeds(args.seeds) if args.seeds else None
-    with Store(existing_store(args.store)) as store:
+    with StoreReader(existing_store(args.store)) as store:
         lines = samples(
             store, registry.suite(args.suite), args.model, seeds=seeds, split=args.split, wrong_only=args.wrong
         )
@@ -207,18 +207,18 @@ def cmd_claims(args: argparse.Namespace) -> int:
     from structbench.reports.builders.boards import aggregate
     from structbench.store.bundle import reference_store
 
-    def checked(store: Store) -> list[Verdict]:
+    def checked(store: StoreReader) -> list[Verdict]:
         return check_all(claim_cells(aggregate(store), store.runs()))
 
     reference = None if args.no_reference else reference_store()
     own: list[Verdict] | None = None
     if reference is None or Path(args.store).is_file():
-        with Store(existing_store(args.store)) as store:
+        with StoreReader(existing_store(args.store)) as store:
             own = checked(store)
     if reference is None:
         verdicts, yours = own or [], None
     else:
-        with Store(reference) as bundled:
+        with StoreReader(reference) as bundled:
             verdicts = checked(bundled)
         yours = {v.claim.id: v for v in own or [] if v.status != "not measured"}
     if args.json:

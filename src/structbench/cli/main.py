@@ -27,7 +27,7 @@ DESCRIPTION = "The `structbench` command line: suites, models, build, run, sweep
 START = """\
 structbench: does a sequence model generalise structurally? Four commands to start:
 
-  structbench quickstart                               build the suites (one per suite family), run the fast baselines, write the report
+  structbench quickstart                               build the suites (one per suite set), run the fast baselines, write the report
   structbench run --suite lookup-tables --model copy   evaluate one model on one suite (`suites`, `models` list them)
   structbench runs                                     what the results store holds, by label
   structbench report --out site                        the leaderboard site from the store

@@ -38,10 +38,10 @@ QUICKSTART_MODELS = ("oracle", "copy", "random", "majority")
 
 def quickstart_suites() -> list[str]:
     """The suites a plain `quickstart` evaluates: every suite of its own, and the first member of each
-    suite family (SCAN's 11 few-shot sizes, 4 fillers and 4 templates, logic's 4 depths, grounded's 4
+    suite set (SCAN's 11 few-shot sizes, 4 fillers and 4 templates, logic's 4 depths, grounded's 4
     splits), so that every research family is on the overview for a fraction of the time and disk.
     The other members are built on first use: `quickstart --all`, or `quickstart ID ...`."""
-    later = {member for members in registry.suite_families().values() for member in members[1:]}
+    later = {member for members in registry.suite_sets().values() for member in members[1:]}
     return [name for name in registry.suite_names() if name not in later]
 
 
@@ -149,7 +149,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     rest = 0 if args.suites or args.all else len(registry.suite_names()) - len(names)
     if rest:
         print(
-            f"{rest} more suites, the other members of each suite family, are built on first use: "
+            f"{rest} more suites, the other members of each suite set, are built on first use: "
             "`structbench quickstart --all` evaluates them too.",
             file=sys.stderr,
         )
@@ -189,12 +189,12 @@ def add_quickstart(commands: Commands) -> None:
     """The `quickstart` command."""
     quick = commands.add_parser("quickstart", help="build the suites, evaluate the fast baselines, render the report")
     quick.add_argument(
-        "suites", nargs="*", metavar="SUITE", help="only these suites (default: one of each suite family, see --all)"
+        "suites", nargs="*", metavar="SUITE", help="only these suites (default: one of each suite set, see --all)"
     )
     quick.add_argument(
         "--all",
         action="store_true",
-        help="every registered suite, not only the first member of each suite family (SCAN few-shot, logic, ...)",
+        help="every registered suite, not only the first member of each suite set (SCAN few-shot, logic, ...)",
     )
     add_store(quick)
     _add_out(quick)

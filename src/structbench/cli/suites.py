@@ -28,7 +28,7 @@ def _suite_row(name: str) -> dict[str, Any]:
         "n_draws": spec.n_draws,
         "primary_metric": spec.primary_metric,
         "higher_is_better": spec.higher_is_better,
-        "task": spec.task,
+        "task": spec.recipe,  # the stored name (`specs.STORED_NAMES`), which scripts read
         "splits": {
             s.name: {"role": s.role, "size": s.size, "test_role": s.test_role, "ranked": s.ranked} for s in spec.splits
         },

@@ -52,7 +52,7 @@ from structbench.reports.writers.html import copy_static, write_pages
 from structbench.reports.writers.markdown import leaderboard_markdown
 from structbench.reports.writers.plots import DRAWN_FROM, Drawing, reuse_drawn
 from structbench.reports.writers.tables import write_tables
-from structbench.store import Store
+from structbench.store import StoreReader
 
 SITE_MARKER = ".structbench-site"
 """Marks a folder as a site a report wrote, so that a report never deletes anything else's files."""
@@ -227,7 +227,7 @@ def write_site(site: Site, out_dir: Path, *, earlier: Path | None = None, drawin
 
 
 def write_report(
-    store: Store,
+    store: StoreReader,
     out_dir: Path,
     *,
     suites: Sequence[str] | None = None,

@@ -1,8 +1,9 @@
-"""The results database: a `Store` is one connection to one SQLite file of runs, scores and predictions.
+"""Writing the results database: a `Store` is a `StoreReader` (one connection to one SQLite file of
+runs, scores and predictions) that also claims, finishes and records runs.
 
 Its tables are `structbench.store.schema`'s; values are encoded as `structbench.store.codec`
-says; a v1 store is migrated on open by `structbench.store.migration`; who holds a run is
-`structbench.store.ownership`'s.
+says; opening and transactions are `structbench.store.connection`'s (a v1 store is migrated on
+open by `structbench.store.migration`); who holds a run is `structbench.store.ownership`'s.
 
 Concurrency. Any number of processes may evaluate into one store at once; none crashes,
 no run is stored twice and none is lost, because:
@@ -17,7 +18,7 @@ no run is stored twice and none is lost, because:
 - `finish_run`, `end_run`, `discard` and `release` touch a row only `WHERE id=? AND owner=?`;
   a process that lost its claim is told so (`ClaimLost`) instead of overwriting;
 - opening, creating and migrating the schema happen in one `BEGIN IMMEDIATE` transaction
-  after re-reading the version, so two processes never migrate twice.
+  after re-reading the version, so two processes never migrate twice (`connection`).
 
 An interrupted run (Ctrl-C) is `release`d: it stays `running` with no owner, and the next ask,
 from any process, redoes it. Limits of the liveness check: a run held by a process on another
@@ -27,183 +28,41 @@ pid was reused by an unrelated process is waited for until that process exits.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import random
 import secrets
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from structbench.convergence import Convergence
 from structbench.errors import UserError
 from structbench.specs import SuiteSpec
-from structbench.store.codec import (
-    JSON,
-    DamagedBlock,
-    SplitResult,
-    pack_predictions,
-    unpack_predictions,
-    with_entries,
-)
-from structbench.store.failures import BUSY_TIMEOUT, is_the_stores, store_failure
-from structbench.store.migration import migrate_v1
+from structbench.store.codec import SplitResult, pack_predictions, with_entries
+from structbench.store.connection import transaction
 from structbench.store.ownership import HELD, HOST, ClaimLost, RunClaim, owner_alive
-from structbench.store.schema import (
-    ROW_COLUMNS,
-    RUN_FIELDS,
-    RUN_KEY,
-    SCHEMA,
-    SCHEMA_VERSION,
-    schema_columns,
-)
+from structbench.store.reader import StoredRun, StoreReader
+from structbench.store.schema import ROW_COLUMNS, RUN_FIELDS, RUN_KEY
 
-if TYPE_CHECKING:
-    import pandas as pd
+__all__ = ["Store", "StoredRun"]
 
 
-@dataclass(frozen=True)
-class StoredRun:
-    """One run as a store holds it, for moving it to another store (`Store.stored_run`, `Store.add_runs`)."""
-
-    row: dict[str, Any]
-    """Its columns but the id (`ROW_COLUMNS`)."""
-    scores: list[tuple[Any, ...]]
-    """(split, metric, breakdown, level, value, n, proportion) rows."""
-    predictions: list[tuple[str, int, bytes]]
-    """(split, number of examples, `pack_predictions` block), in split order."""
-
-
-class Store:
-    """A connection to one results database file; see the module docstring for its rules, `schema` for its tables."""
+class Store(StoreReader):
+    """A results database opened for running models into it: every read of `StoreReader`, and the
+    writes, each one transaction; see the module docstring for their rules, `schema` for the tables."""
 
     def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        if self.path.is_dir():  # `--store ''` is the current folder
-            raise UserError(
-                f"the results store {self.path} is a folder; pass --store a file path, e.g. "
-                f"--store {self.path / 'results.sqlite'}."
-            )
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:  # a file where a folder of the path should be, or no right to create one
-            raise UserError(
-                f"cannot create the folder of the results store {self.path} ({error.strerror or error}); pass "
-                "--store a path whose folders are folders you may write to."
-            ) from None
+        super().__init__(path)
         self.owner = f"{HOST}:{os.getpid()}:{secrets.token_hex(4)}"
         """How this Store signs the runs it claims."""
-        self.migrated_from: Path | None = None
-        """The backup of the v1 store this open migrated, if it did."""
-        try:
-            self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
-        except sqlite3.Error as error:
-            raise store_failure(self.path, error) from None
-        try:
-            deadline = time.monotonic() + BUSY_TIMEOUT
-            while True:
-                try:
-                    self._db.execute("PRAGMA journal_mode=WAL")
-                    self._db.execute("PRAGMA synchronous=NORMAL")
-                    self._open_schema()  # its transaction raises sqlite's own errors, retried here
-                    break
-                except sqlite3.OperationalError as error:
-                    # switching a new file to WAL, or reading it while another process does, can
-                    # fail at once without waiting for the busy timeout: retry (every step is atomic)
-                    if (
-                        getattr(error, "sqlite_errorname", None) not in ("SQLITE_BUSY", "SQLITE_LOCKED")
-                        or time.monotonic() > deadline
-                    ):
-                        raise
-                    time.sleep(0.02 + 0.08 * random.random())
-            self._db.execute("PRAGMA foreign_keys=ON")
-            self._check_tables()
-        except sqlite3.DatabaseError as error:
-            self._db.close()
-            raise store_failure(self.path, error) from None
-        except UnicodeDecodeError:  # a damaged page inside a text value of the schema
-            self._db.close()
-            raise UserError(f"{self.path} is damaged (text that is not UTF-8); pass another --store.") from None
-        except BaseException:
-            self._db.close()
-            raise
-
-    def _check_tables(self) -> None:
-        """Refuse a file whose tables are not those of this schema (a damaged or foreign schema that
-        still carries our user_version), before any query fails on a missing column."""
-        for table, columns in schema_columns().items():
-            found = tuple(row[1] for row in self._db.execute(f"PRAGMA table_info({table})"))
-            if found != columns:
-                raise UserError(
-                    f"{self.path} is not a structbench results database of schema {SCHEMA_VERSION} (its {table} "
-                    f"table has the columns {', '.join(found) or 'none'}); pass another --store."
-                )
-
-    def _open_schema(self) -> None:
-        """Create the schema in a new file, migrate a v1 store, refuse a newer one: one transaction.
-
-        Foreign keys are still off here, so that the migration can rebuild the runs table."""
-        if int(self._db.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION:
-            return  # the common case needs no write lock (a read-only store opens too)
-        with self._transaction(translated=False) as db:
-            version = int(db.execute("PRAGMA user_version").fetchone()[0])
-            if version > SCHEMA_VERSION:
-                raise UserError(
-                    f"{self.path} was written by a newer structbench (store schema {version}, this one "
-                    f"reads {SCHEMA_VERSION}); upgrade structbench (pip install -U structbench) to open it."
-                )
-            if version == SCHEMA_VERSION:
-                return
-            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            if {"runs", "scores", "predictions"} <= tables:
-                self.migrated_from = migrate_v1(db, self.path)
-            elif tables - {"suites", "sqlite_sequence"}:
-                raise UserError(
-                    f"{self.path} is an SQLite file but not a structbench results database; pass another --store."
-                )
-            else:
-                for statement in SCHEMA:
-                    db.execute(statement)
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        if self.migrated_from is not None:
-            # give the bytes of the unpacked predictions back to the file system; when another
-            # process has the store open this fails, and later runs reuse the space instead
-            with suppress(sqlite3.OperationalError):
-                self._db.execute("VACUUM")
-
-    def close(self) -> None:
-        self._db.close()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
 
     @contextmanager
-    def _transaction(self, *, translated: bool = True) -> Iterator[sqlite3.Connection]:
-        """One `BEGIN IMMEDIATE` transaction, committed whole or rolled back whole. An SQLite error
-        (disk full, read-only, lock held past the busy timeout, damaged file) is raised as one
-        sentence (`store_failure`), unless `translated` is False (the opening, which retries some)."""
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-                self._db.execute("COMMIT")
-            except BaseException:
-                if self._db.in_transaction:
-                    with suppress(sqlite3.Error):  # a full disk may refuse the rollback's journal too
-                        self._db.execute("ROLLBACK")
-                raise
-        except sqlite3.DatabaseError as error:
-            if not translated or not is_the_stores(error):
-                raise
-            raise store_failure(self.path, error) from None
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with transaction(self._db, self.path) as db:
+            yield db
 
     # suites
 
@@ -214,15 +73,6 @@ class Store:
                 "INSERT OR IGNORE INTO suites VALUES (?, ?, ?, ?)",
                 (spec.id, spec.version, suite_hash, spec.model_dump_json()),
             )
-
-    def suite_specs(self) -> dict[tuple[str, str, str], SuiteSpec]:
-        """(suite, version, suite_hash) -> spec of every suite with stored runs whose spec this
-        structbench can read (a spec it cannot read leaves that suite out of reports, nothing else)."""
-        specs = {}
-        for suite, version, suite_hash, text in self._db.execute("SELECT suite, version, suite_hash, spec FROM suites"):
-            with suppress(ValueError):  # pydantic's ValidationError is a ValueError
-                specs[(suite, version, suite_hash)] = SuiteSpec.model_validate_json(text)
-        return specs
 
     # claiming and storing runs
 
@@ -271,13 +121,6 @@ class Store:
         HELD.add((self.owner, claim.run_id))
         return claim
 
-    def label(self, run_id: int) -> str:
-        """The label run `run_id` is shown under."""
-        row = self._db.execute("SELECT model FROM runs WHERE id=?", (run_id,)).fetchone()
-        if row is None:
-            raise KeyError(run_id)
-        return str(row[0])
-
     def relabel(self, run_id: int, label: str) -> int:
         """Show run `run_id`, and every other run of its configuration (suite data and model key),
         under `label` from now on; how many runs took it. The label is not part of the run key, so a
@@ -291,14 +134,6 @@ class Store:
                 (label, label, run_id),
             ).rowcount
         return int(changed)
-
-    def model_specs(self) -> list[tuple[str, str, str, str]]:
-        """(suite, model_hash, model_spec, label) of every model configuration the store holds runs of,
-        once each (one label where runs of it were shown under several)."""
-        rows = self._db.execute(
-            "SELECT suite, model_hash, model_spec, MIN(model) FROM runs GROUP BY suite, model_hash, model_spec"
-        ).fetchall()
-        return [(str(a), str(b), str(c), str(d)) for a, b, c, d in rows]
 
     def rekey(self, suite: str, old_hash: str, spec: str, new_hash: str, label: str | None) -> tuple[int, int]:
         """Move the runs of model `old_hash` on `suite` to the key `new_hash` (model spec `spec`, shown
@@ -431,32 +266,6 @@ class Store:
 
     # moving whole runs between stores (the reference bundle)
 
-    def stored_run(self, run_id: int) -> StoredRun:
-        """Everything one run holds, as stored: its row, score rows and predictions blocks."""
-        row = self.run_record(run_id)
-        scores = self._db.execute(
-            "SELECT split, metric, breakdown, level, value, n, proportion FROM scores WHERE run_id=? "
-            "ORDER BY split, metric, breakdown, level",
-            (run_id,),
-        ).fetchall()
-        blocks = self._db.execute(
-            "SELECT split, n_examples, block FROM predictions WHERE run_id=? ORDER BY rowid", (run_id,)
-        ).fetchall()
-        return StoredRun(
-            {name: row[name] for name in ROW_COLUMNS},
-            [tuple(score) for score in scores],
-            [(str(split), int(n), bytes(block)) for split, n, block in blocks],
-        )
-
-    def copy_to(self, target: Path) -> None:
-        """Write a consistent copy of this store to `target` (SQLite's online backup: safe while other
-        processes write; their transactions after it began are not in the copy)."""
-        destination = sqlite3.connect(target)
-        try:
-            self._db.backup(destination)
-        finally:
-            destination.close()
-
     def add_runs(self, runs: Sequence[StoredRun]) -> int:
         """Insert finished runs made elsewhere (a reference bundle's), in one transaction, each with a
         new id and no owner; a run whose key the store holds already is left as the store has it.
@@ -482,201 +291,3 @@ class Store:
                 )
                 added += 1
         return added
-
-    # reading
-
-    def run_status(self, run_id: int) -> tuple[str, str | None]:
-        """(status, error) of one run."""
-        status, error = self._db.execute("SELECT status, error FROM runs WHERE id=?", (run_id,)).fetchone()
-        return str(status), error
-
-    def run_record(self, run_id: int) -> dict[str, Any]:
-        """Every column of one run, by name."""
-        cursor = self._db.execute("SELECT * FROM runs WHERE id=?", (run_id,))
-        row = cursor.fetchone()
-        if row is None:
-            raise KeyError(f"no run {run_id} in {self.path}")
-        return {column[0]: value for column, value in zip(cursor.description, row, strict=True)}
-
-    def runs(self) -> pd.DataFrame:
-        """Every run, one row each, every column (whatever its status)."""
-        import pandas as pd
-
-        self._check_runs()
-        return pd.read_sql_query("SELECT * FROM runs ORDER BY id", self._db)
-
-    def run_timings(self) -> list[tuple[str, str, int, str, float | None]]:
-        """(suite id, model label, seed, status, wall seconds from claim to finish or None) of every run
-        that ended: what a command's estimate of its time left is made from (`structbench.progress.Timings`)."""
-        rows = self._db.execute(
-            "SELECT suite, model, seed, status, finished_at - started_at FROM runs WHERE status != 'running'"
-        )
-        return [
-            (str(suite), str(model), int(seed), str(status), seconds) for suite, model, seed, status, seconds in rows
-        ]
-
-    def _check_runs(self, where: str = "", params: Sequence[Any] = ()) -> None:
-        """Refuse a store whose runs table holds a value of the wrong kind (a seed that is not an
-        integer, a time that is not a number, a model spec that is not a JSON object), in one
-        sentence naming the run: SQLite keeps whatever a damaged or hand-edited file holds, and each
-        reader of the table would otherwise fail on it in its own way. `where` (" AND column = ?"
-        clauses, with their `params`) checks only the runs about to be read."""
-        numbers = "('integer', 'real')"
-        row = self._db.execute(
-            "SELECT id, problem FROM (SELECT id, CASE "
-            "WHEN typeof(seed) != 'integer' THEN 'seed' WHEN typeof(draw) != 'integer' THEN 'draw' "
-            f"WHEN typeof(started_at) NOT IN {numbers} THEN 'started_at' "
-            f"WHEN typeof(finished_at) NOT IN ('null', 'integer', 'real') THEN 'finished_at' "
-            f"WHEN typeof(fit_seconds) NOT IN ('null', 'integer', 'real') THEN 'fit_seconds' "
-            f"WHEN typeof(predict_seconds) NOT IN ('null', 'integer', 'real') THEN 'predict_seconds' "
-            f"WHEN typeof(model_spec) != 'text' THEN 'model_spec' END AS problem FROM runs WHERE 1{where}) "
-            "WHERE problem IS NOT NULL LIMIT 1",
-            list(params),
-        ).fetchone()
-        if row is None:
-            specs = self._db.execute(f"SELECT MIN(id), model_spec FROM runs WHERE 1{where} GROUP BY model_spec", params)
-            for run_id, spec in specs:
-                try:
-                    record = json.loads(spec)
-                except (TypeError, ValueError, RecursionError):
-                    record = None
-                if not isinstance(record, dict):
-                    row = (run_id, "model_spec")
-                    break
-        if row is not None:
-            run_id, column = row
-            raise UserError(
-                f"the results store {self.path} is damaged: run {run_id}'s {column} is not what a run stores; "
-                f'delete that run (`sqlite3 {self.path} "DELETE FROM runs WHERE id={run_id}"`) and run it again, '
-                "or pass another --store."
-            )
-
-    def finished_seeds(self, suite: str, version: str, suite_hash: str, model_hash: str, label: str) -> list[int]:
-        """The seeds of the finished (`done`) runs of one model configuration, shown under `label`, on one
-        suite's data, in order: the seeds its cells are computed over."""
-        rows = self._db.execute(
-            "SELECT seed FROM runs WHERE suite=? AND version=? AND suite_hash=? AND model_hash=? AND model=? "
-            "AND status='done' ORDER BY seed",
-            (suite, version, suite_hash, model_hash, label),
-        )
-        return [int(row[0]) for row in rows]
-
-    def scores(
-        self,
-        *,
-        suite: str | None = None,
-        version: str | None = None,
-        suite_hash: str | None = None,
-        model_hash: str | None = None,
-    ) -> pd.DataFrame:
-        """Every score of a finished (`done`) run, with its run's identifying columns.
-
-        Columns: suite, version, suite_hash, model, model_hash, config_hash, comparable (bool),
-        seed, draw, split, metric, breakdown, level, value (NaN where undefined), n, proportion
-        (bool); in run
-        order, then as stored. The keyword filters are applied in SQL, so that one cell's rows
-        are read without the rest of the store."""
-        import pandas as pd
-
-        filters = {"suite": suite, "version": version, "suite_hash": suite_hash, "model_hash": model_hash}
-        where = "".join(f" AND {column} = ?" for column, value in filters.items() if value is not None)
-        params = [value for value in filters.values() if value is not None]
-        self._check_runs(where, params)
-        self._check_scores(where, params)
-        runs = pd.read_sql_query(
-            "SELECT id, suite, version, suite_hash, model, model_hash, config_hash, comparable, seed, draw "
-            f"FROM runs WHERE status = 'done'{where} ORDER BY id",
-            self._db,
-            params=params,
-        )
-        # the scores alone, then joined here: reading each run's columns once per score row costs
-        # more than the join (a 10,000-run store has hundreds of thousands of score rows)
-        in_runs = "" if not params else f" WHERE run_id IN (SELECT id FROM runs WHERE status = 'done'{where})"
-        scores = pd.read_sql_query(
-            f"SELECT run_id AS id, split, metric, breakdown, level, value, n, proportion FROM scores{in_runs}",
-            self._db,
-            params=params,
-        )
-        frame = runs.merge(scores, on="id", how="inner", sort=False).drop(columns="id")
-        frame["comparable"] = frame["comparable"].astype(bool)
-        frame["proportion"] = frame["proportion"].astype(bool)
-        frame["value"] = frame["value"].astype(float)
-        return frame
-
-    def _check_scores(self, where: str = "", params: Sequence[Any] = ()) -> None:
-        """Refuse a store holding a score that is not a number, or an item count that is not an
-        integer, in one sentence naming the row: SQLite keeps whatever a damaged or hand-edited file
-        holds, and one such row would otherwise end a report in a traceback. `where` (" AND column = ?"
-        clauses on runs, with their `params`) checks only the runs about to be read."""
-        runs = f" AND run_id IN (SELECT id FROM runs WHERE 1{where})" if where else ""
-        row = self._db.execute(
-            "SELECT run_id, split, metric, value, n FROM scores WHERE ((value IS NOT NULL AND typeof(value) NOT IN "
-            f"('real', 'integer')) OR typeof(n) != 'integer'){runs} LIMIT 1",
-            list(params),
-        ).fetchone()
-        if row is not None:
-            run_id, split, metric, value, n = row
-            what = f"the value {value!r}" if not isinstance(value, int | float) else f"the item count {n!r}"
-            raise UserError(
-                f"the results store {self.path} is damaged: run {run_id}'s {metric} on {split} has {what[:80]}, "
-                "not a number; run that seed again with `structbench run ... --force`, or pass another --store."
-            )
-
-    def run_scores(self) -> pd.DataFrame:
-        """One row per (run, split, metric) of the whole test splits, in run order (the Python API's
-        `load_results`): suite, version, suite_hash, model, seed, status, split, metric, value, n.
-        A run without scores (failed, n/a, interrupted) is one row with its status and NaN/None
-        scores, so that no run goes missing from an analysis."""
-        import pandas as pd
-
-        self._check_scores()
-        frame = pd.read_sql_query(
-            "SELECT r.suite, r.version, r.suite_hash, r.model, r.seed, r.status, s.split, s.metric, s.value, s.n "
-            "FROM runs r LEFT JOIN scores s ON s.run_id = r.id AND s.breakdown = '' ORDER BY r.id",
-            self._db,
-        )
-        frame["value"] = frame["value"].astype(float)
-        frame["n"] = frame["n"].astype("Int64")
-        return frame
-
-    def stored_predictions(self, run_id: int) -> dict[str, tuple[list[str], list[Any], list[bool | None]]]:
-        """split -> (example ids, predictions, per-example correct) of one run, in split order."""
-        rows = self._db.execute("SELECT split, block FROM predictions WHERE run_id=? ORDER BY rowid", (run_id,))
-        out = {}
-        for split, block in rows:
-            try:
-                out[str(split)] = unpack_predictions(block)
-            except DamagedBlock as error:
-                raise UserError(
-                    f"the stored predictions of run {run_id} ({split}) in {self.path} are damaged ({error}); run "
-                    "that seed again with `structbench run ... --force`, or pass another --store."
-                ) from None
-        return out
-
-    def predictions(self, run_id: int) -> pd.DataFrame:
-        """One row per example of one run: split, example_id, prediction (JSON text), correct (1/0/NaN)."""
-        import pandas as pd
-
-        columns: dict[str, list[Any]] = {"split": [], "example_id": [], "prediction": [], "correct": []}
-        for split, (ids, predictions, correct) in self.stored_predictions(run_id).items():
-            columns["split"] += [split] * len(ids)
-            columns["example_id"] += ids
-            columns["prediction"] += [JSON.encode(p) for p in predictions]
-            columns["correct"] += [None if ok is None else int(ok) for ok in correct]
-        return pd.DataFrame(columns)
-
-    def prediction_blocks(self, run_ids: Sequence[int]) -> dict[int, dict[str, bytes]]:
-        """run id -> split -> its compressed predictions block as stored (`pack_predictions`), in split
-        order: for readers that pass blocks on without decoding them (the report's error browser)."""
-        out: dict[int, dict[str, bytes]] = {}
-        ids = sorted(set(map(int, run_ids)))
-        for start in range(0, len(ids), 900):  # SQLite caps the number of bound parameters per statement
-            chunk = ids[start : start + 900]
-            rows = self._db.execute(
-                f"SELECT run_id, split, block FROM predictions WHERE run_id IN ({','.join('?' * len(chunk))}) "
-                "ORDER BY run_id, rowid",
-                chunk,
-            )
-            for run_id, split, block in rows:
-                out.setdefault(int(run_id), {})[str(split)] = bytes(block)
-        return out

@@ -1,1 +1,1 @@
-"""Built-in suites. Each module holds one suite family; they register as entry points."""
+"""Built-in suites, one module (or subpackage) per paper's experiments; they register as entry points."""

@@ -1,5 +1,5 @@
-"""Pieces several suite families share: rule-based oracles, gold-answer oracles, and the reading
-of user-supplied files with one-sentence errors that name the file and line.
+"""Pieces suites of several papers share: rule-based oracles, gold-answer oracles, licences, and the
+reading of user-supplied and published files with one-sentence errors that name the file and line.
 
 An oracle proves that a suite's data and scorers agree: it must score 1.0 on every test split.
 Where a suite has a rule (a SCAN interpreter, a grammar), the rule is the oracle; where its
@@ -10,8 +10,9 @@ splits the runner hands it.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from structbench.errors import UserError
 from structbench.specs import Split
@@ -148,46 +149,28 @@ def holds_nothing(path: Path | str, unit: str, contents: str) -> UserError:
     return UserError(f"{path} holds no {unit}; it should contain {contents}.")
 
 
-LOGIC_RELATIONS = ["=", "<", ">", "^", "|", "v", "#"]
-"""The seven natural-logic relations of Bowman et al. (2015), in their symbols."""
-LOGIC_SEPARATOR = "<sep>"
-"""Between the two formulas of a logic input."""
-LOGIC_VARIABLES = ("a", "b", "c", "d", "e", "f")
-ALL_WORLDS = (1 << 64) - 1
-"""The 64 truth assignments of the six variables, as a bit mask."""
-VARIABLE_MASKS = {v: sum(1 << world for world in range(64) if world >> i & 1) for i, v in enumerate(LOGIC_VARIABLES)}
-"""Truth table of each variable over the 64 assignments (bit w set when assignment w makes it true)."""
+class MachineTasksRow(NamedTuple):
+    """One line of a machine-tasks file: an input, its output and the input position each output step attends to."""
+
+    line: int
+    """The line's 0-based number in its file (blank lines counted)."""
+    input: list[str]
+    target: list[str]
+    attention: list[int]
 
 
-def relation(premise: int, hypothesis: int) -> str:
-    """The natural-logic relation between two sets of worlds given as 64-bit masks (shared by
-    `logic-inference-*` and `logic-bowman-*`, which must label pairs alike)."""
-    if premise == hypothesis:
-        return "="
-    if premise & ~hypothesis & ALL_WORLDS == 0:
-        return "<"
-    if hypothesis & ~premise & ALL_WORLDS == 0:
-        return ">"
-    disjoint = premise & hypothesis == 0
-    exhaustive = premise | hypothesis == ALL_WORLDS
-    if disjoint:
-        return "^" if exhaustive else "|"
-    return "v" if exhaustive else "#"
-
-
-class LogicSolver:
-    """Classifies each `premise <sep> hypothesis` pair from the truth tables of its two formulas:
-    the oracle of both logic suite families, which differ only in how a formula is bracketed."""
-
-    name = "logic-oracle"
-    protocols = ("classification",)
-
-    def __init__(self, truth_table: Callable[[Sequence[str]], int]) -> None:
-        self.truth_table = truth_table
-
-    def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
-        answers = []
-        for tokens in inputs:
-            cut = tokens.index(LOGIC_SEPARATOR)
-            answers.append(relation(self.truth_table(tokens[:cut]), self.truth_table(tokens[cut + 1 :])))
-        return answers
+def parse_machine_tasks(text: str, source: str) -> list[MachineTasksRow]:
+    """The rows `input<TAB>output<TAB>attention` of a file in the format of github.com/i-machine-think/
+    machine-tasks (the lookup tables' and symbol rewriting's published files), blank lines skipped; a
+    malformed line is one sentence naming `source` (the file), the line and the fix."""
+    rows = []
+    for number, line in enumerate(text.splitlines()):
+        if not line.strip():
+            continue
+        columns = line.split("\t")
+        tokens, target, attention = (c.split() for c in columns) if len(columns) == 3 else ([], [], [])
+        if not tokens or not all(a.isdigit() for a in attention):
+            expected = "`input<TAB>output<TAB>attention` with whole-number attention"
+            raise malformed(source, number + 1, expected, repr(line[:80]), PUBLISHED_FIX)
+        rows.append(MachineTasksRow(number, tokens, target, [int(a) for a in attention]))
+    return rows

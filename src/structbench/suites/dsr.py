@@ -35,7 +35,7 @@ What the text leaves open and we chose: the two targets are drawn independently,
 be the same symbol (as in the temporal-order task, whose 16 outputs are every ordered pair),
 and each distractor independently of the others (20 slots, 4 distractors).
 
-How the suite was checked is declared in its spec (`CHECKED` below: the spec's `checked`), which
+How the suite was checked is declared in its spec (`CHECKED` below: the spec's `how_checked`), which
 the suite card shows; it declares no deviation from the paper.
 """
 
@@ -52,7 +52,7 @@ from structbench.suites.common import GENERATED_LICENCE, RuleTransducer
 CHECKED = """How it was checked (tests/suites/test_dsr.py): every input has 24 symbols, exactly two of them
 targets among the first 22 and the prompts last; the oracle (which reads the targets off the
 input) scores 1.0; the splits are disjoint; `trials_to_criterion` is declared lower-is-better."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 
 TARGETS = ("t1", "t2", "t3", "t4")
 DISTRACTORS = ("d1", "d2", "d3", "d4")
@@ -103,9 +103,9 @@ class DistractedSequenceRecall(Suite):
         "headlined by how many training trials a model needs to get 95% of fresh trials right.",
         citation="Monner 2011, A Neurocomputational Model of Grounded Language Comprehension and Production at "
         "the Sentence Level (PhD dissertation, University of Maryland), §2.7.1 Distracted sequence recall",
-        checked=CHECKED,
+        how_checked=CHECKED,
         primary_metric="sequence_accuracy",
-        task="dsr",
+        recipe="dsr",
         splits=[
             train_split(SIZES["train"], "random trials to train on, in any order, as often as needed"),
             dev_split(SIZES["dev"], "the criterion set: 1,000 trials never seen in training"),

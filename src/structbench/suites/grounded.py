@@ -52,7 +52,7 @@ are generalisation splits (an object type absent from training scenes, or never 
 described in training).
 
 How the suites were checked, and where they deviate from the paper, are declared in their spec
-(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+(`CHECKED` and `DEVIATIONS` below: the spec's `how_checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -66,13 +66,13 @@ import numpy as np
 
 from structbench.scoring import Counts, PerExample
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
-from structbench.suite import SourceFiles, Suite, SuiteFamily, member
+from structbench.suite import SourceFiles, Suite, SuiteSet, member
 from structbench.suites.common import GENERATED_LICENCE, RuleTransducer
 
 CHECKED = """How it was checked (tests/suites/test_grounded.py): the example of Fig. 4.5 gives the chapter's
 target; every generated item's target is recomputed by the oracle, which parses the sentence
 against the scene; each condition holds out what it claims; splits are disjoint."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS = """Monner fed the sentence as unsegmented phonemes, each a
 vector of acoustic features (Table 4.1), and the scene as one vector per object; we use word
 tokens for both (deviation: the suite tests composition, not word segmentation)."""
@@ -355,11 +355,10 @@ GROUNDED = SuiteSpec(
     protocol="transduction",
     description="Ground sentences in scenes as predicates.",
     citation=CITATION,
-    checked=CHECKED,
+    how_checked=CHECKED,
     deviations=DEVIATIONS,
     primary_metric="sequence_accuracy",
     higher_is_better=True,
-    task="default",
     splits=[
         train_split(SPLIT_SIZES["train"]),
         dev_split(SPLIT_SIZES["dev"], "train distribution"),
@@ -404,7 +403,7 @@ _CONDITIONS: tuple[tuple[str, TestRole, str], ...] = (
 CONDITIONS = tuple(condition for condition, _, _ in _CONDITIONS)
 """The four conditions, in the order whose index seeds each condition's scene generator."""
 
-GROUNDED_FAMILY = SuiteFamily(
+GROUNDED_SET = SuiteSet(
     member(
         GroundedScenes,
         f"Grounded{condition.capitalize()}",
@@ -416,4 +415,4 @@ GROUNDED_FAMILY = SuiteFamily(
 )
 """One suite per condition of `_CONDITIONS`."""
 
-__getattr__ = SuiteFamily.module_getattr(GROUNDED_FAMILY)
+__getattr__ = SuiteSet.module_getattr(GROUNDED_SET)

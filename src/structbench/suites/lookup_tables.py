@@ -40,7 +40,7 @@ sample) with `longer_compositions_seen`, so it is not ranked: ranking both would
 items twice.
 
 How the suites were checked, and where they deviate from the paper, are declared in their spec
-(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+(`CHECKED` and `DEVIATIONS` below: the spec's `how_checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -55,14 +55,14 @@ from structbench.data.sources import SourceFile
 from structbench.scoring import PerExample
 from structbench.specs import Example, Split, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import GENERATED_LICENCE, PUBLISHED_FIX, malformed
+from structbench.suites.common import GENERATED_LICENCE, parse_machine_tasks
 
 CHECKED = """How it was checked: the split sizes equal the thesis's stated and derived sizes (232 / 16 /
 40 / 64 / 192 / 32), which are also the sizes of every published sample; every target of
 all five published samples is reproduced by applying the tables read off the sample's own
 atomic training examples (tests/suites/test_lookup_tables.py), which is also what the `oracle`
 baseline does; the generated splits are disjoint, as the thesis requires."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS = """Deviations: the thesis does not say how its longer compositions were drawn; ours are
 described above and are reported per length. The published samples hold length-3 sets
 whose selection rule is not documented (4 inputs per composition); they are loaded as
@@ -166,11 +166,11 @@ LOOKUP_TABLES = SuiteSpec(
         "held-out inputs, compositions and tables, and compositions of length 3 to 5."
     ),
     citation=CITATION,
-    checked=CHECKED,
+    how_checked=CHECKED,
     deviations=DEVIATIONS,
     primary_metric="sequence_accuracy",
     higher_is_better=True,
-    task="lookup",
+    recipe="lookup",
     splits=[
         *MAIN_SPLITS,
         *(
@@ -297,27 +297,23 @@ def _mt_path(sample: int, split: str) -> str:
     return f"lookup_tables/sample{sample}/{split}.tsv"
 
 
-def parse_machine_tasks(text: str, source: str) -> list[Example]:
-    """Rows `input<TAB>output<TAB>attention` of a machine-tasks lookup file as examples."""
-    examples = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        columns = line.split("\t")
-        tokens, target, attention = (c.split() for c in columns) if len(columns) == 3 else ([], [], [])
-        if not tokens or not all(a.isdigit() for a in attention):
-            expected = "`input<TAB>output<TAB>attention` with whole-number attention"
-            raise malformed(source, number, expected, repr(line[:80]), PUBLISHED_FIX)
-        examples.append(
-            Example(
-                id=" ".join(t for t in tokens if t != EOS),
-                input=tokens,
-                target=target,
-                attention=[int(a) for a in attention],
-                meta={"n_tables": len(tokens) - 2, "composition": " ".join(tokens[1:-1])},
-            )
+def machine_tasks_examples(text: str, source: str) -> list[Example]:
+    """The examples of a published lookup-tables file (`source`, its path), one per row, each with its
+    input but the end token as its id."""
+    return [
+        Example(
+            id=" ".join(t for t in row.input if t != EOS),
+            input=row.input,
+            target=row.target,
+            attention=row.attention,
+            meta={"n_tables": len(row.input) - 2, "composition": " ".join(row.input[1:-1])},
         )
-    return examples
+        for row in parse_machine_tasks(text, source)
+    ]
+
+
+def _read(files: SourceFiles, path: str) -> list[Example]:
+    return machine_tasks_examples(files.read_text(path), path)
 
 
 class LookupTablesMachineTasks(LookupScoring):
@@ -340,10 +336,7 @@ class LookupTablesMachineTasks(LookupScoring):
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         sample = draw + 1
-        return {
-            split.name: parse_machine_tasks(files.read_text(_mt_path(sample, split.name)), _mt_path(sample, split.name))
-            for split in self.spec.splits
-        }
+        return {split.name: _read(files, _mt_path(sample, split.name)) for split in self.spec.splits}
 
 
 LONGER_MT_LENGTHS = range(4, 11)
@@ -446,10 +439,7 @@ class LookupTablesLongerCompositions(LookupScoring):
     licence = "none stated by the authors (the machine-tasks repository has no licence for these files)"
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
-        out = {
-            name: parse_machine_tasks(files.read_text(_mt_path(1, name)), _mt_path(1, name))
-            for name in ("train", "validation")
-        }
+        out = {name: _read(files, _mt_path(1, name)) for name in ("train", "validation")}
         for name in LONGER_MT_SHA256:
-            out[name] = parse_machine_tasks(files.read_text(_longer_path(name)), _longer_path(name))
+            out[name] = _read(files, _longer_path(name))
         return out

@@ -18,7 +18,7 @@ overlap of output and target divided by the output's length (precision; 0 for an
 output) and by the target's length (recall), averaged over items; token accuracy as well.
 Thrush reports 0 exact, 90 precision and 62.5 recall for both LSTM and LLA-LSTM.
 
-How the suite was checked is declared in its spec (`CHECKED` below: the spec's `checked`), which
+How the suite was checked is declared in its spec (`CHECKED` below: the spec's `how_checked`), which
 the suite card shows; it declares no deviation from the paper.
 """
 
@@ -36,7 +36,7 @@ from structbench.suites.common import RuleTransducer
 
 CHECKED = """How it was checked (tests/suites/test_miniscan.py): the interpreter, which is the oracle,
 reproduces all 24 published pairs."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 
 COLOURS = {"dax": "RED", "lug": "BLUE", "wif": "GREEN", "zup": "YELLOW"}
 ORIGIN = "the items of Lake, Linzen & Baroni 2019 (Human few-shot learning of compositional instructions), transcribed"
@@ -80,9 +80,9 @@ class MiniScan(Suite):
         "and apply them to a primitive seen only alone.",
         citation="Lake, Linzen & Baroni 2019, Human few-shot learning of compositional instructions; "
         "Thrush 2020, Compositional neural machine translation by removing the lexicon from syntax",
-        checked=CHECKED,
+        how_checked=CHECKED,
         primary_metric="sequence_accuracy",
-        task="miniscan",
+        recipe="miniscan",
         splits=[
             train_split(14, "the study items"),
             scored_split("test", 10, "generalisation", "the test items: zup in compositions never seen with it"),

@@ -32,7 +32,7 @@ is better). They agree with scikit-learn to 1e-9 where it has the metric
 (tests/suites/test_pos_induction.py).
 
 How the suites were checked, and where they deviate from the paper, are declared in their spec
-(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+(`CHECKED` and `DEVIATIONS` below: the spec's `how_checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from structbench.suites.common import (
 CHECKED = """How it was checked: the token, tag and sentence counts above were measured on the published
 files; the oracle (the gold tags of the frozen test split as clusters) scores 1.0 on every
 metric but variation of information, which is 0."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS = """Deviations: the `pos-ud-ewt-*` suites use
 English-EWT instead of WSJ, so their numbers are not comparable with Tran's Table 6.2 (HMM
 62.5 / 41.4 / 53.3, Brown 68.2 / 49.9 / 63.0, M-1 / 1-1 / VM); `pos-wsj` is Tran's setting on
@@ -165,11 +165,10 @@ POS = SuiteSpec(
     protocol="tag-induction",
     description="Induce word clusters and score them against gold part-of-speech tags.",
     citation=CITATION,
-    checked=CHECKED,
+    how_checked=CHECKED,
     deviations=DEVIATIONS,
     primary_metric="v_measure",
     higher_is_better=True,
-    task="default",
     splits=_splits(N_SENTENCES),
 )
 """What every POS-induction suite shares; each member declares its id, description, K and sizes."""

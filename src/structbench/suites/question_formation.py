@@ -35,7 +35,7 @@ file holds one declarative twice, `your walruses do applaud the yaks`, once with
 it is loaded as published).
 
 How the suites were checked, and where they deviate from the paper, are declared in their spec
-(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+(`CHECKED` and `DEVIATIONS` below: the spec's `how_checked` and `deviations`); the suite card shows both.
 
 Scorers: first-word accuracy (`first_word_accuracy`, primary: McCoy et al.'s headline, the
 share of gen questions that front the main auxiliary; ranked on gen only, because on test the
@@ -76,7 +76,7 @@ keeps all 10,000 published gen items, and on noagr@2.0.0 gen the linear rule sco
 hierarchical one 1.0 on first-word accuracy; every generated sentence parses
 under our reading of the grammar; train never overlaps the published sets; gen holds only
 question-task sentences with a relative clause on the subject and train none."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS = """Deviations: McCoy's published train files have 100,000 lines; the 120,000 here follow the
 supplement of McCoy, Frank & Linzen 2020 ("120,000 sentences were generated from this
 grammar as the training set"). Train sentences are sampled by us, so they are not McCoy's
@@ -358,11 +358,11 @@ QUESTION_FORMATION = SuiteSpec(
     description="Turn declaratives into yes/no questions (agreement language, do-support); "
     "gen asks for questions on sentences whose subject carries a relative clause.",
     citation=CITATION,
-    checked=CHECKED,
+    how_checked=CHECKED,
     deviations=DEVIATIONS,
     primary_metric="first_word_accuracy",
     higher_is_better=True,
-    task="question-formation",
+    recipe="question-formation",
     splits=[
         train_split(SIZES["train"], "no questions on RC subjects"),
         dev_split(SIZES["dev"], "train distribution (model selection)"),

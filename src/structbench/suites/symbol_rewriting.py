@@ -34,7 +34,7 @@ Test roles: `standard` is in-distribution (5-10 distinct symbols, as in train); 
 never shows), in both suites. The four test sets hold no input in common.
 
 How the suites were checked, and where they deviate from the paper, are declared in their spec
-(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+(`CHECKED` and `DEVIATIONS` below: the spec's `how_checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from structbench.data.sources import SourceFile
 from structbench.scoring import PerExample
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import GENERATED_LICENCE, PUBLISHED_FIX, malformed
+from structbench.suites.common import GENERATED_LICENCE, parse_machine_tasks
 
 CHECKED = """How it was checked (tests/suites/test_symbol_rewriting.py): over the six published files (23,000
 targets) the symbol inventory and index of every symbol are the ones above, and 22,347
@@ -57,7 +57,7 @@ targets are valid rewritings; all 653 others rewrite `B` with index 1 (A's) inst
 699 of the 4,213 published occurrences of `B`: a quirk of the published data, which the
 paper's definition of a correct output does not allow, so we do not either. The published
 test files' attention targets are the ones we generate."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS = """Deviation: the repeat generator is
 our reading of the published repeat set's shape."""
 """Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
@@ -163,11 +163,11 @@ SYMBOL_REWRITING = SuiteSpec(
     description="Rewrite each input symbol as an unordered triple of its three output symbols; tests on standard, "
     "repeated, shorter and longer inputs.",
     citation=CITATION,
-    checked=CHECKED,
+    how_checked=CHECKED,
     deviations=DEVIATIONS,
     primary_metric="valid_accuracy",
     higher_is_better=True,
-    task="symbol-rewriting",
+    recipe="symbol-rewriting",
     splits=_splits(
         GENERATED_SIZES["train"],
         GENERATED_SIZES["dev"],
@@ -238,18 +238,13 @@ class SymbolRewriting(SymbolRewritingBase):
         }
 
 
-def parse_machine_tasks(text: str, prefix: str) -> list[Example]:
-    examples = []
-    for number, line in enumerate(text.splitlines()):
-        if not line.strip():
-            continue
-        columns = line.split("\t")
-        tokens, target, attention = (c.split() for c in columns) if len(columns) == 3 else ([], [], [])
-        if not tokens or not all(a.isdigit() for a in attention):
-            expected = "`input<TAB>output<TAB>attention` with whole-number attention"
-            raise malformed(prefix, number + 1, expected, repr(line[:80]), PUBLISHED_FIX)
-        examples.append(make_example(f"{prefix}-{number:05d}", tokens[:-1], target, [int(a) for a in attention]))
-    return examples
+def published_examples(text: str, source: str, split: str) -> list[Example]:
+    """The examples of a published symbol-rewriting file (`source`, its path) as split `split`, ids
+    `{split}-{line:05d}` (the line's 0-based number); its inputs end in `.`, our `EOS`, as ours do."""
+    return [
+        make_example(f"{split}-{row.line:05d}", row.input[:-1], row.target, row.attention)
+        for row in parse_machine_tasks(text, source)
+    ]
 
 
 class SymbolRewritingMachineTasks(SymbolRewritingBase):
@@ -271,6 +266,6 @@ class SymbolRewritingMachineTasks(SymbolRewritingBase):
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         return {
-            split: parse_machine_tasks(files.read_text(f"symbol_rewriting/{name}"), split)
+            split: published_examples(files.read_text(f"symbol_rewriting/{name}"), f"symbol_rewriting/{name}", split)
             for split, (name, _) in MT_FILES.items()
         }

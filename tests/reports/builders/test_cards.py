@@ -55,9 +55,9 @@ def test_every_built_in_suite_declares_how_it_was_checked_and_the_card_shows_it(
     assert len(suites) == len(registry.suite_names())  # no plugin installed here: every suite is built in
     for suite in suites:
         for version in (type(suite), *type(suite).superseded):
-            assert "How it was checked" in version.spec.checked, version.spec.key
+            assert "How it was checked" in version.spec.how_checked, version.spec.key
         card = suite_card(suite.spec, "0" * 64)
-        assert card.how_checked == suite.spec.checked, suite.spec.id
+        assert card.how_checked == suite.spec.how_checked, suite.spec.id
         assert card.deviations == (suite.spec.deviations or NOT_DECLARED), suite.spec.id
     assert {s.spec.id for s in suites if not s.spec.deviations} == {"dsr", "miniscan"}  # their modules name none
 
@@ -65,7 +65,7 @@ def test_every_built_in_suite_declares_how_it_was_checked_and_the_card_shows_it(
 def test_test_paths_in_declared_checks_and_suite_modules_exist() -> None:
     named = set()
     for suite in built_in_suites():
-        for text in (suite.spec.checked, suite.spec.deviations, module_docstring(type(suite))):
+        for text in (suite.spec.how_checked, suite.spec.deviations, module_docstring(type(suite))):
             named |= set(re.findall(r"tests/[\w/]+\.py", text))
     assert named and all(path.startswith("tests/suites/") for path in named), named
     assert [path for path in sorted(named) if not (REPO / path).is_file()] == []

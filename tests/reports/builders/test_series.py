@@ -44,7 +44,6 @@ def toy_spec(k: int, series: list[SeriesPoint] | None = None) -> SuiteSpec:
         description=f"Upper-case a word; {k} of the 10 test words are in train.",
         citation="structbench tests",
         primary_metric="sequence_accuracy",
-        task="default",
         splits=[train_split(k + 1), dev_split(1), scored_split("test", 10, "generalisation")],
         series=[SeriesPoint(series="toy", axis=AXIS, value=k, log_axis=True)] if series is None else series,
     )

@@ -111,7 +111,7 @@ def test_version_1_compares_whole_sentences_and_repeats_train_prefixes() -> None
 @pytest.mark.parametrize("path", [MINIMAL_PAIR, NUMBER])
 def test_spec_declares_roles_and_ranks_every_test_split(path: str) -> None:
     spec = registry.suite(path).spec
-    assert (spec.primary_metric, spec.higher_is_better, spec.task) == ("accuracy", True, "default")
+    assert (spec.primary_metric, spec.higher_is_better, spec.recipe) == ("accuracy", True, "default")
     roles = {s.name: s.test_role for s in spec.splits_with_role("test")}
     assert roles == {name: "in-distribution" if name == "attractors-0" else "generalisation" for name in TEST_SPLITS}
     assert [s.name for s in spec.ranked_splits] == list(TEST_SPLITS)

@@ -47,7 +47,7 @@ def test_rows_pair_into_410_items(path: str) -> None:
 
 def test_spec_declares_accuracy_and_a_generalisation_test() -> None:
     spec = registry.suite(PATH).spec
-    assert (spec.primary_metric, spec.higher_is_better, spec.task) == ("accuracy", True, "default")
+    assert (spec.primary_metric, spec.higher_is_better, spec.recipe) == ("accuracy", True, "default")
     assert [(s.name, s.test_role, s.ranked) for s in spec.splits_with_role("test")] == [
         ("test", "generalisation", True)
     ]

@@ -86,7 +86,7 @@ def test_loader_splits_and_labels(source: Path) -> None:
 
 def test_spec_ranks_test_and_reports_the_attractor_subsets() -> None:
     spec = registry.suite(PATH).spec
-    assert (spec.primary_metric, spec.higher_is_better, spec.task) == ("accuracy", True, "default")
+    assert (spec.primary_metric, spec.higher_is_better, spec.recipe) == ("accuracy", True, "default")
     assert [s.name for s in spec.ranked_splits] == ["test"]
     roles = {s.name: s.test_role for s in spec.splits_with_role("test")}
     assert roles == {

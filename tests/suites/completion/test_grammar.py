@@ -44,7 +44,7 @@ def test_grammar_rules() -> None:
 
 def test_spec_declares_an_in_distribution_test() -> None:
     spec = registry.suite(PATH).spec
-    assert (spec.primary_metric, spec.higher_is_better, spec.task) == ("accuracy", True, "sentence-completion")
+    assert (spec.primary_metric, spec.higher_is_better, spec.recipe) == ("accuracy", True, "sentence-completion")
     assert [(s.name, s.test_role, s.ranked) for s in spec.splits_with_role("test")] == [
         ("test", "in-distribution", True)
     ]

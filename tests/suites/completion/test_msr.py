@@ -55,7 +55,7 @@ def test_items_follow_the_answers_file(source: Path) -> None:
 
 def test_spec_and_oracle_from_the_frozen_test_split(source: Path) -> None:
     suite = registry.suite(PATH)
-    assert (suite.spec.primary_metric, suite.spec.higher_is_better, suite.spec.task) == (
+    assert (suite.spec.primary_metric, suite.spec.higher_is_better, suite.spec.recipe) == (
         "accuracy",
         True,
         "sentence-completion",

@@ -12,7 +12,6 @@ from structbench.data import freeze
 from structbench.data.sources import sha256_file
 from structbench.runs.runner import Runner
 from structbench.specs import Example, ModelSpec
-from structbench.suites.common import ALL_WORLDS, VARIABLE_MASKS, relation
 from structbench.suites.logic.bowman import (
     COMMIT,
     LABELS,
@@ -23,6 +22,7 @@ from structbench.suites.logic.bowman import (
     dev_size,
     formula_mask,
 )
+from structbench.suites.logic.common import ALL_WORLDS, VARIABLE_MASKS, relation
 from tests.conftest import REPO, SHARED_DATA
 
 SUITES = [f"structbench.suites.logic.bowman:LogicBowmanLe{n}" for n in (3, 6, 9, 12)]

@@ -101,7 +101,7 @@ def test_oracle_solves_every_bin_and_majority_is_the_independence_rate(runner: R
 @pytest.mark.parametrize("limit", [3, 6, 9, 12])
 def test_bins_up_to_the_training_limit_are_in_distribution_and_pooled_is_unranked(limit: int) -> None:
     spec = registry.suite(f"logic-inference-le{limit}").spec
-    assert (spec.primary_metric, spec.task, spec.labels) == ("accuracy", "default", LABELS)
+    assert (spec.primary_metric, spec.recipe, spec.labels) == ("accuracy", "default", LABELS)
     for b in range(13):
         split = spec.split(f"ops-{b:02d}")
         assert split.ranked

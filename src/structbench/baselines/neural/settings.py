@@ -100,7 +100,7 @@ class Recipe(Frozen):
 
 def task_of(suite_id: str) -> str:
     """The recipe task the suite declares in its spec, e.g. `scan-length@1.0.0` -> `scan`."""
-    return registry.suite(suite_id).spec.task
+    return registry.suite(suite_id).spec.recipe
 
 
 @cache
@@ -118,7 +118,7 @@ def load_recipe(model: str, task: str) -> tuple[Path, Recipe]:
 
 def quickstart_models(suite_name: str) -> tuple[str, ...]:
     """The neural baselines whose recipe lists `suite_name` (an id without version) for `quickstart --neural`."""
-    task = registry.suite(suite_name).spec.task
+    task = registry.suite(suite_name).spec.recipe
     return tuple(
         sorted(
             path.parent.name

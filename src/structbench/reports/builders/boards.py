@@ -43,7 +43,7 @@ from structbench.reports.builders.suite_board import (
 )
 from structbench.reports.builders.ties import best_and_ties
 from structbench.specs import SeedStats, SuiteSpec, natural_key
-from structbench.store import Store, run_compute, run_statistics
+from structbench.store import StoreReader, run_compute, run_statistics
 
 RESULT_COLUMNS = [
     "suite", "version", "suite_hash", "model", "split", "metric", "breakdown", "level",
@@ -51,7 +51,7 @@ RESULT_COLUMNS = [
 ]  # fmt: skip
 
 
-def aggregate(store: Store, runs: pd.DataFrame | None = None) -> pd.DataFrame:
+def aggregate(store: StoreReader, runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every cell (suite, version, hash, model, split, metric, breakdown condition) of the current
     configurations, by the one cell function that `run --json` uses too; `runs` is
     `store.runs()` where the caller has read it already."""
@@ -246,7 +246,7 @@ def current_specs(stored: dict[tuple[str, str, str], SuiteSpec]) -> dict[tuple[s
 
 
 def boards(
-    store: Store,
+    store: StoreReader,
     results: pd.DataFrame,
     references: list[Reference] | None = None,
     runs: pd.DataFrame | None = None,

@@ -118,7 +118,7 @@ def suite_card(spec: SuiteSpec, suite_hash: str) -> SuiteCard:
         n_draws=spec.n_draws,
         licence=suite_class.licence if suite_class is not None else "",
         sources=list(suite_class.sources) if suite_class is not None else [],
-        how_checked=declared(spec.checked, installed_spec.checked if installed_spec is not None else ""),
+        how_checked=declared(spec.how_checked, installed_spec.how_checked if installed_spec is not None else ""),
         deviations=declared(spec.deviations, installed_spec.deviations if installed_spec is not None else ""),
         about=about,
         splits=list(spec.splits),

@@ -23,7 +23,7 @@ import pandas as pd
 
 from structbench import registry
 from structbench.analysis.references import load_references
-from structbench.analysis.stored import did_you_mean, store_option
+from structbench.analysis.labels import did_you_mean, store_option
 from structbench.cells import current_runs, current_scores
 from structbench.data import freeze, sources
 from structbench.errors import UserError
@@ -38,7 +38,7 @@ from structbench.reports.builders.reference_runs import claim_checks, reference_
 from structbench.reports.builders.series import curves
 from structbench.reports.builders.site import DEFAULT_TITLE, Site
 from structbench.reports.builders.suite_board import SuiteBoard, board_order
-from structbench.store import Store
+from structbench.store import StoreReader
 from structbench.store.bundle import plain_label
 
 
@@ -99,7 +99,7 @@ def _conditions(board_list: Sequence[SuiteBoard], results: pd.DataFrame) -> dict
 
 
 def _refuse_unmatched(
-    store: Store, stored: pd.DataFrame, suites: Sequence[str] | None, models: Sequence[str] | None
+    store: StoreReader, stored: pd.DataFrame, suites: Sequence[str] | None, models: Sequence[str] | None
 ) -> None:
     """Refuse a `--suites` pattern that matches no suite of the store or of this installation, and a
     `--models` pattern that matches no stored label, in one sentence with the closest names: one typo
@@ -120,7 +120,7 @@ def _refuse_unmatched(
 
 
 def build_site(
-    store: Store,
+    store: StoreReader,
     *,
     suites: Sequence[str] | None = None,
     models: Sequence[str] | None = None,

@@ -19,7 +19,7 @@ from structbench import registry
 from structbench.analysis.compare import Verdicts, finished_runs, paired
 from structbench.errors import UserError
 from structbench.specs import SeedStats, SuiteSpec
-from structbench.store import Store
+from structbench.store import StoreReader
 
 
 def _separated(a: SeedStats, b: SeedStats) -> bool:
@@ -30,7 +30,7 @@ def _separated(a: SeedStats, b: SeedStats) -> bool:
 
 
 def best_and_ties(
-    store: Store, spec: SuiteSpec, suite_hash: str, runs: pd.DataFrame, columns: dict[str, dict[str, SeedStats]]
+    store: StoreReader, spec: SuiteSpec, suite_hash: str, runs: pd.DataFrame, columns: dict[str, dict[str, SeedStats]]
 ) -> tuple[dict[str, str], dict[str, set[str]], str]:
     """(split -> best model, split -> models indistinguishable from it, why nothing was compared or "").
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import jinja2
 
 from structbench.reports.reproductions.page import cells_named, reproductions_page
-from structbench.store import Store
+from structbench.store import StoreReader
 
 TEMPLATE = "reproductions.md.j2"
 
@@ -57,14 +57,14 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def reproductions_markdown(store: Store, *, grid: str, command: str | None = None) -> str:
+def reproductions_markdown(store: StoreReader, *, grid: str, command: str | None = None) -> str:
     """The page's Markdown from `store` (the reference bundle's runs), made by `grid`'s sweep,
     `command` (default `structbench sweep GRID`)."""
     page = reproductions_page(store, grid=grid, command=command)
     return environment().get_template(TEMPLATE).render(page=page)
 
 
-def write_reproductions(store: Store, out: Path, *, grid: str, command: str | None = None) -> None:
+def write_reproductions(store: StoreReader, out: Path, *, grid: str, command: str | None = None) -> None:
     """Write the page to `out` (replaced whole, never half written)."""
     text = reproductions_markdown(store, grid=grid, command=command)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -30,7 +30,7 @@ from structbench.reports.reproductions.runs import (
 from structbench.reports.reproductions.sections import SECTIONS, Layout, section_of
 from structbench.reports.views.format import seconds
 from structbench.specs import SuiteSpec, natural_key
-from structbench.store import Store
+from structbench.store import StoreReader
 
 
 @dataclass(frozen=True)
@@ -203,7 +203,7 @@ def _section(layout: Layout, keys: Sequence[Key], verdicts: Sequence[Verdict], g
     )
 
 
-def reproductions_page(store: Store, *, grid: str, command: str | None = None) -> Page:
+def reproductions_page(store: StoreReader, *, grid: str, command: str | None = None) -> Page:
     """The page's content from `store`'s current finished runs (the reference bundle's store)."""
     runs = current_runs(store.runs())
     runs = runs[runs.status == "done"].sort_values(["suite", "version", "suite_hash", "model", "seed"])

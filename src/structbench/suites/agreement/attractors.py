@@ -50,7 +50,7 @@ ranked: their sentences are distinct from each other (one set of tested sentence
 across the splits), and `mixed` holds only partial-attractor items, which no bin contains.
 
 How the suites were checked, and where they deviate from the paper, are declared in their spec
-(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+(`CHECKED` and `DEVIATIONS` below: the spec's `how_checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ construction are recomputed from its words; test sentences are unique across the
 splits and absent from train; the oracle (which reads the subject's number off the sentence,
 as the grammar defines agreement) scores 1.0; an n-gram model's accuracy falls as attractors
 rise, the effect this suite exists to measure."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS = """Deviation: the items come from a grammar, not
 from Linzen et al.'s Wikipedia corpus (that is `agreement-linzen-number`), so the conditions
 are controlled and balanced and the numbers are not comparable with the papers'."""
@@ -253,11 +253,10 @@ ATTRACTORS_V1 = SuiteSpec(
     description="Subject-verb agreement across 0-4 intervening nouns: the sentence with the correct verb "
     "must be more probable than the one with the wrong form.",
     citation=CITATION,
-    checked=CHECKED,
+    how_checked=CHECKED,
     deviations=DEVIATIONS,
     primary_metric="accuracy",
     higher_is_better=True,
-    task="default",
     splits=SPLITS,
 )
 """Version 1.0.0 of the minimal-pair member (superseded): whole sentences compared."""
@@ -272,14 +271,14 @@ construction are recomputed from its words; no test or dev prefix occurs in trai
 unique across the six test splits (the overlap audit counts 0 repeated items); the oracle (which reads
 the subject's number off the prefix, as the grammar defines agreement) scores 1.0; an n-gram model's
 accuracy falls as attractors rise, the effect this suite exists to measure."""
-"""How version 2.0.0 of the suites was checked (`SuiteSpec.checked`)."""
+"""How version 2.0.0 of the suites was checked (`SuiteSpec.how_checked`)."""
 
 ATTRACTORS = ATTRACTORS_V1.variant(
     version="2.0.0",
     description="Subject-verb agreement across 0-4 intervening nouns: after the prefix before the verb, the "
     "correct verb form must be more probable than the wrong one.",
     continuations=True,
-    checked=CHECKED_V2,
+    how_checked=CHECKED_V2,
     splits=[
         SPLITS[0],
         dev_split(SIZES["dev"], "LM text, natural distribution without any prefix of train (model selection)"),
@@ -396,7 +395,7 @@ class AgreementAttractorsNumber(AgreementAttractorsNumberV1):
 
     spec = NUMBER_V1.variant(
         version="2.0.0",
-        checked=CHECKED_V2,
+        how_checked=CHECKED_V2,
         splits=[
             SPLITS[0],
             dev_split(SIZES["dev"], "natural distribution without any prefix of train (model selection)"),

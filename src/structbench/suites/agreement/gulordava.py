@@ -25,7 +25,7 @@ training text by design, so it asks whether agreement was learned as syntax rath
 word co-occurrence.
 
 How the suites were checked, and where they deviate from the paper, are declared in their spec
-(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+(`CHECKED` and `DEVIATIONS` below: the spec's `how_checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from structbench.suites.common import PUBLISHED_FIX, GoldPairScorer
 CHECKED = """How it was checked (tests/suites/agreement/test_gulordava.py): 820 rows pair up into 410 items of one correct
 and one wrong form with the same prefix (41 original, 369 generated; 330 / 70 / 10 items with
 0 / 1 / 2 attractors); the oracle (the gold forms read from the frozen test split) scores 1.0."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS_V1 = """Deviation: none in the data; the whole sequence is scored rather than the verb alone,
 which gives the same decision only for a language model that scores no end token (see version 2.0.0)."""
 """Where version 1.0.0 departs from the paper."""
@@ -120,11 +120,10 @@ class AgreementGulordavaV1(Suite):
         description="Long-distance subject-verb agreement in original and nonce ('colorless green') English "
         "sentences: the correct verb form must be more probable than the wrong one.",
         citation=CITATION,
-        checked=CHECKED,
+        how_checked=CHECKED,
         deviations=DEVIATIONS_V1,
         primary_metric="accuracy",
         higher_is_better=True,
-        task="default",
         splits=[
             train_split(0, "empty: models bring their own training"),
             scored_split("test", 410, "generalisation", "41 original and 369 nonce items"),

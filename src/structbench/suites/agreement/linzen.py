@@ -39,7 +39,7 @@ Only `test` is ranked: the attractor splits are subsets of it, so ranking them a
 count their items twice; they are reported per condition.
 
 How the suites were checked, and where they deviate from the paper, are declared in their spec
-(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+(`CHECKED` and `DEVIATIONS` below: the spec's `how_checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ and each attractor split is exactly its subset of `test`; version 2.0.0 drops a 
 keeps a 50-word one, both of which 1.0.0 keeps; malformed variants of the file are refused with
 their line. The oracle answers with the gold labels of the frozen `test` split (a prefix that
 occurs there with both numbers gets the label of its first occurrence)."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS = """Deviation: Linzen's own
 number-prediction code reads the `sentence` column, in which rare words are replaced by their
 part of speech; we read `orig_sentence` (the 50-word limit counts `sentence`, as theirs does)."""
@@ -175,11 +175,10 @@ class AgreementLinzenNumberV1(Suite):
         "2016; user-supplied corpus), by number of attractors.",
         citation="Linzen, Dupoux & Goldberg 2016, Assessing the ability of LSTMs to learn syntax-sensitive "
         "dependencies; Tran 2018 (thesis, §5.5)",
-        checked=CHECKED,
+        how_checked=CHECKED,
         deviations=DEVIATIONS,
         primary_metric="accuracy",
         higher_is_better=True,
-        task="default",
         splits=[
             train_split(None, "10% of the rows"),
             dev_split(None, "1% of the rows"),

@@ -29,7 +29,7 @@ distribution whose relative-clause noun has the other number), so it measures ho
 language model learned that distribution, not extrapolation beyond it.
 
 How the suites were checked, and where they deviate from the paper, are declared in their spec
-(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+(`CHECKED` and `DEVIATIONS` below: the spec's `how_checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from structbench.suites.common import GENERATED_LICENCE
 CHECKED = """How it was checked (tests/suites/completion/test_grammar.py): in every item exactly one candidate is
 grammatical under the grammar (the oracle, which is that grammaticality check, scores 1.0),
 and a 4-gram model solves the local constraints far better than the long-distance one."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS = """Deviation: the items come from a grammar with one constraint each, not from Holmes
 sentences with n-gram-chosen impostors, so the numbers are not comparable with the
 challenge's; the real challenge files are read by `msr-sentence-completion`
@@ -181,11 +181,11 @@ class SentenceCompletion(Suite):
         description="Pick the word that completes a sentence among five; distractors break number agreement, "
         "subcategorisation, selectional restrictions, or agreement across a relative clause.",
         citation=CITATION,
-        checked=CHECKED,
+        how_checked=CHECKED,
         deviations=DEVIATIONS,
         primary_metric="accuracy",
         higher_is_better=True,
-        task="sentence-completion",
+        recipe="sentence-completion",
         splits=[
             train_split(SIZES["train"], "LM training text"),
             dev_split(SIZES["dev"], "cloze items of the test's kind (model selection)"),

@@ -23,7 +23,7 @@ text the training corpus holds (19th-century fiction), and the challenge measure
 modelling of that text, not extrapolation beyond it.
 
 How the suites were checked, and where they deviate from the paper, are declared in their spec
-(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+(`CHECKED` and `DEVIATIONS` below: the spec's `how_checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ and the oracle (the right candidates read from the frozen test split) scores 1.0
 files are refused in one sentence naming the file and line (a line not in the layout, a
 question without five candidates or without an answer, an answer to a question that is not
 asked, a file without questions, answers or training sentences), never with a traceback."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS = """Deviations: the tokenisation
 above is ours (the challenge fixes none), and so is the training corpus, which the user
 chooses."""
@@ -149,11 +149,11 @@ class MsrSentenceCompletion(Suite):
         description="The MSR Sentence Completion Challenge: pick the missing word of a Holmes sentence among five "
         "(user-supplied files).",
         citation="Zweig & Burges 2011, The Microsoft Research Sentence Completion Challenge; Tran 2018 (thesis, §4.6)",
-        checked=CHECKED,
+        how_checked=CHECKED,
         deviations=DEVIATIONS,
         primary_metric="accuracy",
         higher_is_better=True,
-        task="sentence-completion",
+        recipe="sentence-completion",
         splits=[
             train_split(None, "the user's training sentences"),
             scored_split("test", None, "in-distribution", "the challenge's 1,040 questions"),

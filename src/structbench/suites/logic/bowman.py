@@ -46,7 +46,7 @@ in-distribution for `-le12` only. The oracle parses both formulas into 64-bit tr
 and computes the relation; always answering `#` (majority) scores 0.530 on `pooled`.
 
 How the suites were checked, and where they deviate from the paper, are declared in their spec
-(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+(`CHECKED` and `DEVIATIONS` below: the spec's `how_checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -58,16 +58,9 @@ import numpy as np
 
 from structbench.data.sources import SourceFile
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
-from structbench.suite import SourceFiles, Suite, SuiteFamily, member
-from structbench.suites.common import (
-    ALL_WORLDS,
-    LOGIC_RELATIONS,
-    LOGIC_SEPARATOR,
-    PUBLISHED_FIX,
-    VARIABLE_MASKS,
-    LogicSolver,
-    malformed,
-)
+from structbench.suite import SourceFiles, Suite, SuiteSet, member
+from structbench.suites.common import PUBLISHED_FIX, malformed
+from structbench.suites.logic.common import ALL_WORLDS, LOGIC_RELATIONS, LOGIC_SEPARATOR, VARIABLE_MASKS, LogicSolver
 
 CHECKED = """How it was checked: the pinned SHA-256 are those of the commit's blobs (`git show
 360abf1:propositionallogic/FILE | sha256sum`, all 26 files). tests/suites/logic/test_bowman.py checks
@@ -76,7 +69,7 @@ of all 26 files (no disagreement among the 249,069; Bowman's relation function d
 ours only for tautologies and contradictions, which his generator discards) and that each
 pair's bin follows the rule above; that split sizes are the files' line counts and dev and
 train partition the training files; and that the oracle scores 1.0 on every test split."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS = """Deviations from Tran: the published files rather than a regeneration (Tran's are not
 published, so bin sizes and the 85/15 train/test ratio are Bowman's); dev comes from the
 training bins only, where Tran selects on valid items of every bin, the longer untrained
@@ -263,11 +256,10 @@ LOGIC_BOWMAN = SuiteSpec(
     protocol="classification",
     description=_description(MAX_OPS),
     citation=CITATION,
-    checked=CHECKED,
+    how_checked=CHECKED,
     deviations=DEVIATIONS,
     primary_metric="accuracy",
     higher_is_better=True,
-    task="default",
     labels=LABELS,
     splits=_splits(MAX_OPS),
 )
@@ -275,8 +267,8 @@ LOGIC_BOWMAN = SuiteSpec(
 
 
 TRAIN_LIMITS = (3, 6, 9, 12)
-"""The operator limits of the family's members, one suite each (`logic-bowman-leN`)."""
-LOGIC_BOWMAN_FAMILY = SuiteFamily(
+"""The operator limits of the set's members, one suite each (`logic-bowman-leN`)."""
+LOGIC_BOWMAN_SET = SuiteSet(
     member(
         LogicBowman,
         f"LogicBowmanLe{limit}",
@@ -288,4 +280,4 @@ LOGIC_BOWMAN_FAMILY = SuiteFamily(
 )
 """`logic-bowman-le3` to `logic-bowman-le12`."""
 
-__getattr__ = SuiteFamily.module_getattr(LOGIC_BOWMAN_FAMILY)
+__getattr__ = SuiteSet.module_getattr(LOGIC_BOWMAN_SET)

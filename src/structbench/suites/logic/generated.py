@@ -34,7 +34,7 @@ split 0.8/0.1/0.1 into train, dev and test (Tran: 60,000 samples, ratios 0.8/0.1
 `v` 10.4%, `=` 1.4%, `^` 1.0%, so always answering `#` scores about 0.5.
 
 How the suites were checked, and where they deviate from the paper, are declared in their spec
-(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+(`CHECKED` and `DEVIATIONS` below: the spec's `how_checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -46,10 +46,10 @@ from typing import ClassVar
 import numpy as np
 
 from structbench.specs import Example, Split, SplitSpec, SuiteSpec, TestRole, dev_split, scored_split, train_split
-from structbench.suite import SourceFiles, Suite, SuiteFamily, member
-from structbench.suites.common import (
+from structbench.suite import SourceFiles, Suite, SuiteSet, member
+from structbench.suites.common import GENERATED_LICENCE
+from structbench.suites.logic.common import (
     ALL_WORLDS,
-    GENERATED_LICENCE,
     LOGIC_RELATIONS,
     LOGIC_SEPARATOR,
     LOGIC_VARIABLES,
@@ -63,7 +63,7 @@ over the 64 assignments on random pairs; every relation label occurs; the splits
 disjoint; the oracle (which parses the tokens back and compares truth tables) scores 1.0.
 The same relation function gives every label of Bowman et al.'s published pairs
 (tests/suites/logic/test_bowman.py, 249,069 pairs)."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS = """Deviations: these suites are a generated variant with balanced bins. Bowman et al.'s
 published data (github.com/sleepinyourhat/vector-entailment, `propositionallogic/`) exist
 and are served as published by `logic-bowman-le3` … `-le12`; measured against them:
@@ -233,11 +233,10 @@ LOGIC = SuiteSpec(
     protocol="classification",
     description="Natural-logic relation between two propositional formulas.",
     citation=CITATION,
-    checked=CHECKED,
+    how_checked=CHECKED,
     deviations=DEVIATIONS,
     primary_metric="accuracy",
     higher_is_better=True,
-    task="default",
     labels=LABELS,
     splits=_splits(MAX_OPS),
 )
@@ -245,8 +244,8 @@ LOGIC = SuiteSpec(
 
 
 TRAIN_LIMITS = (3, 6, 9, 12)
-"""The operator limits of the family's members, one suite each (`logic-inference-leN`)."""
-LOGIC_INFERENCE = SuiteFamily(
+"""The operator limits of the set's members, one suite each (`logic-inference-leN`)."""
+LOGIC_INFERENCE = SuiteSet(
     member(
         LogicInference,
         f"LogicLe{limit}",
@@ -263,4 +262,4 @@ LOGIC_INFERENCE = SuiteFamily(
 )
 """`logic-inference-le3` to `logic-inference-le12`."""
 
-__getattr__ = SuiteFamily.module_getattr(LOGIC_INFERENCE)
+__getattr__ = SuiteSet.module_getattr(LOGIC_INFERENCE)

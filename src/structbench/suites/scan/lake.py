@@ -18,7 +18,7 @@ states the rule and our choice between repeated words), so that `attentive-guida
 4-6 (Loula, Baroni & Lake 2018) are in `structbench.suites.scan.loula`.
 
 How the suites were checked, and where they deviate from the paper, are declared in their spec
-(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+(`CHECKED` and `DEVIATIONS` below: the spec's `how_checked` and `deviations`); the suite card shows both.
 
 Scorers: exact match (`sequence_accuracy`, primary; the paper's accuracy), token accuracy,
 and breakdowns by output length (`n_actions`), by command template (`template`: the command
@@ -54,7 +54,7 @@ actions in train, the rest in test" applied to `tasks.txt`; the add-primitive sp
 "the primitive alone in train (repeated as published: `jump` 1,467 times, `turn left` 2,189
 times, once in `tasks.txt` itself), every other command containing it in test, the rest in
 train"; the simple split is an 80/20 partition of `tasks.txt`."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS = """Deviations: the dev split (train is 90% of the published train file); from 2.0.0 the `.` at the
 end of every input (Korrel's input format; the published files have none)."""
 """Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
@@ -107,10 +107,10 @@ SCAN = SuiteSpec(
     protocol="transduction",
     description="SCAN commands to action sequences.",
     citation=CITATION,
-    checked=CHECKED,
+    how_checked=CHECKED,
     deviations=DEVIATIONS,
     primary_metric="sequence_accuracy",
-    task="scan",
+    recipe="scan",
     splits=[train_split(0), dev_split(0), scored_split("test", 0, "generalisation")],
 )
 """What every SCAN suite shares; each member declares its id, description, sizes and test role."""

@@ -33,7 +33,7 @@ Test roles: every test is a generalisation split (a template, or `jump around ri
 training never shows).
 
 How the suites were checked, and where they deviate from the paper, are declared in their spec
-(`CHECKED` and `DEVIATIONS` below: the spec's `checked` and `deviations`); the suite card shows both.
+(`CHECKED` and `DEVIATIONS` below: the spec's `how_checked` and `deviations`); the suite card shows both.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from collections.abc import Sequence
 
 from structbench.data.sources import SourceFile
 from structbench.specs import Example, SeriesPoint, SplitSpec, SuiteSpec, dev_split, scored_split, train_split
-from structbench.suite import SourceFiles, SuiteFamily, member
+from structbench.suite import SourceFiles, SuiteSet, member
 from structbench.suites.scan.common import (
     CITATION,
     DEV_FRACTION,
@@ -59,7 +59,7 @@ form (`turn around right`, `turn right`, `turn opposite right`) in neither, the 
 n-filler train set is the 0-filler one plus every command holding `X around right` for the first n
 fillers; each few-shot train file is the 0-filler train set, in order, followed by distinct commands
 of the 1-filler set that hold `look around right`; the oracle scores 1.0 on every suite."""
-"""How the suites of this module were checked against their paper (`SuiteSpec.checked`)."""
+"""How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS = """What deviates, and what upstream does that the experiments' wording does not say:
 - dev: 10% of the published train lines for model selection, as in every SCAN suite; for the few-shot
   suites only from the 0-filler lines, so that train keeps all k added commands (a uniform 10% would
@@ -138,10 +138,10 @@ SCAN_LOULA = SuiteSpec(
     protocol="transduction",
     description="SCAN commands to action sequences.",
     citation=f"{LOULA}; {KORREL}; SCAN: {CITATION}",
-    checked=CHECKED,
+    how_checked=CHECKED,
     deviations=DEVIATIONS,
     primary_metric="sequence_accuracy",
-    task="scan",
+    recipe="scan",
     splits=[train_split(0), dev_split(0), scored_split("test", 0, "generalisation")],
 )
 """What the suites of experiments 4-6 share; each declares its id, description, splits and series."""
@@ -187,7 +187,7 @@ def _template(name: str, title: str, train: int, test: int) -> SuiteSpec:
     )
 
 
-TEMPLATES = SuiteFamily(
+TEMPLATES = SuiteSet(
     member(PublishedSplitSuite, f"ScanTemplate{cls}", doc, spec=_template(name, title, train, test), sources=_template_sources(name))
     for cls, name, title, train, test, doc in (
         ("JumpAroundRight", "jump_around_right", "`jump around right`", 18528, 1173,
@@ -218,7 +218,7 @@ def _filler(n: int, train: int) -> tuple[SuiteSpec, tuple[SourceFile, ...]]:
     return spec, sources
 
 
-FILLERS = SuiteFamily(
+FILLERS = SuiteSet(
     member(PublishedSplitSuite, f"ScanFiller{n}", doc, spec=spec, sources=sources)
     for n, train, doc in (
         (0, 15225, "SCAN filler split, 0 fillers: no `X around right` in train (the few-shot series' k = 0)."),
@@ -282,7 +282,7 @@ def _fewshot(k: int) -> tuple[SuiteSpec, tuple[SourceFile, ...]]:
 FEWSHOT_K = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 """The k of experiment 6, one suite each."""
 FEWSHOT_NOTE = {32: " (upstream's rep3 adds 31)", 64: " (upstream adds 60 to 63)"}
-FEWSHOT = SuiteFamily(
+FEWSHOT = SuiteSet(
     member(
         FewShotSuite,
         f"ScanFewShot{k}",
@@ -295,4 +295,4 @@ FEWSHOT = SuiteFamily(
 )
 """Experiment 6: `scan-fewshot-1` to `scan-fewshot-1024`."""
 
-__getattr__ = SuiteFamily.module_getattr(TEMPLATES, FILLERS, FEWSHOT)
+__getattr__ = SuiteSet.module_getattr(TEMPLATES, FILLERS, FEWSHOT)

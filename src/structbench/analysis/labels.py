@@ -1,5 +1,5 @@
-"""What a store holds, by label: the rows of `structbench runs`, and the did-you-mean of every command
-that takes a stored label.
+"""The model labels a store holds, each with its suite version, configuration and seeds (the rows of
+`structbench runs`), and the did-you-mean of every command that takes a stored label.
 
 `compare` and `samples` name models by the label the report shows (`ngram[order=3]`, a `--name`),
 which is not always a name `run --model` takes. A user who mistypes one needs the labels that are
@@ -20,7 +20,7 @@ from typing import Any
 from structbench import registry
 from structbench.paths import default_store_path
 from structbench.specs import SuiteSpec
-from structbench.store import Store
+from structbench.store import StoreReader
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class StoredModel:
         }
 
 
-def stored_models(store: Store, suite: str | None = None, model: str | None = None) -> list[StoredModel]:
+def stored_models(store: StoreReader, suite: str | None = None, model: str | None = None) -> list[StoredModel]:
     """Every (label, suite version, configuration) the store holds runs of, in the order first run.
 
     `suite` is `ID` or `ID@VERSION`; `model` a label or model name, or a shell pattern of either
@@ -102,7 +102,7 @@ def did_you_mean(given: Sequence[str], labels: Sequence[str]) -> str:
     return f"did you mean {' or '.join(map(repr, dict.fromkeys(close)))}? " if close else ""
 
 
-def unknown_label(store: Store, spec: SuiteSpec, label: str) -> str:
+def unknown_label(store: StoreReader, spec: SuiteSpec, label: str) -> str:
     """Why `label` has no runs on `spec` in `store`, and what to do: the closest stored labels, the
     `structbench runs` command that lists them, and `run` only where `label` is a name it takes."""
     labels = sorted({m.label for m in stored_models(store, spec.key)})
