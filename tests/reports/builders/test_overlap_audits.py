@@ -42,7 +42,6 @@ class Handmade(Suite):
         description="Hand-made overlaps.",
         citation="none",
         primary_metric="sequence_accuracy",
-        task="default",
         splits=[train_split(3), dev_split(3), scored_split("test", 4, "generalisation")],
     )
 
@@ -74,7 +73,6 @@ class HandmadePairs(Suite):
         description="Hand-made minimal pairs.",
         citation="none",
         primary_metric="accuracy",
-        task="default",
         splits=[train_split(2), scored_split("test", 3, "generalisation")],
     )
     train_text: tuple[str, ...] = ("the dog runs", "the dogs run")

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from structbench import registry
-from structbench.analysis.references import load_references
 from structbench.analysis.labels import did_you_mean, store_option
+from structbench.analysis.references import load_references
 from structbench.cells import current_runs, current_scores
 from structbench.data import freeze, sources
 from structbench.errors import UserError
