@@ -7,6 +7,8 @@ protocol a language model can answer without training; the class docstring says 
 
 from __future__ import annotations
 
+import bisect
+import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -30,7 +32,7 @@ from structbench.adapters.hf.common import (
     sum_target_logprobs,
 )
 from structbench.errors import NotApplicable, UserError
-from structbench.protocols import shared_contexts
+from structbench.protocols import REGION_RULE, shared_contexts
 from structbench.specs import Example, Split
 
 TRANSDUCTION_PROMPT = "Input: {input}\nOutput:"
@@ -73,6 +75,13 @@ class HfCausalLm(HfModel):
       continuation's sub-words are those of prompt + continuation beyond the prompt's own (the
       lm-evaluation-harness convention), so a tokenizer that merges across the space is scored on
       what it actually reads.
+    - region-surprisal (`region_surprisals`, SyntaxGym): each sentence is its regions' words joined by
+      single spaces, read from the start token; a region's surprisal is the sum, in bits, of its
+      sub-words' -log2 p, where a sub-word belongs to the region in which its first character falls
+      (by the fast tokenizer's character offsets) and the space joining a region to the one before
+      it belongs to the region it opens (`structbench.protocols.REGION_RULE`), so GPT-2's `Ġword`
+      is the region of `word`. No end-of-sequence token is scored. A slow tokenizer (no offsets) is
+      refused.
     - transduction (`transduce`): greedy decoding after `transduction_prompt` (default
       `"Input: {input}\\nOutput:"`), for at most `max_new_tokens` sub-words; the continuation is
       cut at the first end-of-sequence token and at its first newline and split on whitespace.
@@ -95,7 +104,13 @@ class HfCausalLm(HfModel):
     """
 
     name = "hf"
-    protocols: ClassVar[tuple[str, ...]] = ("minimal-pair", "forced-choice", "classification", "transduction")
+    protocols: ClassVar[tuple[str, ...]] = (
+        "minimal-pair",
+        "forced-choice",
+        "classification",
+        "transduction",
+        "region-surprisal",
+    )
 
     def __init__(
         self,
@@ -211,6 +226,58 @@ class HfCausalLm(HfModel):
             for i, value in zip(batch, sums.tolist(), strict=True):
                 scores[i] = float(value)
         return scores
+
+    def _token_logprobs(self, rows: Sequence[Sequence[int]]) -> list[list[float]]:
+        """Per row (which starts with the start token), the natural-log probability of each token after
+        the first given the tokens before it: one log-softmax and gather per batch, as `_score`."""
+        if rows:
+            self._check_context(max(len(row) for row in rows), "a scored sequence")
+        out: list[list[float]] = [[] for _ in rows]
+        for batch in by_length([len(row) for row in rows], self.batch_size):
+            ids, mask = right_padded([rows[i] for i in batch], self.pad_id, self.device)
+            with torch.no_grad():
+                logits = self.model(input_ids=ids, attention_mask=mask).logits
+            logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+            picked = logprobs.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1).double().tolist()
+            for row, i in enumerate(batch):
+                out[i] = picked[row][: len(rows[i]) - 1]
+        return out
+
+    def region_surprisals(self, sentences: list[list[list[str]]]) -> list[list[float]]:
+        """Each region's surprisal in bits, its sub-words chosen by their character offsets (the class
+        docstring, `REGION_RULE`), every sentence read after the start token."""
+        if self.shots:
+            raise UserError(
+                f"shots={self.shots} applies to transduction and classification only; region surprisals are "
+                "read from bare sentences, so drop --set shots."
+            )
+        if not getattr(self.tokenizer, "is_fast", False):
+            raise UserError(
+                f"the tokenizer of {self.pretrained!r} is a slow (Python) one, which gives no character offsets, and "
+                f"region surprisals need them ({REGION_RULE}); save a fast tokenizer (tokenizer.json) beside the model."
+            )
+        texts: list[str] = []
+        edges: list[list[int]] = []
+        for regions in sentences:
+            words = [" ".join(region) for region in regions]
+            starts, at = [], 0
+            for text in words:
+                starts.append(max(at - 1, 0))  # a region opens at the space that joins it to the one before
+                at += len(text) + 1
+            texts.append(" ".join(words))
+            edges.append(starts)
+        self.check_readable(texts)
+        if not texts:
+            return []
+        encoded = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+        rows = [[self.start_id, *map(int, ids)] for ids in encoded["input_ids"]]
+        out = []
+        for logprobs, offsets, starts in zip(self._token_logprobs(rows), encoded["offset_mapping"], edges, strict=True):
+            sums = [0.0] * len(starts)
+            for logprob, (first, _) in zip(logprobs, offsets, strict=True):
+                sums[bisect.bisect_right(starts, int(first)) - 1] -= logprob / math.log(2)
+            out.append(sums)
+        return out
 
     def logprob(self, sequences: list[list[str]]) -> list[float]:
         """Summed natural-log probability of each whole sequence (its words joined by spaces), after the start token."""
