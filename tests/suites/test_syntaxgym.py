@@ -8,6 +8,7 @@ import csv
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
@@ -36,9 +37,8 @@ SUITE_DIR = SHARED_DATA / "syntaxgym" / "test_suites"
 RESULTS_DIR = SHARED_DATA / "syntaxgym" / "sg_results"
 
 
-def suite_file(name: str) -> dict[str, object]:
-    data: dict[str, object] = json.loads((SUITE_DIR / f"{name}.json").read_text(encoding="utf-8"))
-    return data
+def suite_file(name: str) -> Any:
+    return json.loads((SUITE_DIR / f"{name}.json").read_text(encoding="utf-8"))
 
 
 def frozen() -> dict[str, Split]:
@@ -50,7 +50,7 @@ def frozen() -> dict[str, Split]:
 ALL_FORMULAS = [
     (name, index, prediction["formula"])
     for name in SUITES
-    for index, prediction in enumerate(suite_file(name)["predictions"], start=1)  # type: ignore[arg-type]
+    for index, prediction in enumerate(suite_file(name)["predictions"], start=1)
 ]
 
 
@@ -67,8 +67,8 @@ def test_builds_34_suites_of_842_items_as_its_manifest_says() -> None:
     assert len(splits["train"]) == 0
     for split in tests:
         items = suite_file(split.name)["items"]
-        assert split.size == len(splits[split.name]) == len(items)  # type: ignore[arg-type]
-        first = items[0]  # type: ignore[index]
+        assert split.size == len(splits[split.name]) == len(items)
+        first = items[0]
         example = splits[split.name].examples[0]
         assert example.id == f"{split.name}-{first['item_number']}" and example.meta["item"] == first["item_number"]
         assert [c.name for c in example.conditions or []] == [c["condition_name"] for c in first["conditions"]]
@@ -109,7 +109,7 @@ def test_every_formula_of_the_34_suites_parses_and_names_what_its_items_have(
 ) -> None:
     parsed = parse_formula(formula, suite=name, prediction=index)
     items = suite_file(name)["items"]
-    for item in items:  # type: ignore[attr-defined]
+    for item in items:
         lengths = {c["condition_name"]: len(c["regions"]) for c in item["conditions"]}
         syntaxgym_formula.check_references(parsed, lengths, where=name)
     # a table where every referenced region holds a distinct value evaluates to a truth value
@@ -122,7 +122,7 @@ def holds(formula: str, table: dict[tuple[str, int], float]) -> bool:
 
 
 def test_formulas_of_the_suites_evaluate_to_the_truth_values_worked_out_by_hand() -> None:
-    mvrr = str(suite_file("mvrr")["predictions"][0]["formula"])  # type: ignore[index]
+    mvrr = str(suite_file("mvrr")["predictions"][0]["formula"])
     cells = ("reduced_ambig", "unreduced_ambig", "reduced_unambig", "unreduced_unambig")
     # garden path 10 > 5, reduction 10 > 4, and the interaction 10 - 5 > 4 - 3
     assert holds(mvrr, {(c, 5): v for c, v in zip(cells, (10.0, 5.0, 4.0, 3.0), strict=True)})
@@ -131,14 +131,14 @@ def test_formulas_of_the_suites_evaluate_to_the_truth_values_worked_out_by_hand(
     # the garden path fails: 5 > 5 is false
     assert not holds(mvrr, {(c, 5): v for c, v in zip(cells, (5.0, 5.0, 4.0, 3.0), strict=True)})
 
-    cleft = str(suite_file("cleft")["predictions"][0]["formula"])  # type: ignore[index]
+    cleft = str(suite_file("cleft")["predictions"][0]["formula"])
     # (6 - 2) + ((1 + 3) - (4 + 1)) = 3 > 0; then (6 - 2) + ((1 + 3) - (4 + 4)) = 0, not > 0
     table = {("np_mismatch", 6): 6.0, ("np_match", 6): 2.0, ("vp_mismatch", 5): 1.0, ("vp_mismatch", 6): 3.0}
     table |= {("vp_match", 5): 4.0, ("vp_match", 6): 1.0}
     assert holds(cleft, table)
     assert not holds(cleft, table | {("vp_match", 6): 4.0})
 
-    equal = str(suite_file("fgd_hierarchy")["predictions"][1]["formula"])  # type: ignore[index]
+    equal = str(suite_file("fgd_hierarchy")["predictions"][1]["formula"])
 
     def both(a: float, b: float) -> dict[tuple[str, int], float]:
         return {("what_nogap", 9): a, ("that_nogap", 9): b, ("what_subjgap", 6): 1.0, ("that_subjgap", 6): 1.0}
@@ -217,7 +217,7 @@ class RegionLength:
 
     name = "region-length"
     protocols = ("region-surprisal",)
-    asked: list[list[list[str]]] = []
+    asked: ClassVar[list[list[list[str]]]] = []
 
     def region_surprisals(self, sentences: list[list[list[str]]]) -> list[list[float]]:
         RegionLength.asked.extend(sentences)

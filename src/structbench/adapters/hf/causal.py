@@ -54,6 +54,17 @@ class NewlineStop:
         return self.table[input_ids[:, -1]]
 
 
+def token_regions(regions: Sequence[Sequence[str]], offsets: Sequence[tuple[int, int]]) -> list[int]:
+    """The region (its index) of each token of the sentence `regions` make (their words joined by single
+    spaces), from the tokens' character offsets: the region in which the token's first character falls,
+    where a region opens at the space that joins it to the one before (`REGION_RULE`)."""
+    edges, at = [], 0
+    for region in regions:
+        edges.append(max(at - 1, 0))
+        at += len(" ".join(region)) + 1
+    return [bisect.bisect_right(edges, int(first)) - 1 for first, _ in offsets]
+
+
 class HfCausalLm(HfModel):
     """A Hugging Face causal language model, scored and prompted as is (no training): `--set pretrained=PATH_OR_NAME`.
 
@@ -256,26 +267,19 @@ class HfCausalLm(HfModel):
                 f"the tokenizer of {self.pretrained!r} is a slow (Python) one, which gives no character offsets, and "
                 f"region surprisals need them ({REGION_RULE}); save a fast tokenizer (tokenizer.json) beside the model."
             )
-        texts: list[str] = []
-        edges: list[list[int]] = []
-        for regions in sentences:
-            words = [" ".join(region) for region in regions]
-            starts, at = [], 0
-            for text in words:
-                starts.append(max(at - 1, 0))  # a region opens at the space that joins it to the one before
-                at += len(text) + 1
-            texts.append(" ".join(words))
-            edges.append(starts)
+        texts = [" ".join(" ".join(region) for region in regions) for regions in sentences]
         self.check_readable(texts)
         if not texts:
             return []
         encoded = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
         rows = [[self.start_id, *map(int, ids)] for ids in encoded["input_ids"]]
         out = []
-        for logprobs, offsets, starts in zip(self._token_logprobs(rows), encoded["offset_mapping"], edges, strict=True):
-            sums = [0.0] * len(starts)
-            for logprob, (first, _) in zip(logprobs, offsets, strict=True):
-                sums[bisect.bisect_right(starts, int(first)) - 1] -= logprob / math.log(2)
+        for regions, logprobs, offsets in zip(
+            sentences, self._token_logprobs(rows), encoded["offset_mapping"], strict=True
+        ):
+            sums = [0.0] * len(regions)
+            for logprob, region in zip(logprobs, token_regions(regions, offsets), strict=True):
+                sums[region] -= logprob / math.log(2)
             out.append(sums)
         return out
 
