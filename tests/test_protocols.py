@@ -42,7 +42,7 @@ def test_every_hook_is_a_documented_member_of_model_and_every_member_a_hook() ->
 
 def test_every_protocol_is_served_by_a_hook() -> None:
     assert set(METHOD_OF_PROTOCOL) == set(PROTOCOLS)
-    assert set(METHOD_OF_PROTOCOL.values()) == {"transduce", "logprob", "classify", "induce"}
+    assert set(METHOD_OF_PROTOCOL.values()) == {"transduce", "logprob", "classify", "induce", "region_surprisals"}
 
 
 def test_hook_reads_a_member_or_its_default() -> None:

@@ -13,11 +13,14 @@ from typing import Any, ClassVar
 import pytest
 
 from structbench import registry
+from structbench.analysis.suite_score import group_scores, suite_scores
+from structbench.cells import current_scores
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.protocols import ask
 from structbench.runs.runner import Runner
 from structbench.specs import Condition, Example, ModelSpec, Split
+from structbench.store import Store
 from structbench.suites import syntaxgym_formula
 from structbench.suites.syntaxgym import (
     CIRCUITS,
@@ -253,10 +256,21 @@ def test_an_item_is_right_only_when_all_its_predictions_hold() -> None:
     assert not item_holds("x", example, [[1.0, 1.0], [1.0, 0.0]])  # the first fails
 
 
-def test_a_run_scores_all_34_suites_and_ranks_the_31(runner: Runner) -> None:
+def test_a_run_scores_all_34_suites_and_ranks_the_31(runner: Runner, store: Store) -> None:
     record = runner.evaluate("syntaxgym", ModelSpec(name="tests.suites.test_syntaxgym:RegionLength"), [0])
     assert record.status == {"0": "done"}
     assert set(record.scores) == set(SUITES)
+    # the SyntaxGym score is the mean over the 31 analysed suites; the circuits, the mean over theirs
+    spec, accuracy = SyntaxGym.spec, {name: record.scores[name]["accuracy"].mean for name in SUITES}
+    current = current_scores(store.scores(suite="syntaxgym", suite_hash=record.suite_hash), store.runs())
+    score = suite_scores(current, [(spec, record.suite_hash)])[0][record.model]
+    analysed = [accuracy[name] for name in SUITES if name not in NOT_ANALYSED]
+    assert len(analysed) == 31 and score.mean == pytest.approx(sum(analysed) / 31)
+    circuits = group_scores(current, spec, record.suite_hash, SyntaxGym.split_groups)
+    assert list(circuits) == list(CIRCUITS)
+    assert {name: cells[record.model].mean for name, cells in circuits.items()} == pytest.approx(
+        circuit_scores(accuracy)
+    )
     suite, splits = registry.suite("syntaxgym"), frozen()
     for name in ("number_src", "npz_obj", "nn-nv-rpl"):
         direct = suite.score(splits[name], ask(RegionLength(), suite.spec, splits[name].examples))

@@ -283,9 +283,10 @@ CHECKED = """How it was checked (tests/suites/test_syntaxgym.py): the build from
 the 34 suites parses and refers only to conditions and regions its items have, and formulas
 evaluated on hand-made surprisal tables give the truth values worked out by hand (`=` within rtol
 1e-5, atol 1e-3 as syntaxgym-core's numpy.isclose); the suite-to-circuit map gives each of the 31
-analysed suites one of the six circuits. The region rule and the models' region surprisals are
-checked in tests/adapters/test_hf_regions.py (a byte-level BPE GPT-2 against a direct transformers
-computation, within 1e-4 bits) and tests/baselines/test_ngram.py."""
+analysed suites one of the six circuits; the authors' per-item results (sg_results) pair with the
+items by (suite, item). The region rule and the models' region surprisals are checked by the
+adapters' and baselines' tests (test_hf_regions.py: a byte-level BPE GPT-2 against a direct
+transformers computation, within 1e-4 bits; test_ngram_regions.py; test_lm.py)."""
 DEVIATIONS = """Deviations: (1) no end-of-sentence token. The LM Zoo images the paper ran append one (GPT-2's
 `<|endoftext|>`), and syntaxgym-core's aligner adds its surprisal to the last region, which several
 predictions compare (subordination's main clause, fgd_hierarchy's continuation); here a region's
@@ -329,6 +330,8 @@ class SyntaxGym(Suite):
         ],
     )
     sources = SOURCES
+    split_groups = circuit_splits()
+    """The paper's six circuits, each its analysed suites: the score's breakdown."""
     # github.com/cpllab/syntactic-generalization, LICENSE at 2f42038: "MIT License"
     licence = "MIT (the licence of the syntactic-generalization repository)"
 
