@@ -16,7 +16,7 @@ empty (the paper's models were trained on their own corpora; a user's language m
 own training). Each example is one item: its id is `SUITE-N` and its meta holds `item` (N, the
 suite file's `item_number`, from 1) and `circuit`, so a later reader of the authors' per-item
 results (`sg_results/*.csv`: model, suite, item, correct) pairs items by (split, item); those files
-number items from 0, so their `item` is N - 1.
+number each suite's items 0 to n - 1, which reads as N - 1 (their pipeline's order is not recorded).
 
 The headline, the **SyntaxGym score**, is the suite score (`structbench.analysis.suite_score`): the
 unweighted mean of the suite accuracies over the 31 suites the paper analyses. Its analysis drops
