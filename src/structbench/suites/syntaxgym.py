@@ -291,11 +291,10 @@ DEVIATIONS = """Deviations: (1) no end-of-sentence token. The LM Zoo images the 
 `<|endoftext|>`), and syntaxgym-core's aligner adds its surprisal to the last region, which several
 predictions compare (subordination's main clause, fgd_hierarchy's continuation); here a region's
 surprisal is its own tokens' only. (2) The first token is predicted from the model's start token
-(BOS, else EOS), as LM Zoo's GPT-2 image did; syntaxgym-core's in-process Hugging Face path instead
-gave the first token surprisal 0. (3) Formulas that the reference parser accepts with a meaning no
-suite uses are refused (a chain `a < b < c`, `&` over numbers, a formula that is no comparison).
-(4) A tokenizer's unknown token is scored as any other token; the reference aligner only used it
-to realign regions."""
+(BOS, else EOS), as LM Zoo's GPT-2 image did; LM Zoo's later in-process Hugging Face backend instead
+gave the first token surprisal 0 where the tokenizer adds no BOS (GPT-2's). (3) Formulas that the
+reference parser accepts with a meaning no suite uses are refused (a chain `a < b < c`, `&` over
+numbers, a formula that is no comparison)."""
 
 
 class SyntaxGym(Suite):
