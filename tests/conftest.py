@@ -21,6 +21,8 @@ from tests.support.hostile import install_plugin
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+if not SHARED_DATA.is_dir() and os.environ.get("STRUCTBENCH_SOURCE_DIR"):
+    SHARED_DATA = Path(os.environ["STRUCTBENCH_SOURCE_DIR"])  # a checkout with no shared/ beside it (a git worktree)
 ENVIRONMENT = ("STRUCTBENCH_HOME", "STRUCTBENCH_SOURCE_DIR", "STRUCTBENCH_REFERENCE", "OMP_NUM_THREADS")
 """A third-party suite (`reverse-words`), as a plugin package would ship it."""
 

@@ -1,7 +1,8 @@
 """The model contract: every hook the harness looks for on a model, declared once, and how the runner asks it.
 
 Each hook is declared once, in a small typed protocol with its documentation: the protocol
-methods (`Transducer`, `SequenceScorer`, `ContinuationScorer`, `Classifier`, `TagInducer`), the
+methods (`Transducer`, `SequenceScorer`, `ContinuationScorer`, `Classifier`, `TagInducer`,
+`RegionSurprisalScorer`), the
 optional hooks of a built model (`Trainable`, `OracleUser`, `ComputeReporter`,
 `StatisticsReporter`, `ConvergenceReporter`, `Closable`) and those read from the model's class
 before it is built (`ModelClass`). `Model` is their union, the reference for a model's author, and
@@ -72,6 +73,28 @@ class TagInducer(Protocol):
         """Required for `tag-induction`: one cluster id (below `n_clusters`) per token of each
         sentence, the whole corpus at once."""
         ...
+
+
+@runtime_checkable
+class RegionSurprisalScorer(Protocol):
+    def region_surprisals(self, sentences: list[list[list[str]]]) -> list[list[float]]:
+        """Required for `region-surprisal`: each sentence comes as its regions, each region a non-empty list
+        of whitespace tokens (the sentence is the regions' tokens joined by single spaces); answer, per
+        sentence, the surprisal in bits (-log2 p) of each region, summed over the tokens that make it up,
+        each token given every token before it in the sentence, in order. `REGION_RULE` says which of a
+        sub-word tokenizer's tokens make up a region."""
+        ...
+
+
+REGION_RULE = (
+    "a token belongs to the region in which its first character falls, and the space that joins a region to "
+    "the one before it belongs to the region it opens, so a token that starts with that space (GPT-2's "
+    "`Ġword`) is the next region's"
+)
+"""Which tokens make up a region (`RegionSurprisalScorer.region_surprisals`), for a model whose tokens do
+not fall on whitespace: the rule of SyntaxGym's own aligner for tokenizers with character offsets
+(syntaxgym-core, `Suite.iter_region_edges` and `compute_mapping_huggingface`: a region's left edge is
+the space before it)."""
 
 
 # The optional hooks of a built model; the runner asks each where the model has it.
@@ -174,6 +197,7 @@ class Model(
     ContinuationScorer,
     Classifier,
     TagInducer,
+    RegionSurprisalScorer,
     Trainable,
     OracleUser,
     ComputeReporter,
@@ -185,7 +209,7 @@ class Model(
     """Every hook the harness looks for on a model: the reference for a model's author.
 
     Required: `protocols`, and for each protocol declared there the method that serves it
-    (`METHOD_OF_PROTOCOL`): `transduce`, `logprob`, `classify` or `induce`; a minimal-pair or
+    (`METHOD_OF_PROTOCOL`): `transduce`, `logprob`, `classify`, `induce` or `region_surprisals`; a minimal-pair or
     forced-choice suite whose candidates are continuations of a shared prefix asks `loglikelihood`
     instead of `logprob`. Everything else is optional; the engine reads each through `hook`, and a
     model that lacks one gets the default its docstring names. The hooks of `ModelClass` are read
@@ -230,6 +254,7 @@ SERVES: dict[ProtocolName, type] = {
     "forced-choice": SequenceScorer,
     "classification": Classifier,
     "tag-induction": TagInducer,
+    "region-surprisal": RegionSurprisalScorer,
 }
 """The typed protocol whose one method serves each protocol (`ContinuationScorer` where a suite has
 `continuations`)."""
@@ -424,6 +449,31 @@ def _logprob(value: Any, example: Example, method: str) -> float:
     return float(value)
 
 
+def _region_sentences(example: Example) -> list[list[list[str]]]:
+    """What a region-surprisal model is asked for `example`: each condition's non-empty regions."""
+    return [[list(region) for region in condition.regions if region] for condition in example.conditions or []]
+
+
+def _region_surprisals(answers: list[Any], example: Example) -> list[list[float]]:
+    """One condition's answer per entry of `answers`, checked, with 0.0 put back for each empty region
+    (no token, no surprisal): the stored prediction, one list of region surprisals per condition."""
+    out: list[list[float]] = []
+    for answer, condition in zip(answers, example.conditions or [], strict=True):
+        asked = sum(1 for region in condition.regions if region)
+        if (
+            not isinstance(answer, list | tuple)
+            or len(answer) != asked
+            or not all(isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) for v in answer)
+        ):
+            raise InvalidAnswer(
+                f"region_surprisals answered condition {condition.name} of example {example.id} ({asked} regions) "
+                f"with {repr(answer)[:40]}; return one finite surprisal in bits per region."
+            )
+        values = iter(float(v) for v in answer)
+        out.append([next(values) if region else 0.0 for region in condition.regions])
+    return out
+
+
 def _clusters(answer: Any, example: Example) -> list[int]:
     length = len(example.input)
     if (
@@ -474,6 +524,14 @@ def ask(
             )
             labels = list(spec.labels or [])
             predictions.extend(_label(answer, labels, example) for answer, example in zip(answers, batch, strict=True))
+        elif protocol == "region-surprisal":
+            asked = [_region_sentences(example) for example in batch]
+            regioned = [sentence for conditions in asked for sentence in conditions]
+            answers = _checked(cast(RegionSurprisalScorer, model).region_surprisals(regioned), len(regioned), method)
+            start = 0
+            for example, conditions in zip(batch, asked, strict=True):
+                predictions.append(_region_surprisals(answers[start : start + len(conditions)], example))
+                start += len(conditions)
         else:
             if spec.continuations:
                 requests = [(list(e.input), list(c)) for e in batch for c in (e.candidates or [])]

@@ -177,12 +177,14 @@ PROTOCOL_METRIC = {
     "forced-choice": "accuracy",
     "classification": "accuracy",
     "tag-induction": "many_to_one",
+    "region-surprisal": "accuracy",
 }
 """The protocol's own headline metric; a suite's spec may rank another one."""
 
 
 def protocol_values(protocol: str, examples: Sequence[Example], predictions: Sequence[Any]) -> dict[str, PerExample]:
-    """The per-example metrics every suite of a protocol gets (tag induction has none: see `corpus_metrics`)."""
+    """The per-example metrics every suite of a protocol gets (tag induction has none: see `corpus_metrics`;
+    nor do region surprisals, whose right answer is the suite's predictions over them)."""
     if protocol == "transduction":
         targets = [example.target or [] for example in examples]
         return {
@@ -200,8 +202,8 @@ def protocol_values(protocol: str, examples: Sequence[Example], predictions: Seq
         }
     if protocol == "classification":
         return {"accuracy": [float(p == e.label) for e, p in zip(examples, predictions, strict=True)]}
-    if protocol == "tag-induction":
-        return {}
+    if protocol in ("tag-induction", "region-surprisal"):
+        return {}  # tag induction: corpus metrics; region surprisals: the suite's own predictions (`extra_metrics`)
     raise ValueError(f"unknown protocol {protocol!r}")
 
 

@@ -26,11 +26,13 @@ from structbench.errors import renamed
 if TYPE_CHECKING:
     import pandas as pd
 
-ProtocolName = Literal["transduction", "minimal-pair", "forced-choice", "classification", "tag-induction"]
+ProtocolName = Literal[
+    "transduction", "minimal-pair", "forced-choice", "classification", "tag-induction", "region-surprisal"
+]
 """How a suite asks a model (`SuiteSpec.protocol`); each is served by one method of `structbench.protocols.Model`."""
 PROTOCOLS: tuple[ProtocolName, ...] = get_args(ProtocolName)
 """`ProtocolName` in declaration order."""
-Family = Literal["systematicity", "agreement", "lookup", "completion", "pos-induction", "memory"]
+Family = Literal["systematicity", "agreement", "lookup", "completion", "pos-induction", "memory", "syntax"]
 """The research questions of the built-in suites, declared in the leaderboard's order of families."""
 FAMILY_ORDER: tuple[Family, ...] = get_args(Family)
 """`Family` in declaration order: the order in which the leaderboard shows families."""
@@ -44,6 +46,15 @@ class Frozen(BaseModel):
     """Base of every record: immutable, no unknown fields, field docstrings as descriptions."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class Condition(Frozen):
+    """One condition of a region-surprisal item (SyntaxGym): a sentence cut into numbered regions."""
+
+    name: str
+    """The condition's name, as the suite's prediction formulas refer to it (`%name%`)."""
+    regions: list[list[str]]
+    """The whitespace tokens of each region in region order (region 1 first); an empty region is `[]`."""
 
 
 class Example(Frozen):
@@ -67,6 +78,11 @@ class Example(Frozen):
     """Gold tag per input token (tag-induction); never shown to the model."""
     attention: list[int] | None = None
     """One input index per output step, end-of-sequence included (for attentive guidance)."""
+    conditions: list[Condition] | None = None
+    """The item's conditions (region-surprisal): each condition's sentence is its non-empty regions."""
+    formulas: list[str] | None = None
+    """The predictions the item must satisfy (region-surprisal), each a formula over region surprisals
+    in the suite's formula language; the suite scores them, the model never sees them."""
     meta: dict[str, MetaValue] = Field(default_factory=dict)
     """Breakdown columns, e.g. composition length or number of attractors."""
 

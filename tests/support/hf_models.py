@@ -42,6 +42,7 @@ def suite_words(suite_ids: Iterable[str]) -> list[str]:
                     words.update(example.input)
                     words.update(example.target or [])
                     words.update(token for candidate in example.candidates or [] for token in candidate)
+                    words.update(w for condition in example.conditions or [] for r in condition.regions for w in r)
                     if example.label is not None:
                         words.add(example.label)
         words.update(suite.spec.labels or [])
@@ -87,12 +88,30 @@ def character_tokenizer(characters: Iterable[str]) -> Any:
     return PreTrainedTokenizerFast(tokenizer_object=backend, **specials)  # type: ignore[no-untyped-call]
 
 
-def tiny_gpt2(words: Iterable[str], out: Path, *, seed: int = 0, bos: bool = True) -> Path:
-    """A random 2-layer, 32-dimension GPT-2 with a word-level tokenizer over `words`, saved in `out`."""
+def byte_level_bpe(texts: Iterable[str], vocab_size: int = 400) -> Any:
+    """GPT-2's kind of tokenizer, trained here: a byte-level BPE (tokenizers' `ByteLevelBPETokenizer`) of
+    `vocab_size` learned from `texts`, in a `GPT2TokenizerFast` whose BOS, EOS and unknown token are
+    `<|endoftext|>`, as GPT-2's. A small vocabulary splits most words into several sub-words."""
+    import transformers
+    from tokenizers import ByteLevelBPETokenizer
+
+    # transformers 5 keeps GPT2TokenizerFast as a name of its (tokenizers-backed) GPT2Tokenizer
+    fast_class = getattr(transformers, "GPT2TokenizerFast", transformers.GPT2Tokenizer)
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(
+        list(texts), vocab_size=vocab_size, min_frequency=1, special_tokens=["<|endoftext|>"], show_progress=False
+    )
+    end = "<|endoftext|>"
+    return fast_class(tokenizer_object=bpe._tokenizer, bos_token=end, eos_token=end, unk_token=end)
+
+
+def tiny_gpt2(words: Iterable[str], out: Path, *, seed: int = 0, bos: bool = True, tokenizer: Any = None) -> Path:
+    """A random 2-layer, 32-dimension GPT-2 with a word-level tokenizer over `words` (or `tokenizer`, e.g.
+    `byte_level_bpe`'s), saved in `out`."""
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    tokenizer = word_tokenizer(words, bos=bos)
+    tokenizer = word_tokenizer(words, bos=bos) if tokenizer is None else tokenizer
     config = GPT2Config(
         vocab_size=len(tokenizer),
         n_positions=512,

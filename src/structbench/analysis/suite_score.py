@@ -15,7 +15,7 @@ only (`structbench.cells.current_scores`), so that every reader scores the same 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -104,6 +104,17 @@ def suite_scores(current_scores: pd.DataFrame, specs: Sequence[tuple[SuiteSpec, 
         for spec, suite_hash in specs
     ]
     return split_means(current_scores, wanted)
+
+
+def group_scores(
+    current_scores: pd.DataFrame, spec: SuiteSpec, suite_hash: str, groups: Mapping[str, Sequence[str]]
+) -> dict[str, dict[str, SeedStats]]:
+    """group -> model -> its cell of per-seed means of the primary metric over the group's splits (a suite's
+    `split_groups`: SyntaxGym's circuits), from score rows of current runs, in the order of `groups`."""
+    wanted = [
+        SplitMean(spec.id, spec.version, suite_hash, spec.primary_metric, tuple(splits)) for splits in groups.values()
+    ]
+    return dict(zip(groups, split_means(current_scores, wanted), strict=True))
 
 
 def stored_score(store: StoreReader, spec: SuiteSpec, suite_hash: str, label: str) -> SeedStats | None:

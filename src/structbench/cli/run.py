@@ -115,6 +115,8 @@ def _print_record(evaluation: Evaluation) -> None:
     if rows:
         headers = ["split", "metric", "mean", "95% interval", "method", "seeds"]
         print(tabulate(rows, headers=headers, disable_numparse=True))
+        for line in _group_lines(evaluation):
+            print(line)
     if sources := evaluation.sources():
         print(sources)
     not_applicable = {seed: record.errors.get(seed, "") for seed, status in record.status.items() if status == "n/a"}
@@ -124,6 +126,28 @@ def _print_record(evaluation: Evaluation) -> None:
     for seed, status in record.status.items():
         if status in ("failed", "n/a"):
             print(f"seed {seed} {status}: {record.errors.get(seed, '')}")
+
+
+def _group_lines(evaluation: Evaluation) -> list[str]:
+    """For a suite that groups its splits (`Suite.split_groups`, SyntaxGym's circuits): its score, the mean
+    of the primary metric's means over the ranked splits the score averages, and the same mean per group;
+    none where a split of it has no cell (a run with `--limit` has every split)."""
+    from structbench.analysis.suite_score import score_splits
+
+    record = evaluation.record
+    suite = registry.suite(f"{record.suite}@{record.version}")
+    if not suite.split_groups:
+        return []
+    metric = suite.spec.primary_metric
+
+    def mean(splits: tuple[str, ...]) -> str:
+        values = [record.scores[s][metric].mean for s in splits if metric in record.scores.get(s, {})]
+        return f"{sum(values) / len(values):.4f}" if values and len(values) == len(splits) else "-"
+
+    ranked = tuple(score_splits(suite.spec))
+    lines = [f"score: {mean(ranked)} (mean {metric} over the {len(ranked)} ranked splits)"]
+    lines += [f"  {group}: {mean(splits)} ({len(splits)} splits)" for group, splits in suite.split_groups.items()]
+    return lines
 
 
 def add_command(commands: Commands) -> None:

@@ -387,3 +387,33 @@ def test_through_the_runner(runner: Runner, name: str) -> None:
     gulordava = runner.evaluate("agreement-gulordava", ModelSpec(name=name, params=params), [0])
     assert gulordava.status == {"0": "n/a"}
     assert "agreement-gulordava has none: train it elsewhere" in gulordava.errors["0"]
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_region_surprisals_sum_each_words_bits_given_the_sentence_before_it(name: str) -> None:
+    """SyntaxGym's regions: -log2 p of each region's words, each given `<s>` and every word before it, no `</s>`."""
+    model = fitted(name)
+    sentences = [
+        [["the", "dogs"], ["near", "the", "cat"], ["are"], ["happy", "."]],
+        [["the"]],
+        [["the", "zebra"], ["sleeps"]],  # zebra is no training word: it counts as <unk>
+    ]
+    answers = model.region_surprisals(sentences)
+    assert model.net is not None
+    for regions, answer in zip(sentences, answers, strict=True):
+        ids = [SOS, *model.vocabulary.encode([w for region in regions for w in region])]
+        with torch.no_grad():
+            logits = model.net.eval()(torch.tensor([ids[:-1]]))[0]
+        direct = torch.log_softmax(logits.double(), dim=-1)
+        bits = [-float(direct[t - 1, ids[t]]) / math.log(2) for t in range(1, len(ids))]
+        expected, start = [], 0
+        for region in regions:
+            expected.append(sum(bits[start : start + len(region)]))
+            start += len(region)
+        assert answer == pytest.approx(expected, abs=1e-4)
+    # the regions of a sentence add up to its words' log-probability without the end token
+    words = [w for region in sentences[0] for w in region]
+    assert sum(answers[0]) == pytest.approx(-model.loglikelihood([([], words)])[0] / math.log(2), abs=1e-4)
+    untrained = MODELS[name](**TINY[name])
+    with pytest.raises(NotApplicable):
+        untrained.region_surprisals(sentences)

@@ -7,6 +7,8 @@ protocol a language model can answer without training; the class docstring says 
 
 from __future__ import annotations
 
+import bisect
+import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -30,7 +32,7 @@ from structbench.adapters.hf.common import (
 )
 from structbench.devices import DeviceName, resolve_device
 from structbench.errors import NotApplicable, UserError
-from structbench.protocols import shared_contexts
+from structbench.protocols import REGION_RULE, shared_contexts
 from structbench.specs import Example, Split
 
 TRANSDUCTION_PROMPT = "Input: {input}\nOutput:"
@@ -50,6 +52,17 @@ class NewlineStop:
 
     def __call__(self, input_ids: torch.Tensor, scores: object, **_: object) -> torch.Tensor:
         return self.table[input_ids[:, -1]]
+
+
+def token_regions(regions: Sequence[Sequence[str]], offsets: Sequence[tuple[int, int]]) -> list[int]:
+    """The region (its index) of each token of the sentence `regions` make (their words joined by single
+    spaces), from the tokens' character offsets: the region in which the token's first character falls,
+    where a region opens at the space that joins it to the one before (`REGION_RULE`)."""
+    edges, at = [], 0
+    for region in regions:
+        edges.append(max(at - 1, 0))
+        at += len(" ".join(region)) + 1
+    return [bisect.bisect_right(edges, int(first)) - 1 for first, _ in offsets]
 
 
 class HfCausalLm(HfModel):
@@ -73,6 +86,13 @@ class HfCausalLm(HfModel):
       continuation's sub-words are those of prompt + continuation beyond the prompt's own (the
       lm-evaluation-harness convention), so a tokenizer that merges across the space is scored on
       what it actually reads.
+    - region-surprisal (`region_surprisals`, SyntaxGym): each sentence is its regions' words joined by
+      single spaces, read from the start token; a region's surprisal is the sum, in bits, of its
+      sub-words' -log2 p, where a sub-word belongs to the region in which its first character falls
+      (by the fast tokenizer's character offsets) and the space joining a region to the one before
+      it belongs to the region it opens (`structbench.protocols.REGION_RULE`), so GPT-2's `Ġword`
+      is the region of `word`. No end-of-sequence token is scored. A slow tokenizer (no offsets) is
+      refused.
     - transduction (`transduce`): greedy decoding after `transduction_prompt` (default
       `"Input: {input}\\nOutput:"`), for at most `max_new_tokens` sub-words; the continuation is
       cut at the first end-of-sequence token and at its first newline and split on whitespace.
@@ -95,7 +115,13 @@ class HfCausalLm(HfModel):
     """
 
     name = "hf"
-    protocols: ClassVar[tuple[str, ...]] = ("minimal-pair", "forced-choice", "classification", "transduction")
+    protocols: ClassVar[tuple[str, ...]] = (
+        "minimal-pair",
+        "forced-choice",
+        "classification",
+        "transduction",
+        "region-surprisal",
+    )
 
     def __init__(
         self,
@@ -211,6 +237,51 @@ class HfCausalLm(HfModel):
             for i, value in zip(batch, sums.tolist(), strict=True):
                 scores[i] = float(value)
         return scores
+
+    def _token_logprobs(self, rows: Sequence[Sequence[int]]) -> list[list[float]]:
+        """Per row (which starts with the start token), the natural-log probability of each token after
+        the first given the tokens before it: one log-softmax and gather per batch, as `_score`."""
+        if rows:
+            self._check_context(max(len(row) for row in rows), "a scored sequence")
+        out: list[list[float]] = [[] for _ in rows]
+        for batch in by_length([len(row) for row in rows], self.batch_size):
+            ids, mask = right_padded([rows[i] for i in batch], self.pad_id, self.device)
+            with torch.no_grad():
+                logits = self.model(input_ids=ids, attention_mask=mask).logits
+            logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+            picked = logprobs.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1).double().tolist()
+            for row, i in enumerate(batch):
+                out[i] = picked[row][: len(rows[i]) - 1]
+        return out
+
+    def region_surprisals(self, sentences: list[list[list[str]]]) -> list[list[float]]:
+        """Each region's surprisal in bits, its sub-words chosen by their character offsets (the class
+        docstring, `REGION_RULE`), every sentence read after the start token."""
+        if self.shots:
+            raise UserError(
+                f"shots={self.shots} applies to transduction and classification only; region surprisals are "
+                "read from bare sentences, so drop --set shots."
+            )
+        if not getattr(self.tokenizer, "is_fast", False):
+            raise UserError(
+                f"the tokenizer of {self.pretrained!r} is a slow (Python) one, which gives no character offsets, and "
+                f"region surprisals need them ({REGION_RULE}); save a fast tokenizer (tokenizer.json) beside the model."
+            )
+        texts = [" ".join(" ".join(region) for region in regions) for regions in sentences]
+        self.check_readable(texts)
+        if not texts:
+            return []
+        encoded = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+        rows = [[self.start_id, *map(int, ids)] for ids in encoded["input_ids"]]
+        out = []
+        for regions, logprobs, offsets in zip(
+            sentences, self._token_logprobs(rows), encoded["offset_mapping"], strict=True
+        ):
+            sums = [0.0] * len(regions)
+            for logprob, region in zip(logprobs, token_regions(regions, offsets), strict=True):
+                sums[region] -= logprob / math.log(2)
+            out.append(sums)
+        return out
 
     def logprob(self, sequences: list[list[str]]) -> list[float]:
         """Summed natural-log probability of each whole sequence (its words joined by spaces), after the start token."""

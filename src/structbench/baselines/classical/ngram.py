@@ -7,7 +7,10 @@ uniform distribution over the vocabulary plus `<unk>`. Sentences are padded with
 end in `</s>`; words unseen in training become `<unk>`. `unigram` is add-one smoothed. Both
 are trained on the `input` tokens of a suite's train split and serve the minimal-pair and
 forced-choice protocols: whole sentences (`logprob`, natural logs, end of sentence included) and
-continuations of a context (`loglikelihood`, no end of sentence). On a suite whose train split is
+continuations of a context (`loglikelihood`, no end of sentence); and region surprisals
+(`region_surprisals`, SyntaxGym): a region's words' -log2 p, each word given `<s>` and every word
+before it in the sentence, summed per region (words are whole regions' tokens, so no word straddles
+two regions), no end of sentence. On a suite whose train split is
 empty (`agreement-gulordava`, zero-shot data) they have learned nothing, so they are `n/a` there
 with that reason rather than a row of ties scored as wrong.
 """
@@ -30,7 +33,7 @@ class KneserNey:
     """Interpolated modified Kneser-Ney language model; setting `order` (default 4)."""
 
     name = "ngram"
-    protocols = ("minimal-pair", "forced-choice")
+    protocols = ("minimal-pair", "forced-choice", "region-surprisal")
 
     def __init__(self, order: PositiveInt = 4) -> None:
         self.order = int(order)
@@ -107,6 +110,16 @@ class KneserNey:
         """log p(continuation | `<s>` context) of each request, with no `</s>`."""
         return [self._continued(context, continuation) for context, continuation in requests]
 
+    def region_surprisals(self, sentences: list[list[list[str]]]) -> list[list[float]]:
+        """Per sentence, each region's words' summed -log2 p, given `<s>` and the sentence's words before them."""
+        return [
+            [
+                -self._continued([w for earlier in regions[:i] for w in earlier], region) / math.log(2)
+                for i, region in enumerate(regions)
+            ]
+            for regions in sentences
+        ]
+
 
 def untrained(name: str) -> str:
     """Why a count-based model that saw no training sentence is `n/a`."""
@@ -132,7 +145,7 @@ class Unigram:
     """Add-one smoothed unigram model: the floor that ignores all context."""
 
     name = "unigram"
-    protocols = ("minimal-pair", "forced-choice")
+    protocols = ("minimal-pair", "forced-choice", "region-surprisal")
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
@@ -160,3 +173,7 @@ class Unigram:
     def loglikelihood(self, requests: list[tuple[list[str], list[str]]]) -> list[float]:
         """log p of each continuation's words, with no `</s>`: the context is ignored, as a unigram model does."""
         return [self._words(continuation) for _, continuation in requests]
+
+    def region_surprisals(self, sentences: list[list[list[str]]]) -> list[list[float]]:
+        """Per sentence, each region's words' summed -log2 p, the context ignored."""
+        return [[-self._words(region) / math.log(2) for region in regions] for regions in sentences]

@@ -30,6 +30,9 @@ sentence, as the n-gram baselines give it (`structbench.baselines.classical.ngra
 so that the score is a proper probability over sentences (and a minimal pair's two candidates
 have the same length, so it moves both alike). Perplexity is per token, the tokens being the
 words plus `</s>` (`<s>` is given, never predicted): exp(-sum log p / tokens).
+
+`region_surprisals` (SyntaxGym) answers, per sentence given as regions of words, each region's summed
+-log2 p of its words, each given `<s>` and every word before it in the sentence, with no `</s>`.
 """
 
 from __future__ import annotations
@@ -76,6 +79,7 @@ __all__ = [
     "lm_sentences",
     "per_token_perplexity",
     "sequence_logprobs",
+    "word_logprobs",
 ]
 
 SCORE_ELEMENTS = 2**23
@@ -197,6 +201,32 @@ def sequence_logprobs(
     return out
 
 
+def word_logprobs(
+    net: LanguageModelNet,
+    sentences: Sequence[Sequence[int]],
+    device: torch.device,
+    *,
+    vocab_size: int,
+    amp: bool = False,
+) -> list[list[float]]:
+    """Per sentence, the natural-log probability of each of its ids given `<s>` and the ids before it,
+    with no `</s>`, in the given order: `sequence_logprobs` before the sum."""
+    net.eval()
+    out: list[list[float]] = [[] for _ in sentences]
+    asked = [i for i, sentence in enumerate(sentences) if sentence]  # an empty sentence has no word to score
+    with torch.inference_mode():
+        for batch in _score_batches([len(sentences[i]) + 1 for i in asked], vocab_size):
+            indices = [asked[k] for k in batch]
+            ids = _padded([[SOS, *sentences[i]] for i in indices]).to(device)
+            with torch.autocast("cuda", enabled=amp and device.type == "cuda"):
+                logits = net(ids[:, :-1])
+            picked = logits.float().log_softmax(dim=-1).gather(2, ids[:, 1:].unsqueeze(2)).squeeze(2)
+            rows = picked.double().cpu().tolist()
+            for row, i in enumerate(indices):
+                out[i] = rows[row][: len(sentences[i])]
+    return out
+
+
 def continuation_logprobs(
     net: LanguageModelNet,
     requests: Sequence[tuple[Sequence[int], Sequence[int]]],
@@ -263,7 +293,7 @@ class NeuralLanguageModel(NeuralModel):
     another suite's train split instead.
     """
 
-    protocols: ClassVar[tuple[str, ...]] = ("minimal-pair", "forced-choice")
+    protocols: ClassVar[tuple[str, ...]] = ("minimal-pair", "forced-choice", "region-surprisal")
     settings_class: ClassVar[type[LmSettings]] = LmSettings
     net_class: ClassVar[Callable[..., LanguageModelNet]]
     """The network, built from (settings, vocabulary size)."""
@@ -426,6 +456,24 @@ class NeuralLanguageModel(NeuralModel):
         encoded = [(self.vocabulary.encode(context), self.vocabulary.encode(words)) for context, words in requests]
         amp = self.settings is not None and self.settings.amp
         return continuation_logprobs(self.net, encoded, self.device, vocab_size=len(self.vocabulary), amp=amp)
+
+    def region_surprisals(self, sentences: list[list[list[str]]]) -> list[list[float]]:
+        """Each region's summed -log2 p of its words, each given `<s>` and the sentence's words before it,
+        with no `</s>` (`word_logprobs`); words outside the training vocabulary count as `<unk>`.
+        `NotApplicable` when the model was never trained."""
+        if self.net is None:
+            raise NotApplicable(self.untrained_reason)
+        ids = [self.vocabulary.encode([word for region in regions for word in region]) for regions in sentences]
+        amp = self.settings is not None and self.settings.amp
+        logprobs = word_logprobs(self.net, ids, self.device, vocab_size=len(self.vocabulary), amp=amp)
+        out = []
+        for regions, values in zip(sentences, logprobs, strict=True):
+            sums, start = [], 0
+            for region in regions:
+                sums.append(-sum(values[start : start + len(region)]) / math.log(2))
+                start += len(region)
+            out.append(sums)
+        return out
 
     def perplexity(self, sentences: Sequence[Sequence[str]]) -> float:
         """Per-token perplexity of the trained model on `sentences` (words plus `</s>`)."""
