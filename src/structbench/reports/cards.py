@@ -37,7 +37,7 @@ class SuiteCard(Frozen):
     citation: str
     """The paper(s) the suite reproduces."""
     family: str
-    """Research question: systematicity, agreement, lookup, completion, pos-induction."""
+    """Research question: systematicity, agreement, lookup, completion, pos-induction, memory, syntax."""
     protocol: ProtocolName
     """How models are asked."""
     primary_metric: str
