@@ -6,7 +6,8 @@ lm-eval's rule, as its code reads (v0.4.9.2): the task's context is empty and ea
 the tokenizer's BOS, else its EOS (`lm_eval/models/huggingface.py`, `prefix_token_id`), and the continuation
 is encoded alone without special tokens (`lm_eval/api/model.py`, `TemplateLM.loglikelihood`); the model reads
 prefix + continuation less its last token and the continuation's log-probabilities are summed; `acc` is
-`argmax([good, bad]) == 0`, so a tie counts right."""
+`argmax([good, bad]) == 0`, so a tie counts right (the suite's `accuracy_lm_eval`; its `accuracy` counts a tie
+wrong, as the paper does)."""
 
 from __future__ import annotations
 
@@ -103,25 +104,25 @@ def test_each_sentence_is_scored_as_lm_eval_scores_it(gpt2: HfCausalLm, pairs: l
     assert max(abs(b - e) for b, e in zip(bare, expected[:6], strict=True)) > 1e-3
 
 
-def test_verdicts_are_lm_evals_argmax_and_the_strict_rule_is_reported_beside(
+def test_accuracy_is_the_strict_rule_and_accuracy_lm_eval_is_lm_evals_argmax(
     gpt2: HfCausalLm, pairs: list[Example]
 ) -> None:
     suite = registry.suite("blimp")
     split = Split(suite=suite.spec.key, name="passive_1", role="test", draw=0, examples=pairs)
     predictions = ask(gpt2, suite.spec, pairs, batch_size=3)
-    metrics = suite.score(split, predictions).metrics
-    argmax = [float(np.argmax(scores) == 0) for scores in predictions]
+    scored = suite.score(split, predictions)
+    argmax = [float(np.argmax(scores) == 0) for scores in predictions]  # lm-eval's acc, gold index 0
     strict = [float(scores[0] > scores[1]) for scores in predictions]
-    assert metrics["accuracy"] == (sum(argmax) / len(pairs), len(pairs))
-    assert metrics["accuracy_strict"] == (sum(strict) / len(pairs), len(pairs))
-    # the upstream pair whose two sentences are one string: an exact tie, right for lm-eval, wrong for the paper
+    assert scored.metrics["accuracy"] == (sum(strict) / len(pairs), len(pairs))
+    assert scored.metrics["accuracy_lm_eval"] == (sum(argmax) / len(pairs), len(pairs))
+    # the upstream pair whose two sentences are one string: an exact tie, wrong for the paper, right for lm-eval
     good, bad = predictions[-1]
     assert good == bad
-    assert suite.score(split, predictions).correct[-1] is True
-    assert metrics["accuracy"][0] - metrics["accuracy_strict"][0] == pytest.approx(1 / len(pairs))
+    assert scored.correct[-1] is False
+    assert scored.metrics["accuracy_lm_eval"][0] - scored.metrics["accuracy"][0] == pytest.approx(1 / len(pairs))
 
 
-def test_a_constructed_tie_counts_right_in_accuracy_and_wrong_in_accuracy_strict(gpt2: HfCausalLm) -> None:
+def test_a_constructed_tie_counts_wrong_in_accuracy_and_right_in_accuracy_lm_eval(gpt2: HfCausalLm) -> None:
     suite = registry.suite("blimp")
     words = "The cat was seen by Susan .".split()
     examples = [
@@ -133,8 +134,9 @@ def test_a_constructed_tie_counts_right_in_accuracy_and_wrong_in_accuracy_strict
     split = Split(suite=suite.spec.key, name="passive_1", role="test", draw=0, examples=examples)
     scored = suite.score(split, predictions)
     other = float(predictions[1][0] > predictions[1][1])
-    assert scored.metrics["accuracy"] == ((1.0 + other) / 2, 2)
-    assert scored.metrics["accuracy_strict"] == ((0.0 + other) / 2, 2)
+    assert scored.metrics["accuracy"] == ((0.0 + other) / 2, 2)
+    assert scored.metrics["accuracy_lm_eval"] == ((1.0 + other) / 2, 2)
+    assert scored.correct[0] is False
 
 
 def test_without_a_bos_token_the_prefix_is_eos(tmp_path: Path, corpus: list[str], pairs: list[Example]) -> None:

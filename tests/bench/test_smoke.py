@@ -169,8 +169,17 @@ def check_agreement_at_verb(output: str) -> None:
     assert float(row(output, "  ratio 2.0.0 / 1.0.0:")[0].rstrip("x")) == pytest.approx(continued / old, rel=0.01)
 
 
+def check_blimp_gpt2(output: str) -> None:
+    # the run's wall time, then the strict and lm-eval accuracies (%): lm-eval's counts ties right, so never lower
+    assert re.search(rf"wall time of the run: {NUMBER} s \(67 paradigms\)", output), output
+    for label in ("suite score (mean of 67)", "  anaphor_agreement", "  subject_verb_agreement"):
+        strict, lm_eval = (float(value) for value in row(output, label))
+        assert 0.0 <= strict <= lm_eval <= 100.0, output
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "agreement_at_verb.py": check_agreement_at_verb,
+    "blimp_gpt2.py": check_blimp_gpt2,
     "chaos.py": check_chaos,
     "concurrent_reports.py": check_concurrent_reports,
     "interval_coverage.py": check_interval_coverage,

@@ -10,19 +10,28 @@ binding, control/raising, determiner-noun agreement, ellipsis, filler-gap, irreg
 islands, NPI licensing, quantifiers, subject-verb agreement) and 4 fields (`field`: morphology,
 syntax, semantics, syntax_semantics).
 
-Scoring is lm-evaluation-harness 0.4's `blimp` task, so that a user moving from it gets the same
-verdict on every pair: each sentence is a continuation of an empty context (`input` is empty,
-the spec's `continuations`), asked through `loglikelihood`; a language model returns the summed
-natural-log probability of the sentence's tokens given its start token alone, with no end
-token and no length normalisation (the Hugging Face adapter reads the text `" " + sentence`
-after the tokenizer's BOS, or EOS where it has none, as lm-eval's `HFLM` does). Primary metric
-`accuracy` is lm-eval's `acc`: the pair is right when the acceptable sentence's log-probability
-is the first largest of the two, so a tie counts right (lm-eval takes `np.argmax` of
-[good, bad], which returns the first of equal values, and the gold index is 0); `accuracy_strict`
-is the paper's rule, the acceptable sentence strictly more probable, so a tie counts wrong. The
-two differ by exactly the share of tied pairs. The suite score is the unweighted mean of the 67
-paradigm accuracies (every split is a ranked generalisation split of 1,000 pairs), the overall
-number of the paper's Table 3 and of lm-eval's `blimp` group (`weight_by_size: False`).
+Sentences are scored as lm-evaluation-harness 0.4's `blimp` task scores them, so that a user
+moving from it gets the same log-probability for every sentence: each sentence is a continuation
+of an empty context (`input` is empty, the spec's `continuations`), asked through
+`loglikelihood`; a language model returns the summed natural-log probability of the sentence's
+tokens given its start token alone, with no end token and no length normalisation (the Hugging
+Face adapter reads the text `" " + sentence` after the tokenizer's BOS, or EOS where it has none,
+as lm-eval's `HFLM` does).
+
+Ties. The primary metric `accuracy` is the paper's rule and every structbench minimal-pair
+suite's: a pair is right when the acceptable sentence is strictly more probable, so a tie counts
+wrong. `accuracy_lm_eval` is lm-eval's `acc`, whose code takes `np.argmax([ll_good, ll_bad])` and
+compares it with the gold index 0: numpy returns the first of equal values, so a tie counts
+right. The two differ by exactly the share of tied pairs; a user of lm-eval finds its number in
+`accuracy_lm_eval`. The strict rule ranks because lm-eval's would rank a model that scores every
+sentence alike (one that learned nothing) at 100%. Seven upstream pairs hold the same sentence
+twice (`IDENTICAL_PAIRS`): every model ties on them, so under the strict rule none passes them,
+the oracle included (its ceiling is 0.998 on passive_1 and 0.995 on principle_A_case_2), and
+lm-eval counts them right for every model.
+
+The suite score is the unweighted mean of the 67 paradigm accuracies (every split is a ranked
+generalisation split of 1,000 pairs), the overall number of the paper's Table 3 and of
+lm-eval's `blimp` group (`weight_by_size: False`).
 
 Every example keeps `field`, `linguistics_term`, `one_prefix_method`, `two_prefix_method` and
 `pairID` as metadata; the primary metric is broken down by `linguistics_term` and `field`.
@@ -183,26 +192,27 @@ IDENTICAL_PAIRS = 7
 """Pairs whose acceptable and unacceptable sentences are the same string upstream (2 of `passive_1`, 5 of
 `principle_A_case_2`): a tie for every model."""
 
-CHECKED = f"""How it was checked (tests/suites/test_blimp.py): built from the pinned BLiMP.zip, 67 splits of 1,000
+CHECKED = """How it was checked (tests/suites/test_blimp.py): built from the pinned BLiMP.zip, 67 splits of 1,000
 pairs each with pairIDs 0-999, every pair's sentences as upstream (whitespace tokens rejoined give the published
-string); 12 phenomena and 4 fields; the oracle scores 1.0 on every split; the manifest matches. Scoring was
+string); 12 phenomena and 4 fields; the oracle scores 1.0 on every split but passive_1 and principle_A_case_2,
+where the 7 identical pairs tie (accuracy_lm_eval 1.0 everywhere); the manifest matches. Scoring was
 checked against lm-evaluation-harness 0.4.9.2 read line by line (lm_eval/tasks/blimp/_template_yaml: empty
 context, choices [sentence_good, sentence_bad], target 0, metric acc; lm_eval/api/model.py TemplateLM.loglikelihood:
 an empty context becomes the prefix token and the continuation " " + sentence is encoded without special tokens;
 lm_eval/models/huggingface.py: the prefix token is BOS, else EOS; lm_eval/api/task.py: acc = argmax(lls) == gold)
 and against a direct transformers forward pass on a small GPT-2 with a byte-level BPE tokenizer (per-sentence
 log-probabilities within 1e-4), ties included (tests/adapters/test_hf_blimp.py). The published rows' means over
-the 67 paradigms equal the corrected Table 3 (61.2, 69.8, 69.6, 83.0; human 88.6). {IDENTICAL_PAIRS} pairs are
-the same sentence twice upstream: every model ties on them."""
+the 67 paradigms equal the corrected Table 3 (61.2, 69.8, 69.6, 83.0; human 88.6)."""
 """How the suite was checked against its paper and lm-eval (`SuiteSpec.checked`)."""
-DEVIATIONS = """Deviation: scoring is lm-evaluation-harness's rather than the paper's own code: log p of each
-sentence after the model's start token, with no end token (the paper's n-gram and LSTM scored whole sentences with
-their own tools), and a tie counts right in the primary `accuracy` (lm-eval's argmax) while the paper counts it
-wrong (`accuracy_strict` reports that rule). Two paradigms' linguistics_term is `s-selection` in the data files
-(animate_subject_passive, animate_subject_trans); the paper and the authors' results file count them under
-argument_structure, and so does the suite (12 phenomena). principle_A_case_2's field is spelled `syntax/semantics`
-upstream and `syntax_semantics` here, as for the other binding paradigms. The 7 identical pairs are kept as
-published."""
+DEVIATIONS = f"""Deviation: sentences are scored as lm-evaluation-harness scores them rather than with the paper's
+own code: log p of each sentence after the model's start token, with no end token (the paper's models scored whole
+sentences with their own tools). A tie counts wrong in `accuracy`, as in the paper; lm-eval counts it right, which
+`accuracy_lm_eval` reports. {IDENTICAL_PAIRS} pairs hold the same sentence twice upstream (2 of passive_1, 5 of
+principle_A_case_2), a tie for every model: kept as published, so no model reaches 1.0 there under the strict rule.
+Two paradigms' linguistics_term is `s-selection` in the data files (animate_subject_passive, animate_subject_trans);
+the paper and the authors' results file count them under argument_structure, and so does the suite (12 phenomena).
+principle_A_case_2's field is spelled `syntax/semantics` upstream and `syntax_semantics` here, as for the other
+binding paradigms."""
 """Where the suite departs from the paper, and why (`SuiteSpec.deviations`)."""
 
 
@@ -287,15 +297,6 @@ def lm_eval_verdicts(examples: Sequence[Example], predictions: Sequence[Any]) ->
     return verdicts
 
 
-def strict_verdicts(examples: Sequence[Example], predictions: Sequence[Any]) -> list[float | None]:
-    """The paper's rule per pair: 1 when the gold candidate is strictly more probable than every other."""
-    verdicts: list[float | None] = []
-    for example, scores in zip(examples, predictions, strict=True):
-        gold = example.answer or 0
-        verdicts.append(float(all(scores[gold] > value for i, value in enumerate(scores) if i != gold)))
-    return verdicts
-
-
 class Blimp(Suite):
     """BLiMP's 67 paradigms of 1,000 minimal pairs, scored as lm-evaluation-harness scores them."""
 
@@ -306,7 +307,8 @@ class Blimp(Suite):
         protocol="minimal-pair",
         description="67 paradigms of 1,000 English minimal pairs (an acceptable and an unacceptable sentence) in "
         "12 phenomena of morphology, syntax and semantics: a language model must find the acceptable sentence more "
-        "probable. Scored as lm-evaluation-harness's blimp task (ties count right; accuracy_strict counts them wrong).",
+        "probable (a tie counts wrong). Sentences are scored as lm-evaluation-harness's blimp task scores them, and "
+        "accuracy_lm_eval is its acc (a tie counts right).",
         citation=CITATION,
         checked=CHECKED,
         deviations=DEVIATIONS,
@@ -339,12 +341,9 @@ class Blimp(Suite):
     def extra_metrics(
         self, split: str, examples: Sequence[Example], predictions: Sequence[Any]
     ) -> Mapping[str, PerExample]:
-        """`accuracy` as lm-eval's `acc` (a tie counts right), replacing the protocol's strict one, and
-        `accuracy_strict`, the paper's rule (a tie counts wrong)."""
-        return {
-            "accuracy": lm_eval_verdicts(examples, predictions),
-            "accuracy_strict": strict_verdicts(examples, predictions),
-        }
+        """`accuracy_lm_eval`, lm-evaluation-harness's `acc` (a tie counts right), beside the protocol's
+        `accuracy` (the paper's rule: a tie counts wrong)."""
+        return {"accuracy_lm_eval": lm_eval_verdicts(examples, predictions)}
 
     def oracle(self, splits: Mapping[str, Split]) -> GoldPairScorer:
         return GoldPairScorer(*(splits[uid] for uid in PHENOMENON))
