@@ -201,7 +201,7 @@ context, choices [sentence_good, sentence_bad], target 0, metric acc; lm_eval/ap
 an empty context becomes the prefix token and the continuation " " + sentence is encoded without special tokens;
 lm_eval/models/huggingface.py: the prefix token is BOS, else EOS; lm_eval/api/task.py: acc = argmax(lls) == gold)
 and against a direct transformers forward pass on a small GPT-2 with a byte-level BPE tokenizer (per-sentence
-log-probabilities within 1e-4), ties included (tests/adapters/test_hf_blimp.py). The published rows' means over
+log-probabilities within 1e-4), ties included (the hf adapter's BLiMP tests). The published rows' means over
 the 67 paradigms equal the corrected Table 3 (61.2, 69.8, 69.6, 83.0; human 88.6)."""
 """How the suite was checked against its paper and lm-eval (`SuiteSpec.checked`)."""
 DEVIATIONS = f"""Deviation: sentences are scored as lm-evaluation-harness scores them rather than with the paper's
@@ -230,7 +230,7 @@ def _pair(uid: str, line: int, row: Any) -> Example:
     if (
         not all(isinstance(s, str) and s.split() and " ".join(s.split()) == s for s in sentences)
         or not all(isinstance(flag, bool) for flag in flags)
-        or not (isinstance(pair_id, str) and pair_id.isdigit())
+        or not (isinstance(pair_id, str) and pair_id.isascii() and pair_id.isdigit())
         or row.get("UID") != uid
     ):
         raise _malformed(
