@@ -3,19 +3,21 @@ what it measured per paradigm and phenomenon.
 
 Part 1 makes the checkpoint: a byte-level BPE tokenizer (`--vocab` tokens, `tests/support/hf_models.py`'s
 `bpe_tokenizer`, GPT-2's `<|endoftext|>` as BOS and EOS) and a GPT-2 (`--layers` layers, `--width` wide, 4
-heads, 128 positions) trained from scratch for `--seconds` on one CPU thread, on the sentences of the UD English
-EWT dev and test files (`ud_english_ewt/en_ewt-ud-{dev,test}.conllu` under STRUCTBENCH_SOURCE_DIR, their
-`# text =` lines: no BLiMP sentence), each read as BLiMP is scored, `<|endoftext|>` + " " + sentence, then
-`<|endoftext|>`; AdamW at 1e-3, batches of 32 sentences in a seeded order. It is saved with `save_pretrained`.
+heads, 128 positions; defaults 1,000, 2 and 64) trained from scratch for `--seconds` on one CPU thread, on the
+sentences of the UD English EWT dev and test files (`ud_english_ewt/en_ewt-ud-{dev,test}.conllu` under
+STRUCTBENCH_SOURCE_DIR, their `# text =` lines: no BLiMP sentence), each read as BLiMP is scored,
+`<|endoftext|>` + " " + sentence, then `<|endoftext|>`, cut at 64 tokens; AdamW at 1e-3, batches of 32 sentences
+of similar length in a seeded order. It is saved with `save_pretrained`.
 
 Part 2 runs, on one thread, in a fresh store:
 
     python -m structbench.cli run --suite blimp --model hf --set pretrained=DIR --set batch_size=64 --json
 
 and prints its wall time (the suite already built), the suite score (`accuracy`, the strict rule, and
-`accuracy_lm_eval`, lm-evaluation-harness's), the mean per phenomenon, and the best and worst paradigms.
+`accuracy_lm_eval`, lm-evaluation-harness's), the mean per phenomenon (each paradigm's with `--per-paradigm`),
+and the best and worst paradigms.
 
-    STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/blimp_gpt2.py [--seconds 180] [--out DIR] [--smoke]
+    STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/blimp_gpt2.py [--seconds 180] [--out DIR] [--per-paradigm] [--smoke]
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def train(
         [special, *ids, special]
         for ids in tokenizer([" " + s for s in sentences], add_special_tokens=False)["input_ids"]
     ]
-    rows = [row[:128] for row in rows]
+    rows = [row[:64] for row in rows]
     config = GPT2Config(
         vocab_size=len(tokenizer),
         n_positions=128,
@@ -83,10 +85,11 @@ def train(
     model.train()
     steps, tokens, losses = 0, 0, []
     started = time.perf_counter()
+    by_length = sorted(range(len(rows)), key=lambda i: len(rows[i]))
+    batches = [by_length[start : start + 32] for start in range(0, len(rows), 32)]  # little padding in each
     while time.perf_counter() - started < seconds:
-        order = torch.randperm(len(rows), generator=generator).tolist()
-        for start in range(0, len(rows), 32):
-            batch = [rows[i] for i in order[start : start + 32]]
+        for index in torch.randperm(len(batches), generator=generator).tolist():
+            batch = [rows[i] for i in batches[index]]
             width_now = max(len(row) for row in batch)
             ids = torch.full((len(batch), width_now), special)
             labels = torch.full((len(batch), width_now), -100)
@@ -153,11 +156,12 @@ def run_blimp(checkpoint: Path, store: Path, limit: int | None) -> tuple[float, 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=180.0, help="training time (default 180)")
-    parser.add_argument("--vocab", type=int, default=2000)
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--width", type=int, default=128)
+    parser.add_argument("--vocab", type=int, default=1000)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--width", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, help="where to save the checkpoint (default: a temporary folder)")
+    parser.add_argument("--per-paradigm", action="store_true", help="also print each paradigm's two accuracies")
     parser.add_argument("--smoke", action="store_true", help="2 s of a 1-layer model, 10 pairs per paradigm")
     args = parser.parse_args()
     if args.smoke:
@@ -193,6 +197,10 @@ def main() -> int:
             f"{'  ' + phenomenon:<28}{100 * mean(strict[u] for u in uids):>12.1f}"
             f"{100 * mean(lm_eval[u] for u in uids):>20.1f}"
         )
+    if args.per_paradigm:
+        for uids in PARADIGMS.values():
+            for uid in uids:
+                print(f"{'    ' + uid:<56}{100 * strict[uid]:>8.1f}{100 * lm_eval[uid]:>8.1f}")
     ranked = sorted(strict, key=lambda uid: strict[uid])
     print("worst paradigms: " + ", ".join(f"{uid} {100 * strict[uid]:.1f}" for uid in ranked[:3]))
     print("best paradigms: " + ", ".join(f"{uid} {100 * strict[uid]:.1f}" for uid in ranked[-3:][::-1]))
