@@ -4,6 +4,8 @@ A word-level tokenizer (tokenizers' `WordLevel` model after `WhitespaceSplit`, w
 `PreTrainedTokenizerFast`) whose vocabulary is every token of the named suites' splits plus the
 words of the adapters' default prompts, so that nothing a suite asks for is unknown. Models are a
 2-layer, 32-dimension GPT-2 and a T5 of the same size, saved with `save_pretrained` (safetensors).
+`bpe_gpt2` is a GPT-2 whose tokenizer is a byte-level BPE trained on given sentences, as GPT-2's own
+(" word" and "word" are different tokens), for what depends on sub-words and spaces (BLiMP's scoring).
 Nothing is downloaded.
 
     python tests/support/hf_models.py OUT_DIR [--suite agreement-attractors --suite miniscan]
