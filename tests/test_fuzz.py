@@ -17,6 +17,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from structbench.runs.arguments import parse_seeds, parse_settings
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
-from structbench.suites import lookup_tables, pos_induction, question_formation, symbol_rewriting
+from structbench.suites import blimp, lookup_tables, pos_induction, question_formation, symbol_rewriting
 from structbench.suites.agreement import gulordava as agreement
 from structbench.suites.agreement import linzen
 from structbench.suites.completion import msr as msr_completion
@@ -53,6 +54,12 @@ def head(path: str, lines: int = 12) -> str:
     """The first `lines` lines of a published file: the near-valid seed of its mutations."""
     with (SHARED_DATA / path).open(encoding="utf-8") as handle:
         return "".join(next(handle, "") for _ in range(lines))
+
+
+def blimp_seed() -> str:
+    """One paradigm's file in the published BLiMP zip, whole: a paradigm is valid with its 1,000 pairs only."""
+    with zipfile.ZipFile(SHARED_DATA / "blimp" / "BLiMP.zip") as archive:
+        return archive.read("data/adjunct_island.jsonl").decode("utf-8")
 
 
 def linzen_seed(tmp: Path) -> str:
@@ -97,6 +104,7 @@ LOADERS: dict[str, tuple[Callable[[str], object], str]] = {
     ),
     "question-formation-grammar": (question_formation.parse_grammar, head("question_formation/question.gr", 30)),
     "gulordava": (agreement.parse_gulordava, head("agreement_gulordava/generated.tab", 41)),
+    "blimp": (lambda text: blimp.parse_paradigm("adjunct_island", text), blimp_seed()),
     "conll-u": (lambda text: pos_induction.read_word_tag(text, 4), head("ud_english_ewt/en_ewt-ud-dev.conllu", 40)),
     "word-tag": (lambda text: pos_induction.read_word_tag(text), "The\tDT\ndog\tNN\nruns\tVBZ\n\n#\t#\n0\tCD\n"),
     "linzen": (linzen.parse_linzen, ""),

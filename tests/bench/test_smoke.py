@@ -169,6 +169,14 @@ def check_agreement_at_verb(output: str) -> None:
     assert float(row(output, "  ratio 2.0.0 / 1.0.0:")[0].rstrip("x")) == pytest.approx(continued / old, rel=0.01)
 
 
+def check_blimp_gpt2(output: str) -> None:
+    # the run's wall time, then the strict and lm-eval accuracies (%): lm-eval's counts ties right, so never lower
+    assert re.search(rf"wall time of the run: {NUMBER} s \(67 paradigms\)", output), output
+    for label in ("suite score (mean of 67)", "  anaphor_agreement", "  subject_verb_agreement"):
+        strict, lm_eval = (float(value) for value in row(output, label))
+        assert 0.0 <= strict <= lm_eval <= 100.0, output
+
+
 def check_induction_metrics(output: str) -> None:
     assert re.search(r"structbench ms \(all 7 metrics\)\s+scikit-learn ms \(V-measure\)\s+ratio", output)
     assert re.search(rf"^10000(\s+{NUMBER}){{3}}$", output, re.MULTILINE), output
@@ -178,6 +186,7 @@ def check_induction_metrics(output: str) -> None:
 
 CHECKS: dict[str, Callable[[str], None]] = {
     "agreement_at_verb.py": check_agreement_at_verb,
+    "blimp_gpt2.py": check_blimp_gpt2,
     "induction_metrics.py": check_induction_metrics,
     "chaos.py": check_chaos,
     "concurrent_reports.py": check_concurrent_reports,

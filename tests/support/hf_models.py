@@ -4,6 +4,8 @@ A word-level tokenizer (tokenizers' `WordLevel` model after `WhitespaceSplit`, w
 `PreTrainedTokenizerFast`) whose vocabulary is every token of the named suites' splits plus the
 words of the adapters' default prompts, so that nothing a suite asks for is unknown. Models are a
 2-layer, 32-dimension GPT-2 and a T5 of the same size, saved with `save_pretrained` (safetensors).
+`bpe_gpt2` is a GPT-2 whose tokenizer is a byte-level BPE trained on given sentences, as GPT-2's own
+(" word" and "word" are different tokens), for what depends on sub-words and spaces (BLiMP's scoring).
 Nothing is downloaded.
 
     python tests/support/hf_models.py OUT_DIR [--suite agreement-attractors --suite miniscan]
@@ -121,6 +123,71 @@ def tiny_gpt2(words: Iterable[str], out: Path, *, seed: int = 0, bos: bool = Tru
         bos_token_id=tokenizer.bos_token_id if bos else tokenizer.eos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    model = GPT2LMHeadModel(config)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+BPE_SPECIAL = "<|endoftext|>"
+"""GPT-2's one special token: BOS, EOS and unknown alike."""
+
+
+def bpe_tokenizer(sentences: Iterable[str], *, vocab_size: int = 600, bos: bool = True) -> Any:
+    """A byte-level BPE trained here on `sentences` (tokenizers' `BpeTrainer`, GPT-2's pre-tokenizer without
+    a prefix space), as a `GPT2TokenizerFast` whose BOS and EOS are `<|endoftext|>`, as GPT-2's are; `bos=False`
+    leaves the BOS undefined (the adapter and lm-evaluation-harness then start from EOS). Like GPT-2's, it reads
+    " word" and "word" as different tokens, and any text at all (every byte is in its alphabet)."""
+    import json
+
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import GPT2TokenizerFast
+
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=[BPE_SPECIAL],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    backend.train_from_iterator(list(sentences), trainer)
+    state = json.loads(backend.to_str())["model"]
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in state["merges"]]
+    specials: dict[str, Any] = {"bos_token": BPE_SPECIAL if bos else None}
+    return GPT2TokenizerFast(vocab=state["vocab"], merges=merges, **specials)  # type: ignore[no-untyped-call]
+
+
+def bpe_gpt2(
+    sentences: Iterable[str],
+    out: Path,
+    *,
+    seed: int = 0,
+    bos: bool = True,
+    layers: int = 2,
+    width: int = 32,
+    heads: int = 2,
+    vocab_size: int = 600,
+    positions: int = 128,
+) -> Path:
+    """A random GPT-2 (`layers` layers, `width` wide) with a byte-level BPE tokenizer trained on `sentences`
+    (`bpe_tokenizer`), saved in `out`."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    tokenizer = bpe_tokenizer(sentences, vocab_size=vocab_size, bos=bos)
+    special = tokenizer.eos_token_id
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_positions=positions,
+        n_embd=width,
+        n_layer=layers,
+        n_head=heads,
+        bos_token_id=special,
+        eos_token_id=special,
     )
     torch.manual_seed(seed)
     model = GPT2LMHeadModel(config)

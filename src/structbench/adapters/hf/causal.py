@@ -78,7 +78,9 @@ class HfCausalLm(HfModel):
     - minimal-pair, forced-choice (`logprob`): the sum of the natural-log probabilities of all
       sub-words of the sentence after the start token; no end-of-sequence token is scored. Where a
       suite's candidates continue a shared prefix (`loglikelihood`): the continuation's sub-words
-      after the start token and the prefix, each prefix run once for all its one-sub-word candidates.
+      after the start token and the prefix, each prefix run once for all its one-sub-word candidates;
+      the continuation is read as `" " + words` after the prefix's text, an empty prefix included
+      (lm-evaluation-harness's rule, so BLiMP's sentences are `" " + sentence` after the start token).
     - classification (`classify`): the prompt is `classification_prompt` with `{input}` replaced
       by the input (default `"{input}\\nAnswer:"`); each label is scored as the continuation
       `" " + label`, by the summed log-probability of its sub-words (not length-normalised), and
@@ -300,9 +302,10 @@ class HfCausalLm(HfModel):
         context (words joined by spaces), with no end token: lm-evaluation-harness's `loglikelihood`.
 
         The continuation's sub-words are those of context + " " + continuation beyond the context's own,
-        as in `classify`. A one-sub-word continuation (an agreement verb, mostly) is read off one forward
-        pass over its context, shared by every candidate after that context; a longer one is scored on
-        its own row (`_score`)."""
+        as in `classify`; after an empty context, those of " " + continuation (lm-eval's continuation of an
+        empty context, whose space is its target delimiter: BLiMP's sentences). A one-sub-word continuation
+        (an agreement verb, mostly) is read off one forward pass over its context, shared by every candidate
+        after that context; a longer one is scored on its own row (`_score`)."""
         if self.shots:
             raise UserError(
                 f"shots={self.shots} applies to transduction and classification only; continuations are "
@@ -312,10 +315,7 @@ class HfCausalLm(HfModel):
         self.check_readable([*texts, *(" ".join(words) for _, words in requests)])
         context_ids = [[self.start_id, *ids] for ids in self._encode(texts)]
         whole_ids = self._encode(
-            [
-                f"{text} {' '.join(words)}" if text else " ".join(words)
-                for text, (_, words) in zip(texts, requests, strict=True)
-            ]
+            [f"{text} {' '.join(words)}" for text, (_, words) in zip(texts, requests, strict=True)]
         )
         continuations = [whole[len(context) - 1 :] for whole, context in zip(whole_ids, context_ids, strict=True)]
         scores = [0.0] * len(requests)
