@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -145,9 +146,14 @@ def read_protected(path: Path, member: str = GEN_MEMBER, password: bytes = PASSW
                 raise UserError(f"{path} holds no {member}; {fix}.") from None
             if info.compress_type == AES:
                 raise UserError(f"{path}: {member} is AES-encrypted, which Python's zipfile cannot read; {fix}.")
-            data = archive.read(info, pwd=password)
-    except RuntimeError as error:  # zipfile: "Bad password for file ..."
-        raise UserError(f"{path}: {member} does not open with the published password ({error}); {fix}.") from None
+            try:
+                data = archive.read(info, pwd=password)
+            except (RuntimeError, zlib.error, zipfile.BadZipFile) as error:
+                # RuntimeError: ZipCrypto's check byte refused the password; a wrong password that passes that
+                # one-byte check (1 in 256) inflates garbage: zlib.error, or BadZipFile for the CRC
+                raise UserError(
+                    f"{path}: {member} does not open with the published password ({error}); {fix}."
+                ) from None
     except (zipfile.BadZipFile, NotImplementedError, EOFError, OSError) as error:
         raise UserError(f"{path} cannot be read as a zip ({error}); {fix}.") from None
     try:
