@@ -34,7 +34,15 @@ from structbench.runs.arguments import parse_seeds, parse_settings
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
-from structbench.suites import blimp, lookup_tables, pos_induction, question_formation, symbol_rewriting
+from structbench.suites import (
+    blimp,
+    cogs,
+    lookup_tables,
+    pos_induction,
+    question_formation,
+    slog,
+    symbol_rewriting,
+)
 from structbench.suites.agreement import gulordava as agreement
 from structbench.suites.agreement import linzen
 from structbench.suites.completion import msr as msr_completion
@@ -113,6 +121,8 @@ LOADERS: dict[str, tuple[Callable[[str], object], str]] = {
         lambda text: logic_bowman.parse_file(text, "train", 3),
         head("logic_bowman/train3"),
     ),
+    "cogs": (lambda text: cogs.examples_of("test", text, "test.tsv"), head("cogs/test.tsv")),
+    "slog": (lambda text: slog.examples_of("test", text, "test.tsv"), head("slog/varfree_LF/test.tsv")),
     "sweep-grid": (grid, GRID),
 }
 

@@ -32,7 +32,9 @@ ProtocolName = Literal[
 """How a suite asks a model (`SuiteSpec.protocol`); each is served by one method of `structbench.protocols.Model`."""
 PROTOCOLS: tuple[ProtocolName, ...] = get_args(ProtocolName)
 """`ProtocolName` in declaration order."""
-Family = Literal["systematicity", "agreement", "lookup", "completion", "pos-induction", "memory", "syntax"]
+Family = Literal[
+    "systematicity", "agreement", "lookup", "completion", "pos-induction", "memory", "syntax", "semantic-parsing"
+]
 """The research questions of the built-in suites, declared in the leaderboard's order of families."""
 FAMILY_ORDER: tuple[Family, ...] = get_args(Family)
 """`Family` in declaration order: the order in which the leaderboard shows families."""

@@ -64,6 +64,12 @@ class Suite(ABC):
     broken down: each group's value is the unweighted mean of the primary metric over its splits, as the
     suite score is over all of them (`structbench.analysis.suite_score.group_scores`). A class attribute,
     not a `SuiteSpec` field: grouping splits changes no data, hash or manifest."""
+
+    unpublished_splits: ClassVar[tuple[str, ...]] = ()
+    """Splits whose text the data's authors keep out of files a crawler reads (SLOG's gen set, published
+    only inside a password-protected zip): the report's error browser shows their example ids and the
+    models' predictions, never their inputs or gold answers. A class attribute, like `licence`: it
+    changes no data, hash or manifest."""
     superseded: ClassVar[tuple[type[Suite], ...]] = ()
     """Earlier versions of this suite, kept loadable as `ID@VERSION` so that stored results and
     released manifests of theirs stay usable; the registry serves the class itself by default."""

@@ -24,8 +24,10 @@ def test_every_claim_names_a_suite_split_and_model_that_exist() -> None:
     for claim in claims:
         for ref in [claim.greater, claim.lower, claim.not_below, claim.cell, *claim.than]:
             if ref is not None:
-                tests = {s.name for s in registry.suite(ref.suite or claim.suite).spec.splits_with_role("test")}
+                suite = registry.suite(ref.suite or claim.suite)
+                tests = {s.name for s in suite.spec.splits_with_role("test")}
                 assert ref.split in tests | {TRAINING}, f"{claim.id}: {ref.split}"
+                assert not ref.breakdown or ref.breakdown in suite.breakdown_keys, f"{claim.id}: {ref.breakdown}"
                 registry.model_factory(ref.model.partition("[")[0])
 
 
@@ -97,6 +99,30 @@ def test_a_claim_across_two_suites_reads_each_cell_from_its_own_suite() -> None:
     )
     verdict = check(across, elsewhere)
     assert verdict.status == "reproduced" and "b on lookup-tables/test: 50.0 [40.0, 60.0]" in verdict.evidence
+
+
+def test_a_claim_on_breakdown_conditions_reads_their_cells_and_never_the_whole_split() -> None:
+    structural_below = Claim(
+        id="structural-below-lexical", statement="A parses structural cases worse", source="a paper",
+        suite="cogs", metric="exact_match",
+        lower=CellRef(model="a", split="gen", breakdown="kind", level="structural"),
+        than=[CellRef(model="a", split="gen", breakdown="kind", level="lexical")],
+    )  # fmt: skip
+    rows = pd.DataFrame(
+        [
+            {"suite": "cogs", "version": "1.0.0", "model": "a", "split": "gen", "metric": "exact_match",
+             "breakdown": breakdown, "level": level, "mean": mean, "ci_low": mean - 0.05, "ci_high": mean + 0.05,
+             "interval": "t over 3 seeds"}
+            for breakdown, level, mean in [("", "", 0.5), ("kind", "structural", 0.1), ("kind", "lexical", 0.6)]
+        ]
+    )  # fmt: skip
+    verdict = check(structural_below, rows)
+    assert verdict.status == "reproduced"
+    assert verdict.evidence.startswith("a on cogs/gen[kind=structural]: 10.0 [5.0, 15.0] (t over 3 seeds) vs ")
+    assert check(structural_below, rows[rows.level != "lexical"]).status == "not measured"
+    assert check(structural_below, rows.assign(mean=[0.5, 0.7, 0.6])).status == "not reproduced"
+    with pytest.raises(ValueError, match="give both `breakdown` and `level`"):
+        CellRef(model="a", split="gen", breakdown="kind")
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,8 @@
 
 `claims.yaml` (packaged with the reports) states each finding as a comparison of cell means:
 one cell `greater` (or `lower`, or `not_below`) than each cell in `than`, or one `cell`
-`at_most` a bound. A cell is a test split's metric, or, on the split `training`, a statistic the
+`at_most` a bound. A cell is a test split's metric, over the whole split or over one breakdown
+condition of it (COGS's structural cases against its lexical ones), or, on the split `training`, a statistic the
 models report of their training (`statistics()`: a language model's `dev_perplexity`, DSR's
 `trials_to_criterion`). A claim is
 
@@ -62,7 +63,8 @@ TRAINING = "training"
 
 
 class CellRef(Frozen):
-    """One measured cell: a model label (as the report shows it), a test split and a metric."""
+    """One measured cell: a model label (as the report shows it), a test split and a metric, over the
+    whole split or over one breakdown condition of it."""
 
     model: str
     split: str
@@ -70,6 +72,16 @@ class CellRef(Frozen):
     """The claim's metric unless given."""
     suite: str | None = None
     """The claim's suite unless given: a finding across two suites (one objective against another)."""
+    breakdown: str = ""
+    """An `Example.meta` key the suite breaks its primary metric down by (COGS's `kind`), with `level`
+    its value (`structural`): the cell of the split's examples of that condition; empty for the whole split."""
+    level: str = ""
+
+    @model_validator(mode="after")
+    def _condition_whole(self) -> CellRef:
+        if bool(self.breakdown) != bool(self.level):
+            raise ValueError("give both `breakdown` and `level` (a condition of the split), or neither")
+        return self
 
 
 class Claim(Frozen):
@@ -118,8 +130,8 @@ def load_claims(path: Path | None = None) -> list[Claim]:
 
 
 def _find(cells: pd.DataFrame, claim: Claim, ref: CellRef) -> pd.Series | None:
-    """The whole-split cell of `ref` among `cells` (the report's rows), on the installed version of its
-    suite (the claim's, unless the cell names one), if measured."""
+    """The cell of `ref` among `cells` (the report's rows; the whole split's, or its breakdown condition's),
+    on the installed version of its suite (the claim's, unless the cell names one), if measured."""
     suite = ref.suite or claim.suite
     rows = cells[
         (cells["suite"] == suite)
@@ -127,8 +139,10 @@ def _find(cells: pd.DataFrame, claim: Claim, ref: CellRef) -> pd.Series | None:
         & (cells["model"] == ref.model)
         & (cells["split"] == ref.split)
         & (cells["metric"] == (ref.metric or claim.metric))
-        & (cells["breakdown"] == "")
+        & (cells["breakdown"] == ref.breakdown)
     ]
+    if ref.breakdown:
+        rows = rows[rows["level"].astype(str) == ref.level]
     return None if rows.empty else rows.iloc[0]
 
 
@@ -143,7 +157,8 @@ def _where(claim: Claim, ref: CellRef) -> str:
     """A cell's name in evidence: model, suite and split (and the metric where the cell names its own),
     e.g. `ngram on agreement-attractors/attractors-4`, so that a split is never read without its suite."""
     metric = f" {ref.metric}" if ref.metric else ""
-    return f"{ref.model} on {ref.suite or claim.suite}/{ref.split}{metric}"
+    condition = f"[{ref.breakdown}={ref.level}]" if ref.breakdown else ""
+    return f"{ref.model} on {ref.suite or claim.suite}/{ref.split}{condition}{metric}"
 
 
 def _shown(claim: Claim, ref: CellRef, row: pd.Series) -> str:

@@ -5,6 +5,11 @@ project's reference data (e.g. `lookup_tables/sample1/train.tsv`), a pinned URL 
 file's SHA-256. Lookup order: an explicit `--source-dir`, the environment
 variable `STRUCTBENCH_SOURCE_DIR`, the cache under `STRUCTBENCH_HOME`, and last a download
 from the pinned URL into the cache. Whatever is found must match the pinned hash.
+
+A file no copy of which was at hand when its suite was written (COGS's generalisation set) is
+pinned instead by its git blob id, the name git gives the file's bytes in the pinned commit's tree
+(the SHA-1 of `blob <size in bytes>`, a NUL byte and the bytes), which `git ls-tree` lists without
+the file being downloaded. It is checked the same way, on a local copy and on a download.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ import os
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from pydantic import Field
 
 from structbench.errors import SourceUnavailable, UserError
 from structbench.paths import sources_cache_dir
@@ -33,7 +40,21 @@ class SourceFile(Frozen):
     origin: str = ""
     """Where to get the file when there is no download address (e.g. a paper's supplement)."""
     sha256: str
-    """SHA-256 of the file's bytes; empty for a file the user supplies (licensed data), not checked."""
+    """SHA-256 of the file's bytes; empty for a file the user supplies (licensed data), not checked,
+    and for a file pinned by its `git_blob` instead."""
+    git_blob: str = Field("", pattern=r"^([0-9a-f]{40})?$")
+    """Git blob id of the file in the pinned commit (SHA-1 of `blob <size>`, a NUL byte and the bytes):
+    the pin of a file whose SHA-256 was never computed from a copy; empty for the others. Checked like
+    `sha256` (both, where both are given)."""
+
+    @property
+    def pinned(self) -> bool:
+        """Whether the file's bytes are pinned (by SHA-256 or git blob id): False for a user's own copy."""
+        return bool(self.sha256 or self.git_blob)
+
+    def pins(self) -> list[tuple[str, str]]:
+        """(kind, expected digest) of every pin the file has: `SHA-256` and/or `git blob id`."""
+        return [(kind, digest) for kind, digest in (("SHA-256", self.sha256), ("git blob id", self.git_blob)) if digest]
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -48,15 +69,32 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def git_blob_bytes(data: bytes) -> str:
+    """The git blob id of `data`: what `git hash-object` prints for a file holding these bytes."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def git_blob_file(path: Path) -> str:
+    """The git blob id of the file at `path`, read in blocks."""
+    digest = hashlib.sha1(b"blob %d\0" % path.stat().st_size, usedforsecurity=False)
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+_OF_FILE = {"SHA-256": sha256_file, "git blob id": git_blob_file}
+_OF_BYTES = {"SHA-256": sha256_bytes, "git blob id": git_blob_bytes}
+
+
 def _check(path: Path, source: SourceFile, origin: str) -> Path:
-    if not source.sha256:
-        return path
-    actual = sha256_file(path)
-    if actual != source.sha256:
-        raise UserError(
-            f"{path} (from {origin}) has SHA-256 {actual[:12]}… but {source.path} is pinned to "
-            f"{source.sha256[:12]}…; point {origin} at an unmodified copy of the published data."
-        )
+    for kind, expected in source.pins():
+        actual = _OF_FILE[kind](path)
+        if actual != expected:
+            raise UserError(
+                f"{path} (from {origin}) has {kind} {actual[:12]}… but {source.path} is pinned to "
+                f"{expected[:12]}…; point {origin} at an unmodified copy of the published data."
+            )
     return path
 
 
@@ -105,14 +143,15 @@ def _download(source: SourceFile, destination: Path) -> Path:
             f"({reason}); download it yourself or set {SOURCE_DIR_VARIABLE} to a folder that contains it.",
             short=f"{source.path} was not found locally and could not be downloaded ({reason})",
         ) from None
-    actual = sha256_bytes(data)
-    if actual != source.sha256:
-        raise SourceUnavailable(
-            f"the download of {source.url} has SHA-256 {actual[:12]}… instead of the pinned "
-            f"{source.sha256[:12]}…; the upstream file changed, so set {SOURCE_DIR_VARIABLE} to a copy "
-            "of the pinned version.",
-            short=f"the download of {source.path} is not the pinned file (SHA-256 {actual[:12]}…)",
-        )
+    for kind, expected in source.pins() or [("SHA-256", "")]:  # a download without a pin is never trusted
+        actual = _OF_BYTES[kind](data)
+        if actual != expected:
+            raise SourceUnavailable(
+                f"the download of {source.url} has {kind} {actual[:12]}… instead of the pinned "
+                f"{expected[:12]}…; the upstream file changed, so set {SOURCE_DIR_VARIABLE} to a copy "
+                "of the pinned version.",
+                short=f"the download of {source.path} is not the pinned file ({kind} {actual[:12]}…)",
+            )
     destination.parent.mkdir(parents=True, exist_ok=True)
     partial = destination.with_suffix(destination.suffix + ".part")
     partial.write_bytes(data)

@@ -57,7 +57,12 @@ def test_every_recipe_budget_is_valid_for_its_model(path: Path) -> None:
     _, recipe = load_recipe(path.parent.name, path.stem)
     assert set(BUDGETS) <= set(recipe.budgets), f"{path} lacks a budget"
     assert recipe.citation
-    suite = {"default": "grounded-weak", "lookup": "lookup-tables", "scan": "scan-simple"}.get(path.stem, path.stem)
+    suite = {
+        "default": "grounded-weak",
+        "lookup": "lookup-tables",
+        "scan": "scan-simple",
+        "semantic-parsing": "slog",
+    }.get(path.stem, path.stem)
     for budget in BUDGETS:
         resolve_settings(model.settings_class, path.parent.name, suite, budget, {})
     for listed in recipe.quickstart:  # a suite of another task would silently never get this recipe

@@ -69,8 +69,8 @@ def _skipped(board_list: Sequence[SuiteBoard], suites: Sequence[str] | None) -> 
         if name in shown or not _matches(name, suites):
             continue
         suite = registry.suite(name)
-        user_files = [source for source in suite.sources if not source.sha256]
-        missing = [source.path for source in suite.sources if source.sha256 and not sources.is_local(source)]
+        user_files = [source for source in suite.sources if not source.pinned]
+        missing = [source.path for source in suite.sources if source.pinned and not sources.is_local(source)]
         if user_files:
             reason = "needs your own copy of licensed data (" + ", ".join(s.path for s in user_files) + ")"
         elif freeze.built_manifest(suite) is not None:

@@ -1,5 +1,6 @@
-"""What the error browser shows, gathered at build time: each model's stored predictions on a board
-and the board's test examples where this structbench has them built.
+"""What the error browser shows, gathered at build time: each model's stored predictions on a board and
+the board's test examples where this structbench has them built (but never those of a split the suite
+declares unpublished, `Suite.unpublished_splits`).
 
 The store keeps one run's predictions of one split as a zlib block of JSON (`pack_predictions`);
 the build reads the blocks of the current finished runs as they are (`Store.prediction_blocks`),
@@ -60,6 +61,8 @@ def _examples_by_split(board: SuiteBoard, draws: Iterable[int]) -> dict[tuple[in
     out = {}
     for draw in draws:
         for split in board.splits:
+            if split in suite.unpublished_splits:  # the authors keep its text from crawlers: ids and predictions only
+                continue
             key = freeze.split_key(draw, split)
             if key in manifest.splits:
                 out[(draw, split)] = (manifest.splits[key].sha256, freeze.split_file(suite, key))
