@@ -59,6 +59,9 @@ class Layout:
     published_on: tuple[tuple[str, str], ...] = ()
     """(suite id pattern, suite id): the published numbers of the second suite stand beside the cells
     of the first too (Tran's part-of-speech numbers are on the WSJ, our suites on UD English)."""
+    elsewhere: tuple[tuple[str, str], ...] = ()
+    """(suite id, label): what the published column says beside that suite's numbers in another suite's
+    rows, so that a number measured on another corpus says so where it is read, not only in its source."""
 
     def holds(self, suite: str, model: str) -> bool:
         return any(fnmatch.fnmatchcase(suite, s) and fnmatch.fnmatchcase(model, m) for s, m in self.cells)
@@ -103,6 +106,7 @@ SECTIONS = (
         "Tran 2018 ch. 6: part-of-speech induction",
         (("pos-*", "*"),),
         published_on=(("pos-*", "pos-wsj"),),
+        elsewhere=(("pos-wsj", "WSJ, another corpus"),),
     ),
     Layout(
         "monner", "Monner 2011: Distracted Sequence Recall and grounded language", (("dsr*", "*"), ("grounded-*", "*"))
@@ -359,8 +363,16 @@ class _Sources:
         return tuple((number, text) for text, number in self.numbers.items())
 
 
-def _published(references: Sequence[Reference], metric: str, split: str, sources: _Sources, suite: str) -> str:
-    """The published values of (metric, split) of `references`, each with its spread and source number."""
+def _published(
+    references: Sequence[Reference],
+    metric: str,
+    split: str,
+    sources: _Sources,
+    suite: str,
+    elsewhere: Mapping[str, str] | None = None,
+) -> str:
+    """The published values of (metric, split) of `references`, each with its spread and source number,
+    and, for a number measured on another suite than `suite`, what it was measured on (`elsewhere`)."""
     shown = []
     for reference in references:
         value = reference.value(metric, split)
@@ -370,6 +382,8 @@ def _published(references: Sequence[Reference], metric: str, split: str, sources
         text = _printed(value) + ("" if spread is None else f" ± {_printed(spread)}")
         if metric in reference.undefined_metrics:
             text += " (not defined there: not comparable)"
+        if reference.suite != suite:
+            text += f" ({(elsewhere or {}).get(reference.suite, f'on {reference.suite}')})"
         shown.append(f"{text} [{sources.cite(reference, suite)}]")
     return "; ".join(shown)
 
@@ -409,12 +423,14 @@ def _rows_of(
     references: Sequence[Reference],
     claimed: set[tuple[str, str]],
     sources: _Sources,
+    elsewhere: Mapping[str, str] | None = None,
 ) -> list[Row]:
-    """The rows of one (suite, model) cell: `cells` are its cells as the claims read them."""
+    """The rows of one (suite, model) cell: `cells` are its cells as the claims read them; `elsewhere`
+    labels the published numbers of other suites (`Layout.elsewhere`)."""
     measured = {(str(r["split"]), str(r["metric"])): r for r in cells.to_dict("records")}
     rows = []
     for split, metric in _wanted(spec, references, claimed):
-        published = _published(references, metric, split, sources, spec.id)
+        published = _published(references, metric, split, sources, spec.id, elsewhere)
         cell = measured.get((split, metric))
         if cell is None:
             if published:  # a published number without a measured one: shown, not dropped
@@ -510,7 +526,8 @@ def _section(layout: Layout, keys: Sequence[Key], verdicts: Sequence[Verdict], g
         ours = [r for r in given.references if r.suite in layout.published_suites(suite) and r.ours == model]
         spec = given.specs.get((suite, version, suite_hash))
         if spec is not None:  # a store always holds the spec of its runs' suites; an older one may not
-            rows += _rows_of(spec, model, _cell_of(given.checked, key), ours, given.claimed.get(suite, set()), sources)
+            claimed = given.claimed.get(suite, set())
+            rows += _rows_of(spec, model, _cell_of(given.checked, key), ours, claimed, sources, dict(layout.elsewhere))
         first = selected.iloc[0]
         seeds = [int(seed) for seed in selected["seed"].tolist()]
         run, verify = _commands(suite, version, str(first["model_spec"]), model, seeds)
