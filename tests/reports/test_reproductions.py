@@ -158,4 +158,3 @@ def test_a_published_number_of_another_corpus_says_so_in_its_column(tmp_path: Pa
     row = row_of(text, "`pos-synthetic@1.0.0`", "`hmm`", "`test`", "`v_measure`")
     assert row.endswith(" (WSJ, another corpus) [1] |"), row
     assert "measured on `pos-wsj`, not on the suite of our row" in text  # and its source says it too
-
