@@ -115,6 +115,7 @@ def test_synthetic_corpus_is_ambiguous_and_the_oracle_solves_it(runner: Runner) 
             tags_of.setdefault(word, set()).add(tag)
     assert sum(len(t) > 1 for t in tags_of.values()) == 12
     assert suite.spec.n_clusters == len({t for e in test for t in e.tags or []}) == 11
+    assert (len(test), sum(len(e.input) for e in test)) == (3000, 19853)  # as the module docstring says
     # the best a one-cluster-per-word-type tagger can reach stays below 1
     by_type = induction_metrics([t for e in test for t in e.tags or []], [hash(w) for e in test for w in e.input])
     assert by_type["many_to_one"] < 0.95

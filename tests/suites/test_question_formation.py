@@ -10,13 +10,17 @@ from structbench import registry
 from structbench.data import freeze
 from structbench.runs.runner import Runner
 from structbench.specs import Example, ModelSpec, Split
+from structbench.suite import SourceFiles
+from structbench.suites import question_formation
 from structbench.suites.question_formation import (
     AUXILIARIES,
     INTRANSITIVE,
+    KEPT,
     PREPOSITIONS,
     RELATIVE_CLAUSES,
     RELATIVISERS,
     TRANSITIVE,
+    kept,
     parse_grammar,
     scored_by_mccoy,
     structure,
@@ -61,9 +65,10 @@ def test_closed_classes_are_those_of_the_grammars(grammar: str) -> None:
 
 
 def test_splits_are_disjoint_and_hold_out_rc_questions(built: tuple[str, dict[str, Split]]) -> None:
-    _, splits = built
+    path, splits = built
     sentences = {name: [tuple(e.input[:-2]) for e in split.examples] for name, split in splits.items()}
-    assert len(set(sentences["train"])) == len(sentences["train"]) == 120_000
+    # what the 2018 supplement's procedure keeps of 120,000 generated sentences (the authors' train files: 100,000)
+    assert len(set(sentences["train"])) == len(sentences["train"]) == KEPT[registry.suite(path).spec.id]
     assert not set(sentences["train"]) & (set(sentences["dev"]) | set(sentences["test"]) | set(sentences["gen"]))
 
     def kinds(examples: list[Example]) -> Counter[tuple[object, bool]]:
@@ -160,3 +165,51 @@ def test_on_noagr_gen_the_linear_rule_scores_zero_from_version_2(version: str, l
     linear = [[str(e.meta["first_aux"]), *h[1:]] for e, h in zip(gen.examples, hierarchical, strict=True)]
     assert suite.score(gen, linear).metrics["first_word_accuracy"] == (linear_share, 10_000)
     assert suite.score(gen, hierarchical).metrics["first_word_accuracy"] == (1.0, 10_000)
+
+
+@pytest.mark.parametrize(
+    ("key", "train"),
+    [
+        ("question-formation@1.0.0", 120_000),
+        ("question-formation-noagr@1.0.0", 120_000),
+        ("question-formation-noagr@2.0.0", 120_000),
+    ],
+)
+def test_earlier_versions_stay_loadable_as_released(key: str, train: int) -> None:
+    """The versions before the supplement's training-set procedure build to their committed manifests, with
+    120,000 training items after the drop, for the results stored on them."""
+    suite = registry.suite(key)
+    manifest = freeze.ensure_built(suite)
+    committed = (REPO / "src" / "structbench" / "suites" / "manifests" / f"{key}.json").read_text()
+    assert suite.spec.key == key and manifest.suite_hash in committed
+    assert manifest.splits["draw0/train"].n_examples == suite.spec.split("train").size == train
+
+
+def test_training_sets_drop_rc_subject_questions_after_generating() -> None:
+    """The 2018 supplement: 120,000 sentences generated, each given a task, and the question-task ones
+    with a relative clause on the subject left out, so train is what remains, not 120,000."""
+    plain, rc = "my yak can giggle".split(), "my yak that can read will giggle".split()
+    items = [(plain, "quest"), (plain, "decl"), (rc, "quest"), (rc, "decl")]
+    assert kept(items) == [(plain, "quest"), (plain, "decl"), (rc, "decl")]
+    assert registry.suite("question-formation").spec.split("train").size == KEPT["question-formation"] == 100_696
+    assert registry.suite("question-formation-noagr").spec.split("train").size == 96_257
+
+
+def test_the_agreement_train_takes_its_structure_shares_from_dev_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From 2.0.0 train's sentence-structure shares are measured on the published dev file, so that
+    the test set is read only to keep its sentences out of train."""
+    measured: list[list[str]] = []
+    shares_of = question_formation.structure_shares
+
+    def spy(examples: list[Example]) -> dict[tuple[str, str], float]:
+        measured.append([e.id for e in examples])
+        return shares_of(examples)
+
+    monkeypatch.setattr(question_formation, "structure_shares", spy)
+    monkeypatch.setattr(question_formation, "GENERATED", 600)  # the procedure, not its size
+    suite = registry.suite("question-formation")
+    splits = suite.generate(0, SourceFiles(suite.sources, SHARED_DATA))
+    assert len(measured) == 1 and len(measured[0]) == 1000 and all(i.startswith("dev-") for i in measured[0])
+    assert len(splits["train"]) < 600 and all(
+        e.meta["task"] == "decl" or e.meta["subject"] not in RELATIVE_CLAUSES for e in splits["train"]
+    )

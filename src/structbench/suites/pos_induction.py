@@ -12,7 +12,7 @@ Treebank (commit 15d613d) is the freely available stand-in: its dev and test fil
 - `pos-wsj`: the user's Penn Treebank WSJ (`penn_wsj/wsj.conll`, `word<TAB>tag` lines or
   CoNLL-U, under `STRUCTBENCH_SOURCE_DIR`; not pinned), K = 45, Tran's own setting. Version
   2.0.0 reads `#<TAB>#` lines as the pound-sign token, which 1.0.0 dropped as comments.
-- `pos-synthetic`: 3,000 sentences (19,733 tokens) sampled from a small grammar over 11 Penn
+- `pos-synthetic`: 3,000 sentences (19,853 tokens) sampled from a small grammar over 11 Penn
   tags whose lexicon is ambiguous on purpose (12 of 34 words carry two or three tags: `that`
   DT/IN, `can` MD/NN, `light` JJ/NN/VB, `runs` NNS/VBZ, ...), K = 11: a clean, licence-free
   check that an inducer uses context, since a word-type clustering cannot score 1.0 on it.
@@ -23,10 +23,10 @@ in-distribution, since it is the training sentences themselves (the task's proto
 induced for the text the model was fitted on).
 
 Scorers (structbench.scoring.induction_metrics, all tokens): V-measure (primary; higher is
-better: Tran §6 calls it the most informative and consistent metric, after Christodoulopoulos
-et al. 2010, as it does not depend on the number of clusters, and reports his ablations in it
-(Table 6.3 prose), where many-to-one "is easily gamed by introducing a large number of
-clusters"), many-to-one, one-to-one by optimal assignment, one-to-one by Tran's greedy matching (labelled
+better: Tran §6.8 calls it the most informative and consistent metric, after Christodoulopoulos
+et al. 2010, as it does not depend on the number of clusters, where many-to-one "is easily gamed
+by introducing a large number of clusters" (§6.8); his ablations are discussed in it, §6.11 on
+Table 6.3), many-to-one, one-to-one by optimal assignment, one-to-one by Tran's greedy matching (labelled
 separately), homogeneity and completeness, and variation of information (lower
 is better). They agree with scikit-learn to 1e-9 where it has the metric
 (tests/suites/test_pos_induction.py).
@@ -60,9 +60,11 @@ files; the oracle (the gold tags of the frozen test split as clusters) scores 1.
 metric but variation of information, which is 0."""
 """How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
 DEVIATIONS = """Deviations: the `pos-ud-ewt-*` suites use
-English-EWT instead of WSJ, so their numbers are not comparable with Tran's Table 6.2 (HMM
-62.5 / 41.4 / 53.3, Brown 68.2 / 49.9 / 63.0, M-1 / 1-1 / VM); `pos-wsj` is Tran's setting on
-the user's copy of WSJ; `pos-synthetic` is our own corpus, with no published numbers."""
+English-EWT instead of WSJ (and K = 49 or 17 instead of 45), so their numbers are not comparable
+with Tran's Table 6.2 (HMM 62.5 / 41.4 / 53.3, Brown 68.2 / 49.9 / 63.0, M-1 / 1-1 / VM); `pos-wsj` is
+Tran's setting on the user's copy of WSJ; `pos-synthetic` is our own corpus (K = 11), with no published
+numbers of its own. docs/reproductions.md shows Table 6.2's WSJ numbers beside all three, labelled in
+the published column as WSJ, another corpus: only their order carries over."""
 """Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
 
 UD_COMMIT = "15d613d8447b3478787d4c278730a1e48a945efb"

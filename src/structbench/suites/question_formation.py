@@ -7,28 +7,40 @@ ambiguous between the hierarchical rule (move the main auxiliary) and the linear
 the first auxiliary): question-task sentences whose subject carries a relative clause are
 left out of training, and the `gen` split consists of exactly those.
 
+The sources: the supplementary material of McCoy, Frank & Linzen 2018 (CogSci, "Revisiting the
+poverty of the stimulus"; its sections "Details of the Grammar", "Details of the Architecture" and
+"Details of the Linear Classifiers", Figures 5-8), which describes the two languages, how training
+sets were made and the architecture with one attention mechanism (location-based); and the
+repository of McCoy, Frank & Linzen 2020 (TACL, "Does syntax need to grow on trees?"),
+github.com/tommccoy1/rnn-hierarchical-biases at f34a87c, which publishes the agreement language's
+grammar, dev, test and gen files and the results file the reference numbers come from.
+
 - `question-formation`: the agreement language (auxiliaries do/does/don't/doesn't; grammar
-  `question.gr` of github.com/tommccoy1/rnn-hierarchical-biases at f34a87c). dev, test and
-  gen are the published files; train is sampled from the grammar: 120,000 sentences, none
-  equal to a published one, each given the `decl` or `quest` task with equal probability,
-  question-task sentences with a relative clause on the subject dropped (which gives the
-  published files' 60/40 decl/quest ratio). McCoy's published sentences do not follow the
-  rule weights of `question.gr` (in question.test, 45% of declaratives have a bare subject,
-  24% a PP and 31% an RC, against a third each under the weights; bare intransitive
-  sentences are nearly absent because short sentences ran out under deduplication), so train
-  draws each sentence's structure (subject modifier x object kind, 20 cells) with the shares
-  measured on the published dev and test files and fills it from the grammar: train then has
-  the distribution of the published test set, as the task requires.
-- `question-formation-noagr`: the no-agreement language of the paper's supplement
-  (auxiliaries can/will/could/would; grammar `question_noagr.gr`, a transcription of the
-  supplement's Figure 5, so it has no download address). Every split is sampled with the
-  grammar's own weights and the published split sizes: gen (10,000) first, then one pool of
-  131,000 items shuffled into train 120,000, dev 1,000 and test 10,000, so that the three
-  share one distribution even where deduplication uses up the short sentences. From version
-  2.0.0, gen keeps only the questions McCoy's evaluation scores (`scored_by_mccoy`: exactly
-  two auxiliaries, different words), as every item of the published agreement gen file is;
-  1.0.0 (still loadable) kept every RC-subject question, 24.7% of them with the same main and
-  first auxiliary and 16.6% with three auxiliaries, where a linear rule scores.
+  `question.gr` of the repository). dev, test and gen are the published files; train is sampled
+  from the grammar, no sentence equal to a published one, as the 2018 supplement makes a training
+  set: 120,000 sentences are generated, each given the `decl` or `quest` task with equal
+  probability, and the question-task sentences with a relative clause on the subject are dropped,
+  which leaves 100,696 (the authors' published train files have 100,000 lines) and the published
+  files' 60/40 decl/quest ratio. McCoy's published sentences do not follow the rule weights of
+  `question.gr` (in question.test, 45% of declaratives have a bare subject, 24% a PP and 31% an RC,
+  against a third each under the weights; bare intransitive sentences are nearly absent because
+  short sentences ran out under deduplication), so train draws each sentence's structure (subject
+  modifier x object kind, 20 cells) with the shares measured on the published dev file and fills it
+  from the grammar: train then has the distribution of the published dev set, and test is never read
+  to make it. Version 1.0.0 (still loadable) sampled until 120,000 items remained after the drop,
+  20% more than the supplement's procedure leaves, and measured the shares on dev and test together.
+- `question-formation-noagr`: the no-agreement language of the 2018 supplement (auxiliaries
+  can/will/could/would; grammar `question_noagr.gr`, a transcription of the supplement's Figure 5,
+  so it has no download address). Every split is sampled with the grammar's own weights: gen
+  (10,000) first, keeping only the questions McCoy's evaluation scores (`scored_by_mccoy`: exactly
+  two auxiliaries, different words), as every item of the published agreement gen file is; then one
+  pool of 134,000 sentences, each given a task, shuffled: its first 120,000 are train's generated
+  sentences and the rest give dev (1,000) and test (10,000, the published files' sizes), each after
+  the same drop of RC-subject questions (train keeps 96,257), so that the three share one
+  distribution even where deduplication uses up the short sentences. Version 2.0.0 (still loadable)
+  drew 120,000 train items after the drop; 1.0.0 also kept every RC-subject question in gen, 24.7%
+  of them with the same main and first auxiliary and 16.6% with three auxiliaries, where a linear
+  rule scores.
 
 No sentence repeats within or across the splits we generate (the published agreement test
 file holds one declarative twice, `your walruses do applaud the yaks`, once with each task;
@@ -77,17 +89,34 @@ hierarchical one 1.0 on first-word accuracy; every generated sentence parses
 under our reading of the grammar; train never overlaps the published sets; gen holds only
 question-task sentences with a relative clause on the subject and train none."""
 """How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
-DEVIATIONS = """Deviations: McCoy's published train files have 100,000 lines; the 120,000 here follow the
-supplement of McCoy, Frank & Linzen 2020 ("120,000 sentences were generated from this
-grammar as the training set"). Train sentences are sampled by us, so they are not McCoy's
-training sentences."""
-"""Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
+DEVIATIONS = """Deviations: train holds 120,000 items after the question-task sentences with a relative
+clause on the subject were dropped, where the supplement of McCoy, Frank & Linzen 2018 generates
+120,000 sentences and then drops those ("120,000 sentences were generated from this grammar as the
+training set [...] If a sentence was assigned the question formation task and contained a relative
+clause on the subject, it was not included in the training set"), which leaves about 96,000-101,000,
+as the authors' published train files' 100,000 lines: train here is 19-25% larger. In the agreement
+language, train's sentence-structure shares are measured on the published dev and test files
+together, so building train reads the test set. Train sentences are sampled by us, so they are not
+McCoy's training sentences. question-formation 2.0.0 and question-formation-noagr 3.0.0 follow the
+supplement."""
+"""Where the first versions of the suites depart from their paper (`SuiteSpec.deviations`)."""
+DEVIATIONS_V2 = """Deviations: train sentences are sampled by us, so they are not McCoy's training
+sentences. They are made as the supplement of McCoy, Frank & Linzen 2018 makes a training set (120,000
+generated, each given a task, the question-task sentences with a relative clause on the subject
+dropped), which keeps 100,696 in the agreement language and 96,257 in the no-agreement one; the
+authors' published train files have 100,000 lines. In the agreement language, train's
+sentence-structure shares are measured on the published dev file alone (McCoy's sentences do not
+follow the grammar's weights; test stays unread). In the no-agreement language, of which nothing is
+published, dev and test (1,000 and 10,000 items, the sizes of the published agreement files; the
+supplement states none) come from the same generated pool as train, after the same drop."""
+"""Where question-formation 2.0.0 and question-formation-noagr 3.0.0 depart from the paper (`SuiteSpec.deviations`)."""
 
 MCCOY_COMMIT = "f34a87c4fe804cb288d0527daa9c251def0ae24e"
 MCCOY_URL = f"https://raw.githubusercontent.com/tommccoy1/rnn-hierarchical-biases/{MCCOY_COMMIT}"
 CITATION = (
     "McCoy, Frank & Linzen 2018, Revisiting the poverty of the stimulus: hierarchical generalization without a "
-    "hierarchical bias in recurrent neural networks; McCoy, Frank & Linzen 2020, Does syntax need to grow on trees?"
+    "hierarchical bias in recurrent neural networks (CogSci; its supplementary material); McCoy, Frank & Linzen "
+    "2020, Does syntax need to grow on trees? (TACL; its repository rnn-hierarchical-biases)"
 )
 
 AUXILIARIES = frozenset({"do", "does", "don't", "doesn't", "can", "will", "could", "would"})
@@ -99,6 +128,14 @@ TRANSITIVE = frozenset(
 )
 RELATIVE_CLAUSES = frozenset({"orc", "src_trans", "src_intrans"})
 SIZES = {"train": 120_000, "dev": 1_000, "test": 10_000, "gen": 10_000}
+"""Split sizes: train's is the number of items in versions 1.0.0 (and noagr 2.0.0), after the drop."""
+GENERATED = 120_000
+"""Sentences generated for train before the RC-subject questions are dropped (the 2018 supplement)."""
+HELD_OUT_GENERATED = 14_000
+"""Sentences of the no-agreement pool beyond train's, from which dev and test are kept (enough for both
+after the drop: 11,310 remain of 14,000)."""
+KEPT = {"question-formation": 100_696, "question-formation-noagr": 96_257}
+"""Train's size from question-formation 2.0.0 and noagr 3.0.0: what the drop keeps of the 120,000 generated."""
 GENERATOR_SEED = 20180801
 MAX_TRIES = 1_000_000
 
@@ -274,10 +311,20 @@ class Sampler:
             self.queues[structure(words)].append(words)
         raise RuntimeError(f"no sentence of structure {cell} in {MAX_TRIES} samples")
 
+    def generated(self, size: int) -> list[tuple[list[str], str]]:
+        """`size` sentences, each given the `decl` or `quest` task with equal probability, none dropped:
+        what the 2018 supplement generates before leaving out the RC-subject questions (`kept`)."""
+        items: list[tuple[list[str], str]] = []
+        for _ in range(size):
+            words = self.fresh()
+            items.append((words, "quest" if self.rng.random() < 0.5 else "decl"))
+        return items
+
     def items(
         self, size: int, *, generalisation: bool = False, scored: Callable[[Sequence[str]], bool] | None = None
     ) -> list[tuple[list[str], str]]:
-        """`size` (sentence, task) pairs: the training distribution, or RC-subject questions
+        """`size` (sentence, task) pairs: the training distribution (sampled until `size` remain after
+        the RC-subject questions are dropped: versions 1.0.0 and noagr 2.0.0), or RC-subject questions
         (only those `scored` accepts, where given)."""
         items: list[tuple[list[str], str]] = []
         while len(items) < size:
@@ -292,6 +339,12 @@ class Sampler:
                 continue
             items.append((words, task))
         return items
+
+
+def kept(items: Sequence[tuple[list[str], str]]) -> list[tuple[list[str], str]]:
+    """The items a training set keeps: all but the question-task sentences with a relative clause on
+    the subject, which "[were] not included in the training set" (the 2018 supplement)."""
+    return [(words, task) for words, task in items if task == "decl" or analyse(words)[0] not in RELATIVE_CLAUSES]
 
 
 def scored_by_mccoy(words: Sequence[str]) -> bool:
@@ -393,8 +446,9 @@ AGREEMENT_FILES = {
 }
 
 
-class QuestionFormation(QuestionFormationBase):
-    """Agreement language: published dev/test/gen, train sampled from the published grammar."""
+class QuestionFormationV1(QuestionFormationBase):
+    """Agreement language, version 1.0.0 (superseded): published dev/test/gen, train sampled from the
+    published grammar until 120,000 items remain after the drop, with structure shares of dev and test."""
 
     spec = QUESTION_FORMATION
     sources = tuple(
@@ -419,6 +473,38 @@ class QuestionFormation(QuestionFormationBase):
         return {"train": numbered("train", sampler.items(SIZES["train"])), **published}
 
 
+class QuestionFormation(QuestionFormationV1):
+    """Agreement language: published dev/test/gen; train made from the published grammar as the 2018
+    supplement makes it (120,000 generated, RC-subject questions dropped), with the structure shares of
+    the published dev file."""
+
+    spec = QUESTION_FORMATION.variant(
+        version="2.0.0",
+        deviations=DEVIATIONS_V2,
+        splits=[
+            train_split(KEPT["question-formation"], "120,000 generated, the questions on RC subjects dropped"),
+            *QUESTION_FORMATION.splits[1:],
+        ],
+        changelog=[
+            "2.0.0: train is made as the 2018 supplement makes it: 120,000 sentences generated, then the "
+            "question-task ones with a relative clause on the subject dropped, 100,696 kept (1.0.0 sampled until "
+            "120,000 remained after the drop, 19% more); its sentence-structure shares are measured on the "
+            "published dev file alone (1.0.0 read dev and test). dev, test and gen are unchanged."
+        ],
+    )
+    superseded = (QuestionFormationV1,)
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        published = {
+            name: parse_published(files.read_text(f"question_formation/question.{name}"), name)
+            for name in ("dev", "test", "gen")
+        }
+        taken = {tuple(e.input[:-2]) for examples in published.values() for e in examples}
+        shares = structure_shares(published["dev"])  # test stays unread
+        sampler = Sampler(files.read_text("question_formation/question.gr"), GENERATOR_SEED + draw, taken, shares)
+        return {"train": numbered("train", kept(sampler.generated(GENERATED))), **published}
+
+
 class QuestionFormationNoAgreementV1(QuestionFormationBase):
     """No-agreement language, version 1.0.0 (superseded): gen holds every RC-subject question
     sampled, including ones McCoy's evaluation does not score (see version 2.0.0)."""
@@ -432,13 +518,13 @@ class QuestionFormationNoAgreementV1(QuestionFormationBase):
         SourceFile(
             path="question_formation/question_noagr.gr",
             url="",
-            origin="Figure 5 of the supplementary material of McCoy, Frank & Linzen (2020), transcribed",
+            origin="Figure 5 of the supplementary material of McCoy, Frank & Linzen (2018, CogSci), transcribed",
             sha256="e05595a68738fa3c925f9e675afd6887b6ef69fe203d427fb0e570e6f1239910",
         ),
     )
     licence = (
         f"{GENERATED_LICENCE}, from a grammar transcribed from the supplementary material of "
-        "McCoy, Frank & Linzen (2020)"
+        "McCoy, Frank & Linzen (2018, CogSci)"
     )
     gen_as_mccoy_scores: ClassVar[bool] = False
     """Whether gen keeps only the RC-subject questions McCoy's evaluation scores (`scored_by_mccoy`)."""
@@ -460,9 +546,10 @@ class QuestionFormationNoAgreementV1(QuestionFormationBase):
         }
 
 
-class QuestionFormationNoAgreement(QuestionFormationNoAgreementV1):
-    """No-agreement language: every split sampled from the supplement's grammar; gen holds only
-    the questions McCoy et al.'s evaluation scores (`scored_by_mccoy`)."""
+class QuestionFormationNoAgreementV2(QuestionFormationNoAgreementV1):
+    """No-agreement language, version 2.0.0 (superseded): every split sampled from the supplement's
+    grammar, train until 120,000 items remain after the drop; gen holds only the questions McCoy et
+    al.'s evaluation scores (`scored_by_mccoy`)."""
 
     spec = QuestionFormationNoAgreementV1.spec.variant(
         version="2.0.0",
@@ -474,4 +561,45 @@ class QuestionFormationNoAgreement(QuestionFormationNoAgreementV1):
         ],
     )
     gen_as_mccoy_scores = True
-    superseded = (QuestionFormationNoAgreementV1,)
+    superseded: ClassVar[tuple[type[Suite], ...]] = (QuestionFormationNoAgreementV1,)
+
+
+class QuestionFormationNoAgreement(QuestionFormationNoAgreementV2):
+    """No-agreement language: every split sampled from the supplement's grammar, train as the 2018
+    supplement makes it (120,000 generated, RC-subject questions dropped), dev and test from the same
+    pool after the same drop; gen holds only the questions McCoy et al.'s evaluation scores."""
+
+    spec = QuestionFormationNoAgreementV2.spec.variant(
+        version="3.0.0",
+        deviations=DEVIATIONS_V2,
+        splits=[
+            train_split(KEPT["question-formation-noagr"], "120,000 generated, the questions on RC subjects dropped"),
+            *QuestionFormationNoAgreementV2.spec.splits[1:],
+        ],
+        changelog=[
+            *QuestionFormationNoAgreementV2.spec.changelog,
+            "3.0.0: train is made as the 2018 supplement makes it: 120,000 sentences generated, then the "
+            "question-task ones with a relative clause on the subject dropped, 96,257 kept (2.0.0 drew 120,000 "
+            "after the drop, 25% more); dev and test come from the same shuffled pool after the same drop. gen "
+            "is drawn as in 2.0.0; every split changes.",
+        ],
+    )
+    superseded = (QuestionFormationNoAgreementV1, QuestionFormationNoAgreementV2)
+
+    def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
+        sampler = Sampler(files.read_text("question_formation/question_noagr.gr"), GENERATOR_SEED + draw, set())
+        gen = sampler.items(SIZES["gen"], generalisation=True, scored=scored_by_mccoy)
+        # one pool, shuffled, so that train, dev and test share one distribution even where
+        # deduplication uses up the short sentences; each part drops the RC-subject questions
+        pool = sampler.generated(GENERATED + HELD_OUT_GENERATED)
+        sampler.rng.shuffle(pool)
+        held_out = kept(pool[GENERATED:])
+        cut_test = SIZES["dev"] + SIZES["test"]
+        if len(held_out) < cut_test:
+            raise RuntimeError(f"the pool keeps {len(held_out)} held-out items, fewer than dev and test's {cut_test}")
+        return {
+            "train": numbered("train", kept(pool[:GENERATED])),
+            "dev": numbered("dev", held_out[: SIZES["dev"]]),
+            "test": numbered("test", held_out[SIZES["dev"] : cut_test]),
+            "gen": numbered("gen", gen),
+        }

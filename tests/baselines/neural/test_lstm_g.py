@@ -319,6 +319,15 @@ def test_recipes_give_monners_dsr_settings() -> None:
     assert LstmG.configuration("grounded-weak", budget="paper")["alpha"] == 0.01
 
 
+@pytest.mark.parametrize("cls", [LstmG, LstmBptt])
+def test_grounded_paper_budget_trains_monners_3_million_pairs_without_a_criterion(cls: type[LstmGRun]) -> None:
+    """Monner §4.2.4 trains every grounded network on 3 million pairs with no stopping rule (the 95%
+    criterion is §2.7.1's, for DSR): the paper budget trains them all; cpu-small's criterion is the project's."""
+    paper = cls.configuration("grounded-weak", budget="paper")
+    assert (paper["max_trials"], paper["criterion"], paper["alpha"], paper["blocks"]) == (3_000_000, None, 0.01, 90)
+    assert cls.configuration("grounded-weak", budget="cpu-small")["criterion"] == 0.95
+
+
 @pytest.mark.parametrize("name", ["lstm-g", "lstm-bptt"])
 def test_through_the_runner(runner: Runner, name: str) -> None:
     params = {"max_trials": 300, "check_every": 100, "dev_limit": 200}

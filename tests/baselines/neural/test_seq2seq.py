@@ -119,12 +119,18 @@ def test_korrels_baseline_and_both_guidance_arms_train_and_select_alike(suite: s
 
 def test_korrels_scan_paper_budget_is_table_5_2() -> None:
     """Table 5.2's SCAN column and §5.3.3: batch 128, teacher forcing 0.5, embeddings and 2-layer LSTMs of
-    200, dropout 0.5, Adam at its default rate; a fixed 30 epochs keeping the lowest training loss."""
+    200, dropout 0.5, Adam at its default rate; a fixed 30 epochs keeping the lowest training loss, with
+    no early stopping (SCAN has no validation set), for the baseline and both guidance arms; cpu-small
+    keeps the recipe's dev criterion."""
     paper = resolve_settings(Seq2SeqSettings, "attentive-guidance", "scan-length", "paper", {})[0]
     assert (paper.batch_size, paper.teacher_forcing, paper.lr, paper.epochs, paper.selection) == (
         128, 0.5, 0.001, 30, "train_loss"
     )  # fmt: skip
     assert (paper.cell, paper.layers, paper.embedding, paper.hidden, paper.dropout) == ("lstm", 2, 200, 200, 0.5)
+    for name in ("seq2seq-lstm", "attentive-guidance", "attentive-guidance-oracle"):
+        assert resolve_settings(Seq2SeqSettings, name, "scan-length", "paper", {})[0].criterion is None, name
+        small = resolve_settings(Seq2SeqSettings, name, "scan-length", "cpu-small", {})[0].criterion
+        assert small is not None and small.at_least == 0.99, name
 
 
 def test_settings_errors_name_the_problem() -> None:

@@ -147,3 +147,28 @@ def test_a_label_with_a_pipe_or_markup_stays_in_its_table_cell(bundled: Path, tm
     rows = [line for line in text.splitlines() if line.startswith("|") and "copy" in line]
     assert rows and all("| `copy\\|<b>x</b>` |" in line for line in rows)  # a code span, shown as typed
     assert all(line.replace("\\|", "").count("|") == line.count("|") - 1 for line in rows)
+
+
+def test_a_published_number_of_another_corpus_says_so_in_its_column(tmp_path: Path) -> None:
+    """Tran's Table 6.2 is on the WSJ (K = 45): beside a pos-synthetic row (K = 11) its numbers say where
+    they were measured in the published column itself, not only in the source under the table."""
+    suite = registry.suite("pos-synthetic")
+    spec = {"name": "hmm", "params": {}, "configuration": {}}
+    with Store(tmp_path / "pos.sqlite") as store:
+        store.record_suite(suite.spec, SUITE_HASH)
+        for seed in range(3):
+            claim = store.claim_run(
+                {
+                    "suite": "pos-synthetic", "version": suite.spec.version, "suite_hash": SUITE_HASH, "model": "hmm",
+                    "model_spec": json.dumps(spec, sort_keys=True), "model_hash": "h" * 64, "config_hash": None,
+                    "comparable": True, "seed": seed, "draw": 0, "harness_version": __version__,
+                    "git_commit": COMMIT, "environment": json.dumps({"threads": 1, "git": COMMIT}),
+                }
+            )  # fmt: skip
+            metrics = ("v_measure", "many_to_one", "one_to_one_greedy")
+            scores = SplitScores([Score(metric, 0.8 + 0.01 * seed, 100) for metric in metrics], [None])
+            store.finish_run(claim, {"test": (scores, ["a"], [["1"]])}, 1.0, 1.0)
+        text = reproductions_markdown(store, grid="docs/reference-grid.yaml")
+    row = row_of(text, "`pos-synthetic@1.0.0`", "`hmm`", "`test`", "`v_measure`")
+    assert row.endswith(" (WSJ, another corpus) [1] |"), row
+    assert "measured on `pos-wsj`, not on the suite of our row" in text  # and its source says it too

@@ -82,6 +82,29 @@ def test_no_test_or_dev_prefix_occurs_in_train() -> None:
 
 
 @pytest.mark.parametrize("path", [MINIMAL_PAIR, NUMBER])
+def test_declared_deviations_state_the_dev_shares_the_build_has(path: str) -> None:
+    """2.0.0's dev is not train's distribution, and the spec says by how much: no sentence without
+    intervening nouns, about four times train's share with an attractor; the split sizes and
+    `attractors-0`'s definition, which Linzen et al. and Tran do otherwise, are declared too."""
+    splits = loaded(path)
+
+    def shares(name: str) -> tuple[str, str]:
+        examples = splits[name].examples
+        bare = sum(e.meta["n_intervening"] == 0 for e in examples) / len(examples)
+        attracted = sum(int(e.meta["n_attractors"]) > 0 for e in examples) / len(examples)
+        return f"{100 * bare:.1f}%", f"{100 * attracted:.1f}%"
+
+    (dev_bare, dev_attracted), (train_bare, train_attracted) = shares("dev"), shares("train")
+    spec = registry.suite(path).spec
+    declared = " ".join(spec.deviations.split())
+    assert dev_bare == "0.0%" and f"0% of dev has no intervening noun (train {train_bare})" in declared
+    assert f"{dev_attracted} has an attractor (train {train_attracted})" in declared
+    assert "no sentence without intervening nouns" in spec.split("dev").description
+    assert "Tran (§5.5.1)" in declared and "no intervening noun at all" in declared
+    assert all(e.meta["n_intervening"] > 0 for e in splits["attractors-0"].examples)
+
+
+@pytest.mark.parametrize("path", [MINIMAL_PAIR, NUMBER])
 def test_the_overlap_audit_counts_no_repeated_item(path: str) -> None:
     suite = registry.suite(path)
     result = audit(suite, freeze.ensure_built(suite))

@@ -162,7 +162,8 @@ def _section(layout: Layout, keys: Sequence[Key], verdicts: Sequence[Verdict], g
         ours = [r for r in given.references if r.suite in layout.published_suites(suite) and r.ours == model]
         spec = given.specs.get((suite, version, suite_hash))
         if spec is not None:  # a store always holds the spec of its runs' suites; an older one may not
-            rows += rows_of(spec, model, _cell_of(given.checked, key), ours, given.claimed.get(suite, set()), sources)
+            claimed = given.claimed.get(suite, set())
+            rows += rows_of(spec, model, _cell_of(given.checked, key), ours, claimed, sources, dict(layout.elsewhere))
         first = selected.iloc[0]
         seeds = [int(seed) for seed in selected["seed"].tolist()]
         run, verify = commands(suite, version, str(first["model_spec"]), model, seeds)

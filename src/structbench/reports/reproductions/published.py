@@ -6,7 +6,7 @@ and the sources they cite, numbered per section in order of first citation (`Sou
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -71,8 +71,16 @@ class Sources:
         return tuple((number, text) for text, number in self.numbers.items())
 
 
-def _published(references: Sequence[Reference], metric: str, split: str, sources: Sources, suite: str) -> str:
-    """The published values of (metric, split) of `references`, each with its spread and source number."""
+def _published(
+    references: Sequence[Reference],
+    metric: str,
+    split: str,
+    sources: Sources,
+    suite: str,
+    elsewhere: Mapping[str, str] | None = None,
+) -> str:
+    """The published values of (metric, split) of `references`, each with its spread and source number,
+    and, for a number measured on another suite than `suite`, what it was measured on (`elsewhere`)."""
     shown = []
     for reference in references:
         value = reference.value(metric, split)
@@ -82,6 +90,8 @@ def _published(references: Sequence[Reference], metric: str, split: str, sources
         text = _printed(value) + ("" if spread is None else f" ± {_printed(spread)}")
         if metric in reference.undefined_metrics:
             text += " (not defined there: not comparable)"
+        if reference.suite != suite:
+            text += f" ({(elsewhere or {}).get(reference.suite, f'on {reference.suite}')})"
         shown.append(f"{text} [{sources.cite(reference, suite)}]")
     return "; ".join(shown)
 
@@ -108,12 +118,14 @@ def rows_of(
     references: Sequence[Reference],
     claimed: set[tuple[str, str]],
     sources: Sources,
+    elsewhere: Mapping[str, str] | None = None,
 ) -> list[Row]:
-    """The rows of one (suite, model) cell: `cells` are its cells as the claims read them."""
+    """The rows of one (suite, model) cell: `cells` are its cells as the claims read them; `elsewhere`
+    labels the published numbers of other suites (`Layout.elsewhere`)."""
     measured = {(str(r["split"]), str(r["metric"])): r for r in cells.to_dict("records")}
     rows = []
     for split, metric in _wanted(spec, references, claimed):
-        published = _published(references, metric, split, sources, spec.id)
+        published = _published(references, metric, split, sources, spec.id, elsewhere)
         cell = measured.get((split, metric))
         if cell is None:
             if published:  # a published number without a measured one: shown, not dropped

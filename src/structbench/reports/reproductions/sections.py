@@ -21,6 +21,9 @@ class Layout:
     published_on: tuple[tuple[str, str], ...] = ()
     """(suite id pattern, suite id): the published numbers of the second suite stand beside the cells
     of the first too (Tran's part-of-speech numbers are on the WSJ, our suites on UD English)."""
+    elsewhere: tuple[tuple[str, str], ...] = ()
+    """(suite id, label): what the published column says beside that suite's numbers in another suite's
+    rows, so that a number measured on another corpus says so where it is read, not only in its source."""
 
     def holds(self, suite: str, model: str) -> bool:
         return any(fnmatch.fnmatchcase(suite, s) and fnmatch.fnmatchcase(model, m) for s, m in self.cells)
@@ -65,6 +68,7 @@ SECTIONS = (
         "Tran 2018 ch. 6: part-of-speech induction",
         (("pos-*", "*"),),
         published_on=(("pos-*", "pos-wsj"),),
+        elsewhere=(("pos-wsj", "WSJ, another corpus"),),
     ),
     Layout(
         "monner", "Monner 2011: Distracted Sequence Recall and grounded language", (("dsr*", "*"), ("grounded-*", "*"))

@@ -20,19 +20,22 @@ Two suites on the same items, reported separately:
 Splits: `train` (20,000 sentences of the natural distribution: the subject is plural with
 probability .3, the number of intervening nouns is 0-4 with probabilities .6/.25/.1/.04/.01
 and each is an attractor with probability .2, so 89% of sentences have no attractor; usable
-as language-model training text), `dev`
-(1,000, the same distribution; from 2.0.0 without any prefix of train, below) and six tests of 500: `attractors-0` (1-4 intervening nouns, none
-an attractor), `attractors-1` … `attractors-4` (exactly k intervening nouns, all attractors:
-the homogeneous condition) and `mixed` (2-4 intervening nouns, some but not all attractors).
+as language-model training text), `dev` (1,000: in 1.0.0 the same distribution; from 2.0.0 the
+same generator without any prefix of train or the tests, which is another distribution, below) and
+six tests of 500: `attractors-0` (1-4 intervening nouns, none an attractor: not Linzen et al.'s
+zero-attractor condition, which has no intervening noun), `attractors-1` … `attractors-4` (exactly
+k intervening nouns, all attractors: the homogeneous condition) and `mixed` (2-4 intervening nouns,
+some but not all attractors).
 `meta`: n_attractors, n_intervening, distance (words between subject noun and verb),
 construction (e.g. `pp+src`), subject_number, verb_kind.
 
 What the tests repeat of train (version 2.0.0): no test or dev item's prefix occurs in train, nor
 in another test split, so no item is one a model has read (the overlap audit counts 0): the six
 test splits are drawn first, then train from the natural distribution without their prefixes,
-then dev from the natural distribution without any prefix of train or the tests. Dev therefore
+then dev from the natural generator without any prefix of train or the tests. Dev therefore
 holds no sentence without intervening nouns (all 20 such prefixes occur in train) and is model
-selection on unseen prefixes. In the LM suite dev is language-model text (whole sentences, as
+selection on unseen prefixes, not on train's distribution: on draw 0, 0% of dev has no intervening
+noun (train 61.0%) and 39.4% has an attractor (train 10.2%). In the LM suite dev is language-model text (whole sentences, as
 train), in the number suite prefixes with their labels. Version 1.0.0 kept test sentences out of
 train but not their prefixes: 95 of attractors-0's 500 and 152 of attractors-1's prefixes, and 773
 of dev's 1,000, repeated a train prefix (and, in the LM suite, 622 dev sentences a train sentence).
@@ -70,10 +73,22 @@ splits and absent from train; the oracle (which reads the subject's number off t
 as the grammar defines agreement) scores 1.0; an n-gram model's accuracy falls as attractors
 rise, the effect this suite exists to measure."""
 """How the suites of this module were checked against their paper (`SuiteSpec.how_checked`)."""
-DEVIATIONS = """Deviation: the items come from a grammar, not
-from Linzen et al.'s Wikipedia corpus (that is `agreement-linzen-number`), so the conditions
-are controlled and balanced and the numbers are not comparable with the papers'."""
+DEVIATIONS = """Deviations:
+- Data: the items come from a grammar, not from Linzen et al.'s Wikipedia corpus (that is
+  `agreement-linzen-number`), so the conditions are controlled and balanced and the numbers are not
+  comparable with the papers'.
+- Split sizes: 20,000 train, 1,000 dev and six tests of 500, chosen here; Tran (§5.5.1), following
+  Linzen et al., takes 10% of the data for training, 1% for validation and the rest (89%) for testing.
+- `attractors-0` holds sentences with 1-4 intervening nouns, none of them an attractor; in Linzen et
+  al., and in `agreement-linzen-number`'s `attractors-0`, the zero-attractor condition is a subject
+  with no intervening noun at all, which no test split here holds."""
 """Where the suites of this module depart from their paper, and why (`SuiteSpec.deviations`)."""
+DEVIATIONS_V2 = f"""{DEVIATIONS}
+- Dev (from 2.0.0) is not train's distribution: it is drawn from the same generator without any prefix
+  of train or the tests, which removes every sentence without intervening nouns (all 20 such prefixes
+  occur in train). On draw 0, 0% of dev has no intervening noun (train 61.0%) and 39.4% has an attractor
+  (train 10.2%); 1.0.0's dev, drawn without that condition, had 59.5% and 12.1%."""
+"""Where version 2.0.0 of the suites departs from the paper (`SuiteSpec.deviations`)."""
 
 NOUNS = {
     "dog": "dogs", "cat": "cats", "author": "authors", "pilot": "pilots", "farmer": "farmers",
@@ -272,6 +287,11 @@ unique across the six test splits (the overlap audit counts 0 repeated items); t
 the subject's number off the prefix, as the grammar defines agreement) scores 1.0; an n-gram model's
 accuracy falls as attractors rise, the effect this suite exists to measure."""
 """How version 2.0.0 of the suites was checked (`SuiteSpec.how_checked`)."""
+DEV_V2 = (
+    "{what} from train's generator without any prefix of train or the tests: no sentence without "
+    "intervening nouns, about 4 times train's share with an attractor (model selection)"
+)
+"""Version 2.0.0's dev split, as its description says it (`what`: LM text or prefixes)."""
 
 ATTRACTORS = ATTRACTORS_V1.variant(
     version="2.0.0",
@@ -279,9 +299,10 @@ ATTRACTORS = ATTRACTORS_V1.variant(
     "correct verb form must be more probable than the wrong one.",
     continuations=True,
     how_checked=CHECKED_V2,
+    deviations=DEVIATIONS_V2,
     splits=[
         SPLITS[0],
-        dev_split(SIZES["dev"], "LM text, natural distribution without any prefix of train (model selection)"),
+        dev_split(SIZES["dev"], DEV_V2.format(what="LM text")),
         *SPLITS[2:],
     ],
     changelog=[
@@ -396,9 +417,10 @@ class AgreementAttractorsNumber(AgreementAttractorsNumberV1):
     spec = NUMBER_V1.variant(
         version="2.0.0",
         how_checked=CHECKED_V2,
+        deviations=DEVIATIONS_V2,
         splits=[
-            SPLITS[0],
-            dev_split(SIZES["dev"], "natural distribution without any prefix of train (model selection)"),
+            train_split(SIZES["train"], "prefixes with the verb's number, natural distribution"),
+            dev_split(SIZES["dev"], DEV_V2.format(what="prefixes")),
             *SPLITS[2:],
         ],
         changelog=[CHANGELOG_V2],

@@ -4,12 +4,15 @@ The family every compositional-generalisation paper compares against: an SRN, GR
 encoder (1-2 layers) whose final state starts an equally shaped decoder, with greedy
 decoding. Attention variants, by the paper that uses them:
 
-- `none`: Lake & Baroni (2018) overall-best and McCoy et al. (2020) without attention;
-- `location`, `content`: McCoy, Frank & Linzen (2020) supplement. Location-based weights
-  come from a linear map of [previous output embedding; previous decoder state] to one
-  score per source position; content-based weights are additive (tanh) scores of the
-  encoder states against the previous decoder state. Both feed the weighted sum into the
-  decoder recurrence;
+- `none`: Lake & Baroni (2018) overall-best and McCoy, Frank & Linzen (2018) without attention;
+- `location`: the one attention mechanism of McCoy, Frank & Linzen's (2018, CogSci) supplementary
+  material (Figure 8): a linear map of [previous output embedding; previous decoder state] to
+  one score per source position;
+- `content`: additive (tanh) scores of the encoder states against the previous decoder state,
+  after the content-based attention of the authors' code for McCoy, Frank & Linzen (2020)
+  (rnn-hierarchical-biases models.py, `--attention content`), which the 2018 supplement does
+  not describe; theirs also reads the previous output's embedding, ours does not. Like
+  `location`, it feeds the weighted sum into the decoder recurrence;
 - `luong-dot`, `luong-mlp`: global attention after the recurrence (Luong et al. 2015;
   Korrel 2018 §2.2 "post-rnn"), mlp scores v^T ReLU(W [h_s; h_t]) as Korrel defines them;
 - `pre-mlp`, `pre-dot`: Korrel's default baseline (§2.2 "pre-rnn", Bahdanau-like): the
