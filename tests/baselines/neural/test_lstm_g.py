@@ -320,7 +320,7 @@ def test_recipes_give_monners_dsr_settings() -> None:
 
 
 @pytest.mark.parametrize("cls", [LstmG, LstmBptt])
-def test_grounded_paper_budget_trains_monners_3_million_pairs_without_a_criterion(cls: type[LstmGRun]) -> None:
+def test_grounded_paper_budget_trains_monners_3_million_pairs_without_a_criterion(cls: type[LstmGModel]) -> None:
     """Monner §4.2.4 trains every grounded network on 3 million pairs with no stopping rule (the 95%
     criterion is §2.7.1's, for DSR): the paper budget trains them all; cpu-small's criterion is the project's."""
     paper = cls.configuration("grounded-weak", budget="paper")
