@@ -21,10 +21,16 @@ the watchdog ends the group. `prctl(PR_SET_PDEATHSIG)` would reach the command b
 children. The watchdog leads the group instead of wrapping the command, so that the command
 stays the harness's own child (its pipes, its exit status) and is never running unwatched.
 
-Limits: a process that leaves the group (setsid, a daemon) escapes it, and a child that the
-harness forks without exec (multiprocessing's `fork`) holds the pipe open and so delays the
-watchdog until that child exits. Outside POSIX (Windows) there is no group and no watchdog: on
-failure and close the command alone is killed, and sending a request can block.
+A process that leaves the group on purpose (a daemon: it forks twice and calls `setsid`) is found
+by a marker (Linux): the command runs with an environment variable of its own
+(`structbench.execution.processes`), which everything it starts inherits; ending the command ends
+the marker's carriers too, and so does the watchdog. (Where the model runs under `run`, `sweep` or
+`run --in-process`, the run's own tracking ends them as well.) A process that also clears its
+environment escapes the marker, not the run's tracking.
+
+Limits: a child that the harness forks without exec (multiprocessing's `fork`) holds the pipe open
+and so delays the watchdog until that child exits. Outside POSIX (Windows) there is no group and
+no watchdog: on failure and close the command alone is killed, and sending a request can block.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from typing import IO, Any
 from pydantic import PositiveFloat
 
 from structbench.errors import NotApplicable, UserError
+from structbench.execution.processes import end_marked, new_marker
 from structbench.runs.fingerprint import command_fingerprint
 from structbench.specs import PROTOCOLS, Split
 
@@ -71,10 +78,23 @@ POLL_SECONDS = 0.1
 LAST_LINES_WAIT = 0.5
 """Seconds after the command's exit that its last lines, already written, are still awaited."""
 POSIX = os.name == "posix"
-WATCHDOG = f"trap '' TERM INT HUP; read -r line; kill -TERM 0; sleep {KILL_GRACE}; kill -KILL 0"
-"""The watchdog's script: wait for end of file on stdin (the harness has died or let go), then end
-its own process group, which the command joined. It ignores the SIGTERM it sends, and the
-harness's, so that it is still there to send SIGKILL."""
+_CARRIERS = (
+    "carriers() { [ -d /proc/self ] || return 0; for e in /proc/[0-9]*/environ; do "
+    'tr "\\000" "\\n" < "$e" 2>/dev/null | grep -qx "$1=1" && { p=${e#/proc/}; kill -"$2" "${p%/environ}" 2>/dev/null; }; '
+    "done; return 0; }"
+)
+"""A shell function: send signal $2 to every process whose environment holds marker $1 (Linux's `/proc`)."""
+
+
+def watchdog_script(marker: str) -> str:
+    """The watchdog's script: wait for end of file on stdin (the harness has died or let go), then end
+    its own process group, which the command joined, and the processes that carry the command's
+    `marker` (a daemon that left the group). It ignores the SIGTERM it sends, and the harness's, so
+    that it is still there to send SIGKILL."""
+    return (
+        f"{_CARRIERS}; trap '' TERM INT HUP; read -r line; kill -TERM 0; carriers {marker} TERM; "
+        f"sleep {KILL_GRACE}; carriers {marker} KILL; kill -KILL 0"
+    )
 
 
 class CommandModelError(RuntimeError):
@@ -139,11 +159,13 @@ class _Processes:
         self.watchdog: subprocess.Popen[bytes] | None = None
         self._lifeline = -1
         """The write end of the watchdog's stdin: held by this process only, closed when it dies."""
+        self.marker = new_marker()
+        """The command's marker, which every process it starts inherits (see the module docstring)."""
         if POSIX:
             read_end, self._lifeline = os.pipe()
             try:
                 self.watchdog = subprocess.Popen(
-                    ["/bin/sh", "-c", WATCHDOG],
+                    ["/bin/sh", "-c", watchdog_script(self.marker)],
                     stdin=read_end,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
@@ -161,6 +183,7 @@ class _Processes:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 process_group=self.watchdog.pid if self.watchdog else None,
+                env={**os.environ, self.marker: "1"},
             )
         except BaseException:
             self._reap_watchdog()
@@ -202,6 +225,7 @@ class _Processes:
                 process.wait(timeout=KILL_GRACE)
             self._signal_group(signal.SIGKILL)
         process.wait()
+        end_marked(self.marker)  # a daemon that left the group
         self._reap_watchdog()
         assert process.stdin is not None
         with contextlib.suppress(OSError):

@@ -18,7 +18,7 @@ from structbench.specs import ModelSpec
 from structbench.store import Store
 
 if TYPE_CHECKING:
-    from structbench.execution.supervised import SupervisedWorker
+    from structbench.execution.supervised import InProcess, SupervisedWorker
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -60,12 +60,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def supervisor_of(
     args: argparse.Namespace, command: str, progress: bool | None
-) -> contextlib.AbstractContextManager[SupervisedWorker | None]:
+) -> contextlib.AbstractContextManager[SupervisedWorker | InProcess]:
     """Where the command's models run: a supervised worker process (`--timeout`, `--max-memory`), or
-    with `--in-process` this one."""
+    with `--in-process` this one (what a model starts still ends with its seed)."""
+    from structbench.execution.supervised import InProcess, SupervisedWorker
+
     if args.in_process:
-        return contextlib.nullcontext()
-    from structbench.execution.supervised import SupervisedWorker
+        return InProcess()
 
     return SupervisedWorker(
         command=command,
@@ -96,7 +97,7 @@ def add_supervision(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--in-process",
         action="store_true",
-        help="run the models in structbench's own process, unsupervised (no time-out): e.g. to debug with pdb",
+        help="run the models in structbench's own process (no time-out or memory limit): e.g. to debug with pdb",
     )
 
 

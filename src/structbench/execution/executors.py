@@ -6,10 +6,13 @@ run fails with "timed out after N s") and turn a worker that dies into a failed 
 died: killed by SIGKILL"), so that the sweep goes on.
 
 - `LocalExecutor`: at most N worker processes (`python -m structbench.execution.local_worker`), each in a
-  process group of its own, each running one order at a time and living on for the next, so
-  that torch is imported once per worker rather than once per run. A worker's stderr (what its
+  session of its own, each running one order at a time and living on for the next, so
+  that torch is imported once per worker rather than once per run. Every process a worker's model
+  starts is tracked (`structbench.execution.processes`: the worker adopts orphans, carries a marker
+  of its own, and runs in a cgroup of its own where one can be made), counted in `--max-memory`
+  and ended when its run ends, a daemon too. A worker's stderr (what its
   models print) goes to a log file whose tail explains a death. A timed-out worker is killed with
-  its whole group and replaced by a fresh one. Workers die with the driver (see `structbench.execution.worker`).
+  everything it started and replaced by a fresh one. Workers die with the driver (see `structbench.execution.worker`).
   Each run holds its worker to the run's own thread count (`structbench.runs.threads`), so the
   pool's parallelism is its workers.
 - `RayExecutor`: one Ray task per run (`pip install 'structbench[ray]'`), on a local Ray started
@@ -44,7 +47,7 @@ from typing import IO, Any, Protocol
 
 from structbench.data.sources import SOURCE_DIR_VARIABLE
 from structbench.errors import UserError
-from structbench.execution.processes import end_others, group_memory
+from structbench.execution.processes import Cgroup, Tracked, new_marker
 from structbench.execution.worker import (
     PARENT_VARIABLE,
     PROGRESS,
@@ -62,6 +65,8 @@ TAIL_LINES = 20
 """Lines of a dead worker's stderr kept in its run's error."""
 STARTUP_SECONDS = 120.0
 """How long a worker may take to start (import structbench) before its order's time-out begins anyway."""
+MEMORY_SECONDS = 0.5
+"""How often a run's memory is added up for `--max-memory` (a look at every process's `/proc` entry)."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,8 @@ class _Worker:
     process: subprocess.Popen[bytes]
     log_path: Path
     log: IO[bytes]
+    tracked: Tracked
+    """Every process the worker's models started (see `structbench.execution.processes`)."""
     order: WorkOrder | None = None
     started: float = 0.0
     """When the order was sent, then when the worker said it started on it (its start-up excluded)."""
@@ -134,6 +141,8 @@ class _Worker:
     log_offset: int = 0
     timed_out: bool = False
     over_memory: bool = False
+    measured: float = 0.0
+    """When its memory was last added up."""
 
 
 class LocalExecutor:
@@ -169,15 +178,20 @@ class LocalExecutor:
         self._started += 1
         log_path = Path(self._folder.name) / f"worker-{self._started}.log"
         log = log_path.open("w+b")
+        marker = new_marker()
         process = subprocess.Popen(
             [sys.executable, "-m", "structbench.execution.local_worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,
-            env=self._environment,
-            process_group=0 if POSIX else None,  # its own group: killed with its children, spared the driver's Ctrl-C
+            env={**self._environment, marker: "1"},
+            start_new_session=POSIX,  # its own session and group: spared the driver's Ctrl-C and terminal
         )
-        worker = _Worker(process, log_path, log)
+        cgroup = Cgroup.make()
+        if cgroup is not None and not cgroup.add(process.pid):  # before it reads an order: nothing forked yet
+            cgroup.remove()
+            cgroup = None
+        worker = _Worker(process, log_path, log, Tracked(process.pid, marker, cgroup, session=POSIX))
         threading.Thread(target=self._read, args=(worker,), name=f"sweep-worker-{process.pid}", daemon=True).start()
         self._workers.append(worker)
         return worker
@@ -239,14 +253,13 @@ class LocalExecutor:
                 return []
             if order is not None and result.key == order.key:
                 worker.order = None
-                if POSIX:
-                    end_others(worker.process.pid, keep=worker.process.pid)  # what the model left running
+                worker.tracked.end()  # what the model left running, a daemon too; the worker lives on
                 return [result]
             return []
         code = worker.process.wait()
+        worker.tracked.root_alive = False
         self._kill(worker)
-        self._workers.remove(worker)
-        worker.log.close()
+        self._forget(worker)
         if order is None:
             return []
         if worker.timed_out and self.timeout is not None:
@@ -274,6 +287,7 @@ class LocalExecutor:
         now = time.monotonic()
         for worker in self._workers:
             if worker.process.poll() is not None:
+                worker.tracked.root_alive = False
                 self._kill(worker)  # the reader then sees the end of the pipe, and the death is reported
                 continue
             if worker.order is None or worker.timed_out or worker.over_memory:
@@ -282,18 +296,28 @@ class LocalExecutor:
             if allowed is not None and now - worker.started > allowed:
                 worker.timed_out = True
                 self._kill(worker)
-            elif self.max_memory_mb is not None and group_memory(worker.process.pid) > self.max_memory_mb * 2**20:
-                worker.over_memory = True
-                self._kill(worker)
+            elif self.max_memory_mb is not None and now - worker.measured >= MEMORY_SECONDS:
+                worker.measured = now
+                if worker.tracked.memory() > self.max_memory_mb * 2**20:
+                    worker.over_memory = True
+                    self._kill(worker)
 
     def _kill(self, worker: _Worker) -> None:
-        """Kill the worker and every process of its group (a model's own children too; also what is
-        left of the group once the worker itself has ended)."""
+        """Kill the worker and every process it started (its session, its cgroup, its marker's
+        carriers: a daemon too; also what is left once the worker itself has ended)."""
+        worker.tracked.end(root=True)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             if POSIX:
                 os.killpg(worker.process.pid, signal.SIGKILL)
-            else:
+            elif worker.process.poll() is None:
                 worker.process.kill()
+
+    def _forget(self, worker: _Worker) -> None:
+        """Let go of a worker that has ended: its log, and its cgroup once empty."""
+        self._workers.remove(worker)
+        worker.log.close()
+        if worker.tracked.cgroup is not None:
+            worker.tracked.cgroup.remove()
 
     def stop(self) -> None:
         """End every worker with its whole group (a model's children too): an idle worker holds
@@ -305,8 +329,9 @@ class LocalExecutor:
                 worker.process.stdin.close()
         for worker in list(self._workers):
             worker.process.wait()
-            worker.log.close()
-        self._workers.clear()
+            worker.tracked.root_alive = False
+            worker.tracked.end()  # what outlived the worker, were it still starting when it was killed
+            self._forget(worker)
         self._folder.cleanup()
 
 

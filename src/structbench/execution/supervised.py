@@ -10,6 +10,10 @@ with one sentence; what it prints reaches the worker's log, never structbench's 
 tail, kept with a failed run); and what it forked is ended with its run. The worker relays the
 run's progress bars (`WorkOrder.progress`), which are redrawn here, below the command's own bar.
 
+`InProcess` is `run --in-process`'s supervisor: each seed runs in structbench's own process (for a
+debugger), unbounded in time and memory, but what the model started still ends with its seed,
+a daemon too (`structbench.execution.processes.contained`).
+
 Only a model given by name is supervised: a Python API caller's own object lives in the caller's
 process, and runs there. `quickstart`, `check` and the Python API run models in their own process.
 """
@@ -17,6 +21,7 @@ process, and runs there. `quickstart`, `check` and the Python API run models in 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
@@ -25,8 +30,9 @@ from tqdm import tqdm
 
 from structbench.errors import UserError
 from structbench.execution.executors import LocalExecutor, Resources
+from structbench.execution.processes import contained
 from structbench.execution.worker import WorkOrder, order_for, outcome_of
-from structbench.runs.attempt import Outcome
+from structbench.runs.attempt import Outcome, attempt
 from structbench.runs.context import SeedRun
 
 DEFAULT_TIMEOUT = 24 * 3600.0
@@ -80,9 +86,17 @@ class SupervisedWorker:
             self._executor.stop()
             self._executor = None
 
-    def __call__(self, suite_ref: str, context: SeedRun) -> Outcome:
+    def __call__(
+        self,
+        suite_ref: str,
+        context: SeedRun,
+        *,
+        log: Callable[[str], None] | None = None,
+        progress: bool | None = None,
+    ) -> Outcome:
         """Fit and ask the model of `context` in the worker: how it came out, or the refusal's sentence
-        (`UserError`, e.g. a `--set` value the model's constructor rejects)."""
+        (`UserError`, e.g. a `--set` value the model's constructor rejects). The runner's `log` and
+        `progress` are not the worker's: it logs to its own log, and relays bars as `progress` said."""
         executor = self._ready()
         self._orders += 1
         asked = context.request
@@ -125,3 +139,22 @@ class SupervisedWorker:
         if self._line is not None:
             self._line.close()
             self._line = None
+
+
+class InProcess:
+    """`run --in-process`: each seed in this process, whatever it started ended with it (see the
+    module docstring); a context manager, as `SupervisedWorker` is, with nothing to end."""
+
+    def __enter__(self) -> InProcess:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        return None
+
+    def __call__(
+        self, suite_ref: str, context: SeedRun, *, log: Callable[[str], None], progress: bool | None
+    ) -> Outcome:
+        with contained():
+            return attempt(context, log=log, progress=progress)

@@ -17,7 +17,10 @@ driver's key.
 `main` is the local executor's worker (`python -m structbench.execution.local_worker`): it reads one order per line
 on stdin and writes, on the stdout it started with, `{"started": KEY}` when it begins an order and
 then its result, one line each; what the model prints goes to stderr. It dies with the driver (Linux: `PR_SET_PDEATHSIG`; elsewhere a thread that
-watches its parent), so that a driver killed with SIGKILL leaves no worker training on.
+watches its parent), so that a driver killed with SIGKILL leaves no worker training on. It adopts
+the orphans of what its models start (a subreaper, `structbench.execution.processes`), so that the
+driver finds a daemon among its descendants and ends it with its run; it reaps them before the
+next order. A Ray task runs its order `contained` in its worker process, to the same end.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from structbench import __version__, registry
 from structbench.convergence import Convergence
 from structbench.data import freeze
 from structbench.errors import UserError
-from structbench.execution.processes import end_descendants
+from structbench.execution.processes import contained, reap, subreaper
 from structbench.runs.attempt import Ended, Evaluated, Outcome, attempt
 from structbench.runs.context import ModelOnSuite, SeedRun
 from structbench.runs.provenance import git_commit
@@ -302,10 +305,8 @@ def run_order_text(order: str, started: Any = None) -> str:
     work = WorkOrder.model_validate_json(order)
     if started is not None:
         started.put(work.key)
-    try:
+    with contained():  # what the model started ends with its run, a daemon too, as on the local executor
         return execute(work).model_dump_json()
-    finally:
-        end_descendants(os.getpid())  # what the model forked ends with its run, as on the local executor
 
 
 def _die_with_parent() -> None:
@@ -377,6 +378,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 def main() -> int:
     """The local executor's worker: orders on stdin, results on the original stdout, one JSON line each."""
     _die_with_parent()
+    subreaper(True)
     protocol = _Protocol(os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8"))
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # whatever the model prints lands in the worker's log
     log = sys.stderr
@@ -384,6 +386,7 @@ def main() -> int:
         if not line.strip():
             continue
         order = WorkOrder.model_validate_json(line)
+        reap()  # the orphans of the last run, which the driver has ended since
         protocol.send({STARTED: order.key})  # the run's time-out counts from here
         sys.stderr = _BarRelay(log, protocol) if order.progress else log
         try:

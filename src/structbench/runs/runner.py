@@ -85,10 +85,14 @@ def _seeds(seeds: Sequence[int]) -> str:
 
 
 class Supervisor(Protocol):
-    """Fits and asks the model of one claimed seed away from this process (`structbench.execution.supervised`):
-    how it came out, as `attempt` would say; a `UserError` where the run was refused."""
+    """Fits and asks the model of one claimed seed under supervision (`structbench.execution.supervised`:
+    in a worker process, or in this one with its processes tracked): how it came out, as `attempt`
+    would say; a `UserError` where the run was refused. `log` and `progress` are the runner's, for
+    a supervisor that runs the model in this process."""
 
-    def __call__(self, suite_ref: str, context: SeedRun) -> Outcome: ...
+    def __call__(
+        self, suite_ref: str, context: SeedRun, *, log: Callable[[str], None], progress: bool | None
+    ) -> Outcome: ...
 
 
 class Runner:
@@ -212,7 +216,7 @@ class Runner:
         try:
             try:
                 if self.supervisor is not None and seed_run.request.instance is None:
-                    outcome = self.supervisor(suite_ref, seed_run)
+                    outcome = self.supervisor(suite_ref, seed_run, log=self.log, progress=self.progress)
                 else:
                     outcome = attempt(seed_run, log=self.log, progress=self.progress)
             except UserError:

@@ -6,43 +6,21 @@ value from a store or a references file escaped for its table cell, and the file
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import jinja2
 
+from structbench.reports.escaping import markdown_code, markdown_prose
 from structbench.reports.reproductions.page import cells_named, reproductions_page
 from structbench.store import StoreReader
 
 TEMPLATE = "reproductions.md.j2"
 
 
-ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
-"""An `&` that would begin an HTML entity."""
-
-
-TAG = re.compile(r"<(?=[A-Za-z/!?])")
-"""A `<` that would begin an HTML tag (`< 0.99` begins none)."""
-
-
-def _text(text: str) -> str:
-    """`text` safe in Markdown, in a table cell too: no HTML tag or entity starts in it and pipes are
-    escaped; quotes, a lone `&` and `< 0.99` stay as they are, so that the page reads as well in a text
-    editor as on GitHub."""
-    return TAG.sub("&lt;", ENTITY.sub("&amp;", text)).replace("|", "\\|")
-
-
-def _code(text: str) -> str:
-    """`text` as a code span in a Markdown table cell: a fence longer than any run of backticks in it,
-    and pipes escaped (GitHub splits table cells on them even inside code spans)."""
-    fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
-    padded = f" {text} " if text.startswith("`") or text.endswith("`") else text
-    return f"{fence}{padded}{fence}".replace("|", "\\|")
-
-
 def environment() -> jinja2.Environment:
     """The page's template environment: Markdown, so no HTML autoescape; table cells go through the
-    `text` filter (HTML and pipes escaped) or the `code` filter (a code span, pipes escaped)."""
+    `text` filter (HTML and pipes escaped, one line) or the `code` filter (a code span, pipes
+    escaped, one line), both of `structbench.reports.escaping`."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("structbench.reports.reproductions", "templates"),
         autoescape=False,
@@ -51,8 +29,8 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters["text"] = _text
-    env.filters["code"] = _code
+    env.filters["text"] = markdown_prose
+    env.filters["code"] = markdown_code
     env.globals["cells_named"] = cells_named
     return env
 

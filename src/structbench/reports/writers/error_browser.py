@@ -15,13 +15,14 @@ the data is not built here, the browser shows example ids and predictions only.
 
 Scripts rather than JSON files, because a page opened from disk (`file://`) may not fetch
 files, while it may load scripts: each file calls `structbench.runs(...)` or
-`structbench.examples(...)`, defined by `static/errors.js`.
+`structbench.examples(...)`, defined by `static/errors.js`. Every value in them is written by
+`structbench.reports.escaping.script_json`, split names and model labels included: they come from a
+store or a bundle, and a split name joined in by hand ran as script in Chromium (issue 45).
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -30,6 +31,7 @@ from structbench.data import freeze
 from structbench.data.sources import sha256_bytes
 from structbench.reports.builders.predictions import BoardPredictions
 from structbench.reports.builders.site import Site
+from structbench.reports.escaping import script_json
 from structbench.reports.views.pages import ErrorPage
 
 
@@ -57,7 +59,8 @@ def _write_examples(out_dir: Path, sha256: str, source: Path, earlier: Path | No
     # the frozen file is already a gzip of the examples: the browser inflates it as it is
     gzipped = stored if source.name.endswith(freeze.SPLIT_SUFFIX) else freeze.compress(data)
     blob = base64.b64encode(gzipped).decode()
-    target.write_text(f'structbench.examples("{sha256[:16]}", "{blob}", "gzip");\n', encoding="utf-8")
+    arguments = ", ".join(map(script_json, (sha256[:16], blob, "gzip")))
+    target.write_text(f"structbench.examples({arguments});\n", encoding="utf-8")
     return True
 
 
@@ -93,14 +96,16 @@ def _page_data(
                     sha256, source = predictions.examples[(run.draw, split)]
                     if _write_examples(out_dir, sha256, source, earlier):
                         files[split] = sha256[:16]
-            # base64 needs no JSON escaping: joined as text, which json.dumps would scan character by character
+            # base64 needs no escaping: joined as text, which json.dumps would scan character by character
+            # (megabytes of it on a large store); the split name beside it is a store's text, escaped
             encoded = ", ".join(
-                f'"{split}": "{base64.b64encode(block).decode()}"' for split, block in run.blocks.items()
+                f'{script_json(split)}: "{base64.b64encode(block).decode()}"' for split, block in run.blocks.items()
             )
+            seed, draw = script_json(int(run.seed)), script_json(int(run.draw))
             parts.append(
-                f'{{"seed": {run.seed}, "draw": {run.draw}, "examples": {json.dumps(files)}, "blocks": {{{encoded}}}}}'
+                f'{{"seed": {seed}, "draw": {draw}, "examples": {script_json(files)}, "blocks": {{{encoded}}}}}'
             )
-        text = f'structbench.runs({{"model": {json.dumps(data.model)}, "runs": [{", ".join(parts)}]}});\n'
+        text = f'structbench.runs({{"model": {script_json(data.model)}, "runs": [{", ".join(parts)}]}});\n'
         writes.append(writer.submit(_write, out_dir / data.script, text))
 
 

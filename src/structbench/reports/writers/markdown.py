@@ -1,16 +1,17 @@
 """`leaderboard.md`: every board as a GitHub Markdown table, with the claims and published rows.
 
 Every string that comes from a user or a store (model labels, suite ids, split names, published
-rows' text) is escaped for HTML (GitHub renders HTML in Markdown) and for table pipes.
+rows' text) goes through `structbench.reports.escaping.markdown_text`: HTML escaped (GitHub renders
+HTML in Markdown), table pipes escaped, line breaks made spaces.
 """
 
 from __future__ import annotations
 
-import markupsafe
 from tabulate import tabulate
 
 from structbench.reports.builders.suite_board import SuiteBoard
 from structbench.reports.builders.verdicts import ClaimCheck
+from structbench.reports.escaping import markdown_text
 from structbench.reports.views.format import UNDEFINED, method, percent
 from structbench.specs import SeedStats
 
@@ -25,11 +26,6 @@ REFERENCE_CLAIMS = (
     " Each claim is checked on the reference runs shipped with structbench and, apart, on your own runs "
     "where they measure it; neither decides a claim with the other's cells."
 )
-
-
-def markdown_text(text: str) -> str:
-    """Text safe in a Markdown table cell: HTML special characters escaped, pipes escaped."""
-    return str(markupsafe.escape(text)).replace("|", "\\|")
 
 
 def markdown_cell(cell: SeedStats) -> str:
@@ -82,7 +78,7 @@ def _apart(board: SuiteBoard, model: str) -> str:
         return " (partial, not ranked)"
     if model in board.not_comparable:
         return " (not comparable, not ranked)"
-    return f" ({board.under_trained[model]})" if model in board.under_trained else ""
+    return f" ({markdown_text(board.under_trained[model])})" if model in board.under_trained else ""
 
 
 def _made(board: SuiteBoard, model: str) -> str:
@@ -104,7 +100,7 @@ def leaderboard_markdown(board_list: list[SuiteBoard], checks: list[ClaimCheck])
             + ", then the mean over seeds"
             + ("" if board.spec.higher_is_better else " (lower is better)")
             + "; split roles: "
-            + ", ".join(f"{markdown_text(s)} {board.spec.split(s).test_role}" for s in board.splits)
+            + ", ".join(f"{markdown_text(s)} {markdown_text(str(board.spec.split(s).test_role))}" for s in board.splits)
             + ". "
             + TIES_LEGEND
             + (f" ({markdown_text(board.ties_note)})" if board.ties_note else ""),

@@ -11,8 +11,8 @@ those modules' writers, each formatting every float again, took 1.72 s.
 A text cell of `results.csv` that a spreadsheet would read as a formula (it starts with `=`, `+`,
 `-`, `@`, a tab or a carriage return: a model label given as `--name '=HYPERLINK(...)'`, say) is
 written with a leading apostrophe, OWASP's rule against CSV injection, unless it is a plain number
-(`-1.5`), which stays a number. Number columns are never changed, and `results.json` keeps every
-text as it is.
+(`-1.5`), which stays a number (`structbench.reports.escaping.spreadsheet_text`). Number columns
+are never changed, and `results.json` keeps every text as it is.
 """
 
 from __future__ import annotations
@@ -20,23 +20,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-"""First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection")."""
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-
-
-def spreadsheet_text(text: str) -> str:
-    """`text` as a text cell that a spreadsheet shows and never runs: with a leading apostrophe when it
-    starts with one of `FORMULA_STARTS`, unless it is a plain number such as `-1.5` or `+2e-3`."""
-    if text.startswith(FORMULA_STARTS) and not _NUMBER.fullmatch(text):
-        return "'" + text
-    return text
+from structbench.reports.escaping import spreadsheet_text
 
 
 def _csv_field(text: str) -> str:
