@@ -22,6 +22,7 @@ seeds: its interval is never wider than [min, max] of the seeds.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -99,12 +100,15 @@ def cells(scores: pd.DataFrame) -> pd.DataFrame:
     """One row per cell of `scores` (rows as `Store.scores()` returns them): the cell keys and
     mean, std (ddof 1; NaN with one seed), min, max, ci_low, ci_high (NaN without an
     interval), interval (its method), n_seeds and per_seed (values in seed order). Seeds whose
-    value is undefined (NULL) do not count."""
+    value is undefined (NULL) do not count; a value that is infinite or outside its metric's range,
+    or a negative item count, raises ValueError (`first_impossible`)."""
     import pandas as pd
 
     defined = scores.dropna(subset=["value"])
     if defined.empty:
         return pd.DataFrame(columns=[*CELL_KEYS, *STAT_COLUMNS])
+    if (impossible := first_impossible(defined)) is not None:  # the store's readers refuse these first
+        raise ValueError(f"a cell cannot hold {impossible[1]}")
     # sort by one integer cell code (cells in key order) and the seed: far cheaper than sorting nine strings
     codes = defined.groupby(CELL_KEYS, sort=True, dropna=False).ngroup().to_numpy()
     order = np.lexsort((defined["seed"].to_numpy(), codes))
@@ -150,3 +154,55 @@ def as_stats(row: Mapping[Any, Any]) -> SeedStats:
         n_seeds=int(row["n_seeds"]),
         per_seed=[float(v) for v in row["per_seed"]],
     )
+
+
+def score_range(metric: str, proportion: bool) -> tuple[float, float]:
+    """The closed interval a score of `metric` may take: [0, 1] for a fraction of items scored 0 or 1
+    (`proportion`), any finite number otherwise. The one place a metric's range is read when values
+    are checked (`value_problem`): where the metrics declare their ranges (issue 44's metric ranges),
+    this answers the declared one, and every reader that checks values follows."""
+    del metric  # no range is declared by name yet
+    return (0.0, 1.0) if proportion else (-math.inf, math.inf)
+
+
+def value_problem(metric: str, value: float | None, n: int, proportion: bool) -> str | None:
+    """Why one score (its value over `n` items) cannot enter a cell, as a phrase; None where it can: a
+    value is undefined (None, or NaN as a frame holds it) or a finite number inside its metric's
+    range (`score_range`), over a count of items that is not negative."""
+    if n < 0:
+        return f"an item count of {n}, below 0"
+    if value is None or value != value:
+        return None
+    if not math.isfinite(value):
+        return f"the value {value!r}, not a finite number"
+    low, high = score_range(metric, proportion)
+    if not low <= value <= high:
+        return f"the value {value!r}, outside the range [{low:g}, {high:g}] {metric} takes"
+    return None
+
+
+def first_impossible(scores: pd.DataFrame) -> tuple[int, str] | None:
+    """(position, `value_problem` phrase) of the first row of `scores` (rows as `Store.scores()` returns
+    them) whose value or item count no cell takes; None where every row is possible. Vectorised over
+    the metrics' ranges, so that checking a store's scores costs little beside reading them."""
+    if scores.empty:
+        return None
+    values = scores["value"].to_numpy(dtype=float)
+    proportion = scores["proportion"].to_numpy(dtype=bool)
+    metrics = scores["metric"].to_numpy(dtype=object)
+    low, high = np.full(len(values), -np.inf), np.full(len(values), np.inf)
+    for metric in set(metrics.tolist()):
+        named = metrics == metric
+        for fraction in (False, True):
+            where = named & (proportion == fraction)
+            low[where], high[where] = score_range(str(metric), fraction)
+    with np.errstate(invalid="ignore"):
+        bad = (scores["n"].to_numpy(dtype=float) < 0) | np.isinf(values) | (values < low) | (values > high)
+    if not bad.any():
+        return None
+    at = int(np.flatnonzero(bad)[0])
+    row = scores.iloc[at]
+    value = None if values[at] != values[at] else float(values[at])
+    return at, value_problem(
+        str(row["metric"]), value, int(row["n"]), bool(row["proportion"])
+    ) or "a value no cell takes"

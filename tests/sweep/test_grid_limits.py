@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -9,8 +10,10 @@ import pytest
 
 from structbench.cli import main
 from structbench.errors import UserError
+from structbench.store import Store
 from structbench.sweep import grid as grid_module
 from structbench.sweep.grid import count_runs, expand, load_grid
+from tests.support.deadline import deadline
 
 
 def grid_file(tmp_path: Path, text: str) -> Path:
@@ -61,7 +64,7 @@ def test_a_grid_file_over_the_byte_limit_is_refused(tmp_path: Path, monkeypatch:
     small = "suites: [lookup-tables]\nmodels: [copy]\nseeds: [0]\n"
     assert len(load_grid(grid_file(tmp_path, small)).models) == 1
     path = grid_file(tmp_path, small + "#" * 100 + "\n")
-    with pytest.raises(UserError, match=f"the grid file {path} is larger than 100 bytes"):
+    with pytest.raises(UserError, match=f"the grid file {path}: it holds 151 bytes, more than the 100 such a file"):
         load_grid(path)
 
 
@@ -77,4 +80,18 @@ def test_sweep_of_dev_zero_is_refused_promptly(capsys: pytest.CaptureFixture[str
     started = time.monotonic()
     assert main(["sweep", "/dev/zero", "--store", str(tmp_path / "results.sqlite"), "--dry-run"]) == 2
     assert time.monotonic() - started < 60  # catches a read of /dev/zero that never ends
-    assert "the grid file /dev/zero is larger than 10,000,000 bytes" in capsys.readouterr().err
+    assert "the grid file /dev/zero: it is a character device, not a regular file" in capsys.readouterr().err
+
+
+def test_sweep_and_export_of_a_fifo_are_refused_at_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A FIFO opened for reading waits for a writer: the grid's is opened without waiting, and refused."""
+    fifo = tmp_path / "grid.yaml"
+    os.mkfifo(fifo)
+    store = tmp_path / "results.sqlite"
+    with deadline():
+        assert main(["sweep", str(fifo), "--store", str(store), "--dry-run", "--no-progress"]) == 2
+    assert f"cannot read the grid file {fifo}: it is a FIFO, not a regular file" in capsys.readouterr().err
+    Store(store).close()
+    with deadline():
+        assert main(["reference", "export", str(fifo), "--store", str(store), "--bundle", str(tmp_path / "b")]) == 2
+    assert f"cannot read the grid file {fifo}: it is a FIFO" in capsys.readouterr().err

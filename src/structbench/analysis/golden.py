@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
+from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from structbench import __version__
 from structbench.environments import PACKAGES, differing
@@ -42,6 +42,7 @@ from structbench.runs import provenance
 from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner
 from structbench.specs import Frozen, ModelSpec, ResultRecord, SeedStats
+from structbench.store.untrusted import Refused, read_file
 
 Setting = str | int | float | bool | None
 BREAKDOWN_CELL = re.compile(r"(?P<metric>[^\[]+)\[(?P<key>[^=\]]+)=(?P<level>.*)\]")
@@ -65,6 +66,8 @@ def _without_unset(handler: SerializerFunctionWrapHandler, value: Frozen, option
 class GoldenCell(Frozen):
     """One cell as it was: a test split's metric, its mean over the entry's seeds."""
 
+    model_config = ConfigDict(allow_inf_nan=False)  # a NaN or infinite mean, tolerance or value is refused
+
     split: str
     metric: str
     mean: float | None
@@ -80,6 +83,8 @@ class GoldenCell(Frozen):
 
 class GoldenEntry(Frozen):
     """One suite x one model as it was asked for, and its cells."""
+
+    model_config = ConfigDict(allow_inf_nan=False)  # a NaN or infinite mean, tolerance or value is refused
 
     suite: str
     """`ID@VERSION`."""
@@ -104,6 +109,8 @@ class GoldenEntry(Frozen):
 
 class GoldenFile(Frozen):
     """What `structbench check --write` writes and `structbench check` reads."""
+
+    model_config = ConfigDict(allow_inf_nan=False)  # a NaN or infinite mean, tolerance or value is refused
 
     structbench: str
     """The structbench version that wrote the file."""
@@ -163,13 +170,20 @@ def shown(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.6f}"
 
 
+GOLDEN_LIMIT = 256 << 20
+"""The most bytes a golden file may hold (the project's own, every baseline on every suite, holds 1 MB)."""
+
+
 def read(path: Path) -> GoldenFile:
-    if not path.is_file():
+    """The golden file at `path`, every value checked (finite numbers, the fields a golden file has)."""
+    if not path.exists():
         raise UserError(
             f"no golden file at {path}; write one with `structbench check {path} --write --suite ... --model ...`."
         )
     try:
-        return GoldenFile.model_validate_json(path.read_bytes())
+        return GoldenFile.model_validate_json(read_file(path, GOLDEN_LIMIT))
+    except Refused as error:
+        raise UserError(f"the golden file {path} cannot be read: {error}; pass the golden file itself.") from None
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(map(str, first["loc"])) or "the file"
@@ -248,9 +262,10 @@ def write(path: Path, entries: list[GoldenEntry], tolerance: float, made: dict[s
 
 
 def _moved(golden: float | None, now: float | None, tolerance: float) -> bool:
+    """Whether `now` is not within `tolerance` of `golden`: a value that is not a finite number never is."""
     if golden is None or now is None:
         return golden is not now
-    return abs(now - golden) > tolerance + 1e-12  # float noise of a mean is not a change
+    return not abs(now - golden) <= tolerance + 1e-12  # float noise of a mean is not a change; NaN moved
 
 
 def _stats(record: ResultRecord, split: str, metric: str) -> SeedStats | None:
@@ -264,7 +279,10 @@ def _stats(record: ResultRecord, split: str, metric: str) -> SeedStats | None:
 
 
 def check(runner: Runner, golden: GoldenFile, tolerance: float | None = None) -> list[CheckResult]:
-    """Every cell of `golden`, evaluated again through `runner`."""
+    """Every cell of `golden`, evaluated again through `runner`; `tolerance`, where given, replaces the
+    file's and its entries' (a finite number, at least 0)."""
+    if tolerance is not None and not (math.isfinite(tolerance) and tolerance >= 0):
+        raise UserError(f"a tolerance of {tolerance!r} is not a finite number of at least 0, e.g. 0.005.")
     results: list[CheckResult] = []
     for item in golden.entries:
         allowed = (
@@ -309,7 +327,7 @@ def _per_seed(at: CheckResult, golden: list[float], now: list[float], seeds: lis
         reason = f"{len(golden)} seeds had a value, now {len(now)}"
         return [at.model_copy(update={"moved": True, "reason": reason})]
     return [
-        at.model_copy(update={"seed": seed, "golden": was, "now": value, "moved": abs(value - was) > at.tolerance})
+        at.model_copy(update={"seed": seed, "golden": was, "now": value, "moved": not abs(value - was) <= at.tolerance})
         for seed, was, value in zip(
             seeds if len(seeds) == len(golden) else range(len(golden)), golden, now, strict=True
         )

@@ -18,9 +18,10 @@ from structbench.cli.options import (
     add_source_dir,
     add_store,
     existing_store,
+    number,
     patterns,
 )
-from structbench.cli.reference import add_no_reference
+from structbench.cli.reference import add_no_reference, reference_copy
 from structbench.errors import UserError
 from structbench.runs.arguments import parse_seeds, parse_settings
 from structbench.runs.request import ModelRequest
@@ -146,8 +147,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     from structbench.analysis import golden
 
-    if args.tolerance is not None and args.tolerance < 0:
-        raise UserError(f"--tolerance {args.tolerance} must be 0 or more, e.g. --tolerance 0.005.")
     if args.write:
         suites, names = patterns(args.suite), patterns(args.model)
         if not suites or not names:
@@ -205,12 +204,11 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
     from structbench.analysis.claims import Verdict, check_all, claim_cells
     from structbench.reports.builders.boards import aggregate
-    from structbench.store.bundle import reference_store
 
     def checked(store: StoreReader) -> list[Verdict]:
         return check_all(claim_cells(aggregate(store), store.runs()))
 
-    reference = None if args.no_reference else reference_store()
+    reference = reference_copy(args.no_reference)
     own: list[Verdict] | None = None
     if reference is None or Path(args.store).is_file():
         with StoreReader(existing_store(args.store)) as store:
@@ -305,7 +303,9 @@ def add_check(commands: Commands) -> None:
     )
     checker.add_argument("golden", type=Path, metavar="GOLDEN.json", help="the golden file to check or --write")
     checker.add_argument(
-        "--tolerance", type=float, help="largest absolute change of a mean that passes (default: the file's, else 0)"
+        "--tolerance",
+        type=number(at_least=0, example="0.005"),
+        help="largest absolute change of a mean that passes (default: the file's, else 0)",
     )
     checker.add_argument(
         "--write", action="store_true", help="evaluate --suite x --model over --seeds and write their cells to the file"

@@ -1,14 +1,17 @@
 """Options several commands share, each defined once: --store, --source-dir, --json, --seeds, --no-progress.
 
 Also the small readings of option values that more than one command makes: an existing store,
-and comma lists of patterns.
+comma lists of patterns, and numbers (`number`, `whole`: every numeric option of every command is
+read by one of them, so that `nan`, `inf` or `1e400` is refused where it is given, never taken as
+a time-out that never ends or a tolerance that passes every change).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeAlias
 
@@ -17,6 +20,9 @@ from structbench.paths import default_store_path
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 """What each command family adds its commands to (`add_subparsers`' answer)."""
+
+LARGEST_INTEGER = 2**63 - 1
+"""The largest whole number an option takes: what a store's integer column and numpy's seeds hold."""
 
 SOURCE_HELP = "folder laid out like the published reference data (overrides STRUCTBENCH_SOURCE_DIR)"
 
@@ -61,3 +67,43 @@ def patterns(values: Sequence[str] | None) -> list[str] | None:
     if not values:
         return None
     return [part.strip() for value in values for part in re.split(r",(?![^\[]*\])", value) if part.strip()]
+
+
+def number(*, above: float | None = None, at_least: float | None = None, example: str = "") -> Callable[[str], float]:
+    """The argparse `type` of an option that takes a finite number greater than `above` or at least
+    `at_least`: anything else (`nan`, `inf`, `1e400`, a word) is refused in one line naming the option."""
+    bound = f" above {above:g}" if above is not None else f" of at least {at_least:g}" if at_least is not None else ""
+    hint = f", e.g. {example}" if example else ""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if (
+            not math.isfinite(value)
+            or (above is not None and value <= above)
+            or (at_least is not None and value < at_least)
+        ):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number{bound}{hint}")
+        return value
+
+    return parse
+
+
+def whole(minimum: int, maximum: int = LARGEST_INTEGER, example: str = "") -> Callable[[str], int]:
+    """The argparse `type` of an option that takes a whole number from `minimum` to `maximum`: anything
+    else is refused in one line naming the option."""
+    hint = f", e.g. {example}" if example else ""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number{hint}") from None
+        if not minimum <= value <= maximum:
+            shown = f"at least {minimum}" if maximum == LARGEST_INTEGER else f"from {minimum} to {maximum}"
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number {shown}{hint}")
+        return value
+
+    return parse

@@ -12,12 +12,25 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from structbench.cli.options import Commands, add_seeds, add_source_dir, add_store, existing_store, patterns
+from structbench.cli.options import (
+    Commands,
+    add_seeds,
+    add_source_dir,
+    add_store,
+    existing_store,
+    number,
+    patterns,
+    whole,
+)
 from structbench.errors import UserError
 from structbench.paths import reference_bundle_dir
 from structbench.runs.arguments import parse_seeds
 from structbench.store import Store
-from structbench.store.bundle import has_runs, read_runs, reference_store, with_reference, write_runs
+from structbench.store.bundle import has_runs, locked, reference_cache, with_reference, write_runs
+from structbench.store.bundle_reader import read_bundle
+
+SHOWN_NOTES = 10
+"""How many of a bundle's left-out entries a command lists one by one (the rest are counted)."""
 
 
 def add_no_reference(parser: argparse.ArgumentParser) -> None:
@@ -29,12 +42,40 @@ def add_no_reference(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def tell(notes: list[str], what: str) -> None:
+    """Print on stderr what a command should know of a bundle it read: `notes` (`what` says of which
+    bundle), each left-out entry in one sentence, the first `SHOWN_NOTES` of them."""
+    if not notes:
+        return
+    print(
+        f"structbench: {len(notes)} entr{'ies' if len(notes) != 1 else 'y'} of {what} left out or made again:",
+        file=sys.stderr,
+    )
+    for note in notes[:SHOWN_NOTES]:
+        print(f"  {note}", file=sys.stderr)
+    if len(notes) > SHOWN_NOTES:
+        print(f"  and {len(notes) - SHOWN_NOTES} more.", file=sys.stderr)
+
+
+def reference_copy(no_reference: bool) -> Path | None:
+    """The SQLite copy of the installed (or `STRUCTBENCH_REFERENCE`) bundle that a reading command
+    shows beside the user's runs, its left-out entries told on stderr; None with `no_reference` or
+    without a bundle."""
+    if no_reference:
+        return None
+    cache = reference_cache()
+    if cache is None:
+        return None
+    tell(cache.notes, f"the reference bundle {cache.bundle}")
+    return cache.path
+
+
 @contextmanager
 def results(store_path: Path, *, no_reference: bool) -> Iterator[Store]:
     """The store a reading command reads: the user's, with the bundled reference runs beside its runs
     unless `no_reference` (`structbench.store.bundle.with_reference`). Without a bundle, or with
     `--no-reference`, the user's store must exist; with one, a missing store is no runs of the user's."""
-    reference = None if no_reference else reference_store()
+    reference = reference_copy(no_reference)
     if reference is None:
         with Store(existing_store(store_path)) as store:
             yield store
@@ -63,16 +104,19 @@ def _matches(names: list[str], wanted: list[str] | None) -> bool:
 def cmd_verify(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from structbench.execution.verify import Verdict, verify
+    from structbench.execution.verify import Verdict, refusal, verify
 
     folder = _bundle(args)
+    with locked(folder, shared=True):
+        contents = read_bundle(folder)
+    tell(contents.left_out, f"the bundle {folder}")
     suites, models = patterns(args.suite), patterns(args.model)
     seeds = set(parse_seeds(args.seeds)) if args.seeds else None
     runs = [
         run
-        for run in read_runs(folder)
+        for run in contents.runs
         if _matches([run.row["suite"], f"{run.row['suite']}@{run.row['version']}"], suites)
-        and _matches([run.row["model"], json.loads(run.row["model_spec"]).get("name", "")], models)
+        and _matches([run.row["model"], json.loads(run.row["model_spec"])["name"]], models)
         and (seeds is None or int(run.row["seed"]) in seeds)
     ]
     if not runs:
@@ -81,16 +125,26 @@ def cmd_verify(args: argparse.Namespace) -> int:
             f"{folder / 'runs'} are the bundled suites and models."
         )
     if args.sample is not None:
-        if args.sample < 1:
-            raise UserError(f"--sample {args.sample} must be at least 1, e.g. --sample 10.")
         runs = random.Random(args.sample_seed).sample(runs, min(args.sample, len(runs)))
-    print(f"verifying {len(runs)} bundled run{'s' * (len(runs) != 1)} of {folder}", file=sys.stderr)
+    allowed = set(patterns(args.allow_model_code) or [])
+    print(f"verifying {len(runs)} bundled run{'s' * (len(runs) != 1)} of {folder}:", file=sys.stderr)
+    for run in runs:  # what will run, before anything does
+        spec = json.loads(run.row["model_spec"])
+        reason = refusal(run, allowed)
+        settings = json.dumps(spec.get("params") or {}, sort_keys=True)[:200]
+        what = (
+            f"refused: {reason}"
+            if reason
+            else f"runs model {spec['name']!r}" + (f" with {settings}" if settings != "{}" else "")
+        )
+        print(f"  {Verdict(run, 'identical', '').where}: {what}", file=sys.stderr)
 
     def ended(verdict: Verdict) -> None:
         print(f"  {verdict.where}: {verdict.status}", file=sys.stderr)
 
     verdicts = verify(
         runs,
+        allowed=allowed,
         source_dir=args.source_dir,
         timeout=args.timeout,
         log=lambda line: print(line, file=sys.stderr),
@@ -98,7 +152,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     )
     rows = [[v.where, v.status, v.detail] for v in verdicts]
     print(tabulate(rows, headers=["run", "verdict", "first difference"], maxcolwidths=[None, None, 80]))
-    counts = {status: sum(v.status == status for v in verdicts) for status in ("identical", "differs", "failed")}
+    statuses = ("identical", "differs", "failed", "refused")
+    counts = {status: sum(v.status == status for v in verdicts) for status in statuses}
     shown = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
     print(f"{len(verdicts)} run{'s' * (len(verdicts) != 1)}: {shown}")
     return 0 if counts["identical"] == len(verdicts) else 1
@@ -109,7 +164,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from structbench.sweep.plan import finished_run_ids, plan
 
     folder: Path = args.bundle or reference_bundle_dir()
-    with Store(existing_store(args.store)) as store:
+    with Store(existing_store(args.store)) as store:  # the grid is read before the bundle is locked
         ids = finished_run_ids(plan(load_grid(args.grid), store, source_dir=args.source_dir), store)
         written = write_runs(store, ids, folder)
     print(f"{written} runs of {args.grid} written to {folder}")
@@ -120,10 +175,11 @@ def cmd_tables(args: argparse.Namespace) -> int:
     from structbench.reports.reproductions.markdown import write_reproductions
 
     folder = _bundle(args)
-    path = reference_store(folder)
-    if path is None:  # `_bundle` found runs: only a bundle emptied meanwhile
+    cache = reference_cache(folder)
+    if cache is None:  # `_bundle` found runs: only a bundle emptied meanwhile
         raise UserError(f"{folder} holds no reference runs; pass --bundle the folder a `sweep --reference` wrote.")
-    with Store(path) as store:
+    tell(cache.notes, f"the reference bundle {folder}")
+    with Store(cache.path) as store:
         write_reproductions(store, args.out, grid=args.grid)
     print(f"{args.out} written from the reference bundle {folder}")
     return 0
@@ -137,10 +193,24 @@ def add_command(commands: Commands) -> None:
     verify.add_argument("--suite", action="append", metavar="ID", help="only runs on these suites (patterns)")
     verify.add_argument("--model", action="append", metavar="LABEL", help="only runs of these labels (patterns)")
     add_seeds(verify, None, "only these seeds, e.g. 0,1,2 (default: every bundled seed)")
-    verify.add_argument("--sample", type=int, metavar="N", help="N runs drawn at random from those selected")
-    verify.add_argument("--sample-seed", type=int, default=0, metavar="K", help="the draw of --sample (default 0)")
+    verify.add_argument(
+        "--sample",
+        type=whole(1),
+        metavar="N",
+        help="N runs drawn at random from those selected (shown before they run)",
+    )
+    verify.add_argument("--sample-seed", type=whole(0), default=0, metavar="K", help="the draw of --sample (default 0)")
     verify.add_argument("--bundle", type=Path, metavar="DIR", help="another bundle than the installed one")
-    verify.add_argument("--timeout", type=float, metavar="SECONDS", help="fail a run that takes longer (default: none)")
+    verify.add_argument(
+        "--timeout", type=number(above=0), metavar="SECONDS", help="fail a run that takes longer (default: none)"
+    )
+    verify.add_argument(
+        "--allow-model-code",
+        action="append",
+        metavar="MODULE:CLASS",
+        help="also make again the runs of this model of your own, running its code (a bundle's runs of models that "
+        "are not registered in an installed package are refused otherwise; a `command` model's never run)",
+    )
     add_source_dir(verify)
     verify.set_defaults(handler=cmd_verify)
     tables = actions.add_parser("tables", help="write docs/reproductions.md from the bundle: measured beside published")

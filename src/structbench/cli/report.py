@@ -20,7 +20,7 @@ from structbench.cli.options import (
     patterns,
 )
 from structbench.cli.progress import SuiteRuns, report_job, seed_ended
-from structbench.cli.reference import add_no_reference, results
+from structbench.cli.reference import add_no_reference, reference_copy, results
 from structbench.cli.suites import skipped_summary
 from structbench.data import freeze
 from structbench.errors import SourceUnavailable, UserError
@@ -31,7 +31,7 @@ from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
-from structbench.store.bundle import reference_store, with_reference
+from structbench.store.bundle import with_reference
 
 QUICKSTART_MODELS = ("oracle", "copy", "random", "majority")
 
@@ -138,7 +138,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
                     score = stored_score(store, suite.spec, record.suite_hash, record.model)
                     shown = f"suite score ({suite.spec.primary_metric}) {score.mean:.3f}" if score else "n/a"
                     say(f"  {model:<18} {shown}")
-            reference = None if args.no_reference else reference_store()
+            reference = reference_copy(args.no_reference)
             if reference is None:
                 index = write_report(store, args.out)
             else:  # the reference runs beside the ones just made

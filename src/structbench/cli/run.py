@@ -7,7 +7,17 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from structbench import registry
-from structbench.cli.options import Commands, add_json, add_no_progress, add_seeds, add_source_dir, add_store, patterns
+from structbench.cli.options import (
+    Commands,
+    add_json,
+    add_no_progress,
+    add_seeds,
+    add_source_dir,
+    add_store,
+    number,
+    patterns,
+    whole,
+)
 from structbench.cli.progress import SuiteRuns, is_quiet, seed_ended
 from structbench.errors import UserError
 from structbench.runs.arguments import parse_seeds, parse_settings
@@ -23,6 +33,12 @@ if TYPE_CHECKING:
 
 def cmd_run(args: argparse.Namespace) -> int:
     suites, names = patterns(args.suite) or [], patterns(args.model) or []
+    if not suites:
+        raise UserError(f"--suite {' '.join(args.suite)!r} names no suite; give one, e.g. --suite lookup-tables "
+                        "(`structbench suites` lists them).")  # fmt: skip
+    if not names:
+        raise UserError(f"--model {' '.join(args.model)!r} names no model; give one, e.g. --model copy "
+                        "(`structbench models` lists them).")  # fmt: skip
     seeds = parse_seeds(args.seeds)
     if args.name is not None and len(names) > 1:
         raise UserError(
@@ -83,14 +99,14 @@ def add_supervision(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=number(above=0, example="3600"),
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help=f"fail a seed whose fit and prediction take longer, ending its process (default {DEFAULT_TIMEOUT:g})",
     )
     parser.add_argument(
         "--max-memory",
-        type=float,
+        type=number(above=0, example="8000"),
         metavar="MB",
         help="fail a seed whose process (with what it started) holds more memory (default: no limit; Linux)",
     )
@@ -185,7 +201,7 @@ def add_command(commands: Commands) -> None:
     )
     run.add_argument(
         "--limit",
-        type=int,
+        type=whole(1, example="100"),
         metavar="N",
         help="ask only the first N examples of each test split: a quick partial run, stored apart and never ranked",
     )

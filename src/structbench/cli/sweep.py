@@ -7,11 +7,13 @@ import os
 import sys
 from pathlib import Path
 
-from structbench.cli.options import Commands, add_json, add_no_progress, add_source_dir, add_store
+from structbench.cli.options import Commands, add_json, add_no_progress, add_source_dir, add_store, number, whole
+from structbench.cli.reference import tell
 from structbench.errors import UserError
 from structbench.paths import reference_bundle_dir
 from structbench.store import Store
-from structbench.store.bundle import has_runs, read_into, write_runs
+from structbench.store.bundle import has_runs, locked, read_into, write_runs
+from structbench.store.bundle_reader import read_bundle
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -21,10 +23,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from structbench.sweep.grid import load_grid
     from structbench.sweep.plan import finished_run_ids, plan
 
-    if args.timeout is not None and args.timeout <= 0:
-        raise UserError(f"--timeout {args.timeout:g} must be a positive number of seconds, e.g. --timeout 3600.")
-    if args.workers is not None and args.workers < 1:
-        raise UserError(f"--workers {args.workers} must be at least 1, e.g. --workers 4.")
     if args.address and args.executor != "ray":
         raise UserError(f"--address {args.address} names a Ray cluster; add --executor ray.")
 
@@ -36,7 +34,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     with Store(args.store) as store:
         bundle = None if args.reference is None else Path(args.reference) if args.reference else reference_bundle_dir()
         if bundle is not None and has_runs(bundle):  # the runs bundled already are not made again
-            added = read_into(bundle, store)
+            with locked(bundle, shared=True):
+                contents = read_bundle(bundle)
+            tell(contents.left_out, f"the reference bundle {bundle}")
+            added = read_into(bundle, store, contents)
             print(f"{added} runs read from the reference bundle {bundle}", file=sys.stderr)
         try:
             summary = run_sweep(
@@ -71,14 +72,14 @@ def add_command(commands: Commands) -> None:
     )
     sweep.add_argument(
         "--workers",
-        type=int,
+        type=whole(1, example="4"),
         metavar="N",
         help="runs at once (default: the CPUs of this machine, or of the Ray cluster)",
     )
     sweep.add_argument("--address", metavar="ADDR", help="with --executor ray: the cluster (default: a local Ray)")
     sweep.add_argument(
         "--timeout",
-        type=float,
+        type=number(above=0, example="3600"),
         metavar="SECONDS",
         help="fail a run that takes longer, killing its worker (default: none)",
     )

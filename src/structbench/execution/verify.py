@@ -13,19 +13,26 @@ process differs from the one that made the run.
 The SIMD level is one of those entries, and the one a user can set: torch's and numpy's AVX-512
 kernels round differently from their AVX2 ones. Runs recorded at AVX2 are verified with both
 libraries pinned to AVX2 (as tox pins them), unless `ATEN_CPU_CAPABILITY` is set already.
+
+A bundle never runs code by itself (`refusal`): a run is made again only where its model is one
+an installed package registers (an entry point of `structbench.models`), or a `module:Class` the
+user named (`reference verify --allow-model-code`); a `command` model's run is never made again,
+since its command line would come from the bundle. The command lists what it will run first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from structbench import registry
 from structbench.environments import differing
 from structbench.execution.supervised import SupervisedWorker
 from structbench.paths import CHECKPOINTS_VARIABLE
@@ -47,9 +54,9 @@ class Verdict:
     """How one bundled run compared with the same run made again here."""
 
     run: StoredRun
-    status: Literal["identical", "differs", "failed"]
+    status: Literal["identical", "differs", "failed", "refused"]
     detail: str
-    """The first difference, or why the run could not be made; '' when identical."""
+    """The first difference, why the run could not be made, or why it was not (`refusal`); '' when identical."""
 
     @property
     def where(self) -> str:
@@ -148,30 +155,64 @@ def compare(bundled: StoredRun, made: StoredRun) -> Verdict:
     return Verdict(bundled, "differs", shown)
 
 
+COMMAND_MODEL = "command"
+"""The model whose settings hold a command line to run (`structbench.adapters.command`)."""
+
+
+def refusal(run: StoredRun, allowed: Collection[str] = ()) -> str | None:
+    """Why the bundled `run` is not made again here, or None where it may be: its model must be
+    registered by an installed package, or be a `module:Class` named in `allowed` (the user's own
+    word that its code may run); a `command` model never is, since its command line is the bundle's."""
+    name = str(json.loads(run.row["model_spec"]).get("name", ""))
+    if name == COMMAND_MODEL:
+        return (
+            "a command model runs the command line its bundled settings hold, and a bundle never names a command to "
+            "run; run it yourself with `structbench run --model command` if you trust that command"
+        )
+    if name in allowed:
+        return None
+    if ":" in name:
+        return f"{name} is code of the bundle's, not a model an installed package registers; pass --allow-model-code {name} to run it"
+    if name not in registry.model_names():
+        return f"{name!r} is not a model an installed package registers (`structbench models` lists them)"
+    return None
+
+
 def verify(
     runs: Sequence[StoredRun],
     *,
+    allowed: Collection[str] = (),
     source_dir: Path | None = None,
     timeout: float | None = None,
     log: Callable[[str], None] = lambda _: None,
     ended: Callable[[Verdict], None] = lambda _: None,
 ) -> list[Verdict]:
-    """Make each of `runs` again and compare it (see the module docstring); `ended` hears each verdict."""
-    pin = simd_pin(runs)
+    """Make each of `runs` again and compare it (see the module docstring), in order; a run `refusal`
+    refuses (`allowed`: the `module:Class` models the user allows to run) is `refused` and not made.
+    `ended` hears each verdict."""
+    refused = {index: reason for index, run in enumerate(runs) if (reason := refusal(run, allowed)) is not None}
+    made = [run for index, run in enumerate(runs) if index not in refused]
+    pin = simd_pin(made)
     if pin:
         log("the runs were made with torch's and numpy's kernels at AVX2: pinning them to AVX2 here too")
     verdicts = []
-    with (
-        tempfile.TemporaryDirectory(prefix="structbench-verify-") as folder,
-        _environ({**pin, CHECKPOINTS_VARIABLE: str(Path(folder) / "checkpoints")}),
-        Store(Path(folder) / "verify.sqlite") as store,
-        SupervisedWorker(
-            command="reference verify", timeout=timeout, source_dir=source_dir, progress=False
-        ) as supervisor,
-    ):
-        runner = Runner(store, source_dir=source_dir, progress=False, supervisor=supervisor)
-        for run in runs:
-            verdict = _made_again(runner, store, run)
+    with contextlib.ExitStack() as stack:
+        runner: Runner | None = None
+        for index, run in enumerate(runs):
+            if index in refused:
+                verdict = Verdict(run, "refused", refused[index])
+            else:
+                if runner is None:  # the worker starts only where a run is made
+                    folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="structbench-verify-"))
+                    stack.enter_context(_environ({**pin, CHECKPOINTS_VARIABLE: str(Path(folder) / "checkpoints")}))
+                    store = stack.enter_context(Store(Path(folder) / "verify.sqlite"))
+                    supervisor = stack.enter_context(
+                        SupervisedWorker(
+                            command="reference verify", timeout=timeout, source_dir=source_dir, progress=False
+                        )
+                    )
+                    runner = Runner(store, source_dir=source_dir, progress=False, supervisor=supervisor)
+                verdict = _made_again(runner, runner.store, run)
             ended(verdict)
             verdicts.append(verdict)
     return verdicts

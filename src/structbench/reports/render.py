@@ -202,6 +202,24 @@ def _swap_in(partial: Path, out_dir: Path) -> None:
     )
 
 
+def _write_failure(folder: Path, partial: Path, error: OSError) -> OSError | UserError:
+    """One sentence for `error`, met while writing the site beside `folder` (into `partial`): a full
+    disk, or a file of the site that could not be written, names the folder; an error on another file
+    (one the report reads) is kept as it is, naming its file."""
+    reason = error.strerror or str(error)
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return UserError(
+            f"the disk holding --out {folder} is full ({reason}); free some space, or pass --out a folder on another "
+            "disk (the site there before is unchanged)."
+        )
+    if error.filename is not None and not Path(str(error.filename)).is_relative_to(partial):
+        return error
+    return UserError(
+        f"cannot write the site into --out {folder} ({reason}); check the disk it is on, or pass another --out (the "
+        "site there before is unchanged)."
+    )
+
+
 def write_site(site: Site, out_dir: Path, *, earlier: Path | None = None, drawing: Drawing | None = None) -> Path:
     """Write every file of `site` into the empty or new folder `out_dir` and return the path of
     `index.html`; the example scripts and the unchanged plots of the site in `earlier`, if any, are
@@ -262,6 +280,8 @@ def write_report(
             try:
                 write_site(site, partial, earlier=folder if folder.is_dir() else None, drawing=drawing)
                 _swap_in(partial, folder)
+            except OSError as error:
+                raise _write_failure(folder, partial, error) from None
             finally:
                 shutil.rmtree(partial, ignore_errors=True)  # gone already once swapped in
     finally:

@@ -179,8 +179,12 @@ class StoreReader:
         seed, draw, split, metric, breakdown, level, value (NaN where undefined), n, proportion
         (bool); in run
         order, then as stored. The keyword filters are applied in SQL, so that one cell's rows
-        are read without the rest of the store."""
+        are read without the rest of the store. A value no metric takes (infinite, outside its
+        metric's range: `structbench.cells.value_problem`) or a negative item count is refused in
+        one sentence naming the run: no such value reaches a cell, a claim or a page."""
         import pandas as pd
+
+        from structbench.cells import first_impossible  # numpy and scipy's quantiles: only where scores are read
 
         filters = {"suite": suite, "version": version, "suite_hash": suite_hash, "model_hash": model_hash}
         where = "".join(f" AND {column} = ?" for column, value in filters.items() if value is not None)
@@ -205,6 +209,13 @@ class StoreReader:
         frame["comparable"] = frame["comparable"].astype(bool)
         frame["proportion"] = frame["proportion"].astype(bool)
         frame["value"] = frame["value"].astype(float)
+        if (impossible := first_impossible(frame)) is not None:
+            row = frame.iloc[impossible[0]]
+            raise UserError(
+                f"the results store {self.path} holds a score no metric takes: {row['model']} seed {row['seed']} on "
+                f"{row['suite']}@{row['version']}, {row['split']} {row['metric']}, has {impossible[1]}; run that "
+                "seed again with `structbench run ... --force`, or pass another --store."
+            )
         return frame
 
     def _check_scores(self, where: str = "", params: Sequence[Any] = ()) -> None:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import codecs
 import itertools
 import math
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +52,7 @@ from structbench.errors import UserError
 from structbench.runs.arguments import parse_seeds, parse_settings
 from structbench.runs.settings import text_settings
 from structbench.specs import Frozen, ModelSpec
+from structbench.store.untrusted import Refused, read_file
 
 Scalar = str | int | float | bool | None
 """One setting's value, as `ModelSpec.params` holds it."""
@@ -222,19 +224,17 @@ class GridRun:
 
 
 def _read_grid_text(path: Path) -> str:
-    """The text of the grid file at `path`, read up to `MAX_GRID_BYTES` (so that `/dev/zero` or a
-    huge file is refused rather than read forever)."""
+    """The text of the grid file at `path`, a regular file of at most `MAX_GRID_BYTES` (so that a FIFO,
+    `/dev/zero` or a huge file is refused rather than read forever)."""
     limit = MAX_GRID_BYTES
-    try:
-        with path.open("rb") as file:
-            data = file.read(limit + 1)
-    except OSError as error:
-        raise UserError(f"cannot read the grid file {path} ({error.strerror}); check the path.") from None
-    if len(data) > limit:
+    if not os.path.exists(path):
+        raise UserError(f"cannot read the grid file {path} (No such file or directory); check the path.")
+    try:  # a regular file only, its size checked first: a FIFO or /dev/zero is refused, not read forever
+        data = read_file(path, limit, follow=True)
+    except Refused as error:
         raise UserError(
-            f"the grid file {path} is larger than {limit:,} bytes, more than a grid needs; "
-            "give a YAML grid file, and split a very large grid into several."
-        )
+            f"cannot read the grid file {path}: {error}; give a YAML grid file (split a very large grid into several)."
+        ) from None
     # UTF-16 with its byte-order mark, as the YAML spec allows (Windows editors save it); else UTF-8
     encoding = "utf-16" if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else "utf-8-sig"
     if encoding != "utf-16" and b"\x00" in data:
