@@ -5,6 +5,7 @@ is stored differently: the JSON of a spec (the store's `suites` table, the refer
 
 from __future__ import annotations
 
+import ast
 import json
 import warnings
 from pathlib import Path
@@ -127,6 +128,22 @@ def test_a_plugin_suite_declared_with_the_old_keywords_builds_and_runs(runner: R
     assert record.status == {"0": "done"} and record.scores["test"]["sequence_accuracy"].mean == 1.0
     stored = runner.store.suite_specs()[("reverse-words-old", "1.0.0", record.suite_hash)]
     assert (stored.how_checked, stored.recipe) == ("Checked by hand.", "scan")
+
+
+def test_no_built_in_suite_uses_an_old_name() -> None:
+    """The deprecated names are for plugins: structbench's own suites declare their specs
+    (`SuiteSpec(...)`, `.variant(...)`) and sets with the new ones."""
+    old = []
+    for path in sorted((Path(structbench.__file__).parent / "suites").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Name) and node.id == "SuiteFamily":
+                old.append(f"{path.name}:{node.lineno} SuiteFamily")
+            if not isinstance(node, ast.Call):
+                continue
+            called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            if called in ("SuiteSpec", "variant"):
+                old += [f"{path.name}:{node.lineno} {k.arg}=" for k in node.keywords if k.arg in STORED_NAMES.values()]
+    assert old == []
 
 
 def test_the_old_names_are_dropped_when_their_release_comes() -> None:

@@ -169,7 +169,8 @@ class SeriesPoint(Frozen):
 STORED_NAMES: dict[str, str] = {"how_checked": "checked", "recipe": "task"}
 """`SuiteSpec` fields renamed in 0.2.0 -> the key their value is stored under. A spec's JSON (the store's
 `suites` table, the reference bundle's `suites/` files) keeps the keys of 0.1, so that no stored spec
-changes and a spec stored by any version reads; only the Python names changed."""
+changes and a spec stored by any version reads; only the Python names changed (and `model_dump`'s
+`include` and `exclude` take them)."""
 _RENAMED = {old: new for new, old in STORED_NAMES.items()}
 
 
@@ -265,7 +266,7 @@ class SuiteSpec(Frozen):
         return [s for s in self.splits if s.role == "test" and s.ranked]
 
     def variant(self, **changes: object) -> SuiteSpec:
-        """A validated copy with `changes`: how a group of suites declares its members from one base spec."""
+        """A validated copy with `changes`: how a suite set declares its members from one base spec."""
         return SuiteSpec.model_validate({**dict(self), **_new_names(changes)})
 
     if not TYPE_CHECKING:  # at run time only: type checkers keep the field keywords the pydantic plugin gives

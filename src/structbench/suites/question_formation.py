@@ -28,7 +28,7 @@ grammar, dev, test and gen files and the results file the reference numbers come
   modifier x object kind, 20 cells) with the shares measured on the published dev file and fills it
   from the grammar: train then has the distribution of the published dev set, and test is never read
   to make it. Version 1.0.0 (still loadable) sampled until 120,000 items remained after the drop,
-  20% more than the supplement's procedure leaves, and measured the shares on dev and test together.
+  19% more than the supplement's procedure leaves, and measured the shares on dev and test together.
 - `question-formation-noagr`: the no-agreement language of the 2018 supplement (auxiliaries
   can/will/could/would; grammar `question_noagr.gr`, a transcription of the supplement's Figure 5,
   so it has no download address). Every split is sampled with the grammar's own weights: gen
