@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -186,17 +187,24 @@ def test_a_damaged_copy_of_the_bundle_is_made_again_and_the_users_store_is_not_b
     assert "damaged" not in capsys.readouterr().err  # made again once: sound since
 
 
+def _full() -> sqlite3.OperationalError:
+    error = sqlite3.OperationalError("database or disk is full")
+    error.sqlite_errorname = "SQLITE_FULL"
+    return error
+
+
 @pytest.mark.parametrize(
     ("error", "told"),
     [
         (OSError(errno.ENOSPC, "No space left on device"), "is full (No space left on device), so the reference runs"),
         (OSError(errno.EROFS, "Read-only file system"), "cannot be written here (Read-only file system), so the"),
+        (_full(), "is full (database or disk is full), so the reference runs"),  # once told as the user's store's
     ],
 )
 def test_a_home_that_cannot_hold_the_bundles_copy_is_named_not_the_users_store(
     grown: Path,
     tmp_path: Path,
-    error: OSError,
+    error: Exception,
     told: str,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
