@@ -29,12 +29,22 @@ was lost, duplicated or recomputed (the goal is 0 everywhere), the store's integ
    its session still alive 5 s after it returned (orphans: the forked child, a worker) and the
    command's wall time (a hang must fail within its time-out).
 
+4. Hostile bundles of runs (issue 45). Two `structbench reference export GRID --store S --bundle B`
+   at once into one bundle, from stores holding disjoint seeds of one grid, `--repetitions` times:
+   runs expected in the bundle against runs found, and crashes. Then `structbench claims` on a bundle
+   with one hostile entry each: a tampered field (status `weird`), a count of 1e400, a run file
+   nested 200,000 deep, a FIFO and a link to /dev/zero named `*.json`, a gzip bomb of zeros
+   (`bomb`: 10 GiB in 10 MB), a run whose `suite` points outside the bundle. Per case: the exit
+   status (0: the rest of the bundle is read), whether stderr names the entry left out, a traceback,
+   the seconds (a hang is killed at `BUNDLE_DEADLINE`) and the command's peak resident memory.
+
     STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/chaos.py [--trials 10] [--kills 2] [--repetitions 10]
-        [--executor local|ray] [--smoke] [--hostile-only]
+        [--executor local|ray] [--smoke] [--hostile-only] [--bundle-only]
 
 `--smoke` runs each kind of trial once, smaller: two kills (the second also of a worker) of a 4-run
-sweep (seeds 0-1), two `run` processes (seed 0) instead of four per concurrency trial, and of the
-hostile models only the segfaulting and the forking one, under `run`.
+sweep (seeds 0-1), two `run` processes (seed 0) instead of four per concurrency trial, of the
+hostile models only the segfaulting and the forking one, under `run`, and of the hostile bundles
+one concurrent export of 8 runs and the FIFO, the tampered field and a 1 GiB bomb.
 """
 
 from __future__ import annotations
@@ -44,12 +54,16 @@ import importlib.util
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from subprocess import DEVNULL
@@ -306,6 +320,179 @@ def hostile_table(executors: list[str], behaviours: tuple[str, ...] = BEHAVIOURS
     return tabulate(rows, headers=headers, disable_numparse=True)
 
 
+BUNDLE_GRID = "suites: [{suites}]\nmodels: [{models}]\nseeds: [{seeds}]\n"
+BUNDLE_SUITES, BUNDLE_MODELS = ["lookup-tables", "miniscan"], ["random", "copy", "oracle"]
+SMOKE_BUNDLE_SUITES, SMOKE_BUNDLE_MODELS = ["lookup-tables"], ["random", "copy"]
+BUNDLE_DEADLINE = 120
+"""Seconds after which a `claims` on a hostile bundle counts as hung, and is killed."""
+
+
+def bomb(path: Path, gibibytes: int) -> None:
+    """A gzip file of `gibibytes` GiB of zeros in about a thousandth of that, one member, made without
+    compressing them all: 16 MiB of zeros deflate to the same bytes after each full flush."""
+    chunk = 1 << 24
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = deflate.compress(bytes(chunk)) + deflate.flush(zlib.Z_FULL_FLUSH)
+    assert deflate.compress(bytes(chunk)) + deflate.flush(zlib.Z_FULL_FLUSH) == block
+    copies = gibibytes * (1 << 30) // chunk
+    crc = 0
+    zeros = bytes(chunk)
+    for _ in range(copies):
+        crc = zlib.crc32(zeros, crc)
+    with path.open("wb") as file:
+        file.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03")  # gzip, no name, no time stamp
+        for _ in range(copies):
+            file.write(block)
+        file.write(deflate.flush())
+        file.write(crc.to_bytes(4, "little") + (copies * chunk % (1 << 32)).to_bytes(4, "little"))
+
+
+def structbench(argv: list[str], environment: dict[str, str], deadline: float = 600) -> tuple[str, str, float, float]:
+    """Run `structbench ARGV` in a session of its own: (exit status, or `hung` where it was killed at
+    `deadline` seconds; stderr; seconds; peak resident MB, from `wait4`)."""
+    started = time.monotonic()
+    process = subprocess.Popen([sys.executable, "-m", "structbench.cli", *argv], cwd=REPOSITORY, env=environment,
+                               stdout=DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    killed = threading.Event()
+
+    def kill() -> None:
+        killed.set()
+        os.killpg(process.pid, signal.SIGKILL)
+
+    timer = threading.Timer(deadline, kill)
+    timer.start()
+    assert process.stderr is not None
+    err = process.stderr.read()  # until the command ends (or is killed)
+    _, wait_status, usage = os.wait4(process.pid, 0)
+    timer.cancel()
+    process.returncode = os.waitstatus_to_exitcode(wait_status)
+    status = "hung" if killed.is_set() else str(process.returncode)
+    return status, err, time.monotonic() - started, usage.ru_maxrss / 1024
+
+
+def concurrent_export(folder: Path, suites: list[str], models: list[str], seeds: int) -> tuple[int, int, int]:
+    """Two `reference export` at once into one bundle, from stores holding seeds [0, seeds/2) and
+    [seeds/2, seeds) of one grid: (runs expected, runs found in the bundle, crashes)."""
+    environment = {**os.environ, "STRUCTBENCH_HOME": str(folder / "home"), "OMP_NUM_THREADS": "1"}
+    grid = folder / "grid.yaml"
+    grid.write_text(BUNDLE_GRID.format(suites=", ".join(suites), models=", ".join(models),
+                                       seeds=", ".join(map(str, range(seeds)))))  # fmt: skip
+    half = seeds // 2
+    stores = [folder / "first.sqlite", folder / "second.sqlite"]
+    for store, part in zip(stores, (range(half), range(half, seeds)), strict=True):
+        if not store.exists():
+            own = folder / f"{store.stem}.yaml"
+            own.write_text(BUNDLE_GRID.format(suites=", ".join(suites), models=", ".join(models),
+                                              seeds=", ".join(map(str, part))))  # fmt: skip
+            subprocess.run([sys.executable, "-m", "structbench.cli", "sweep", str(own), "--store", str(store),
+                            "--no-progress", "--workers", "1"], cwd=REPOSITORY, env=environment, check=True,
+                           stdout=DEVNULL, stderr=DEVNULL)  # fmt: skip
+    bundle = folder / "bundle"
+    shutil.rmtree(bundle, ignore_errors=True)
+    command = [sys.executable, "-m", "structbench.cli", "reference", "export", str(grid), "--bundle", str(bundle)]
+    processes = [subprocess.Popen([*command, "--store", str(store)], cwd=REPOSITORY, env=environment, stdout=DEVNULL,
+                                  stderr=subprocess.PIPE, text=True) for store in stores]  # fmt: skip
+    crashes = 0
+    for process in processes:
+        _, err = process.communicate(timeout=600)
+        if process.returncode != 0 or "Traceback" in err:
+            crashes += 1
+            print(err[-2000:], file=sys.stderr)
+    found = 0
+    for path in (bundle / "runs").glob("*/*.json"):
+        found += len(json.loads(path.read_text())["runs"])
+    return len(suites) * len(models) * seeds, found, crashes
+
+
+def _edit(bundle: Path, old: str, new: str) -> str:
+    path = next((bundle / "runs").glob("*/random-*.json"))
+    path.write_text(path.read_text().replace(old, new, 1))
+    return str(path)
+
+
+def _deep(bundle: Path) -> str:
+    path = next((bundle / "runs").glob("*/random-*.json"))
+    path.write_bytes(b"[" * 200_000 + b"]" * 200_000)
+    return str(path)
+
+
+def _fifo(bundle: Path) -> str:
+    path = next((bundle / "runs").glob("*/")) / "x.json"
+    os.mkfifo(path)
+    return str(path)
+
+
+def _zero_link(bundle: Path) -> str:
+    path = next((bundle / "runs").glob("*/")) / "zero.json"
+    path.symlink_to("/dev/zero")
+    return str(path)
+
+
+def _bomb(gibibytes: int) -> Callable[[Path], str]:
+    def tamper(bundle: Path) -> str:
+        path = next((bundle / "predictions").glob("*/random-*/seed0.json.gz"))
+        bomb(path, gibibytes)
+        return str(path)
+
+    return tamper
+
+
+HOSTILE_BUNDLES: dict[str, Callable[[Path], str]] = {
+    "a tampered field (status weird)": lambda b: _edit(b, '"status": "done"', '"status": "weird"'),
+    "a count of 1e400": lambda b: _edit(b, ", 64, true]", ", 1e400, true]"),
+    "a run file nested 200,000 deep": _deep,
+    "a FIFO named *.json": _fifo,
+    "a link to /dev/zero named *.json": _zero_link,
+    "a run's suite ../../outside": lambda b: _edit(b, '"suite": "lookup-tables"', '"suite": "../../outside"'),
+    "a gzip bomb: 10 GiB of zeros in 10 MB": _bomb(10),
+    "a gzip bomb: 1 GiB of zeros in 1 MB": _bomb(1),
+}
+SMOKE_BUNDLES = ("a tampered field (status weird)", "a FIFO named *.json", "a gzip bomb: 1 GiB of zeros in 1 MB")
+
+
+def hostile_bundle(folder: Path, clean: Path, name: str) -> list[object]:
+    """`claims` on a copy of the bundle `clean` with one hostile entry: a row of part 4's second table."""
+    bundle = folder / "bundle"
+    shutil.copytree(clean, bundle)
+    entry = HOSTILE_BUNDLES[name](bundle)
+    environment = {**os.environ, "STRUCTBENCH_HOME": str(folder / "home"), "STRUCTBENCH_REFERENCE": str(bundle)}
+    status, err, seconds, peak = structbench(["claims", "--store", str(folder / "none.sqlite")], environment,
+                                             BUNDLE_DEADLINE)  # fmt: skip
+    named = entry in err and "left out" in err
+    traceback = "Traceback" in err
+    if traceback or status != "0":
+        print(err[-2000:], file=sys.stderr)
+    ok = status == "0" and named and not traceback
+    return [name, status, "yes" if named else "no", "yes" if traceback else "no", f"{seconds:.1f}", f"{peak:.0f}",
+            "ok" if ok else "WRONG"]  # fmt: skip
+
+
+def bundle_tables(repetitions: int, smoke: bool) -> str:
+    """Part 4 (see the module docstring), as two tables."""
+    suites, models = (SMOKE_BUNDLE_SUITES, SMOKE_BUNDLE_MODELS) if smoke else (BUNDLE_SUITES, BUNDLE_MODELS)
+    seeds = 4 if smoke else 10
+    with tempfile.TemporaryDirectory(prefix="chaos-bundle-") as name:
+        folder = Path(name)
+        expected = found = crashes = 0
+        started = time.monotonic()
+        for repetition in range(repetitions):
+            e, f, c = concurrent_export(folder, suites, models, seeds)
+            expected, found, crashes = expected + e, found + f, crashes + c
+            print(f"concurrent export {repetition + 1}/{repetitions}: {f} of {e} runs in the bundle", file=sys.stderr)
+        export = [[f"two `reference export` at once ({len(suites) * len(models) * seeds} runs)", repetitions, expected,
+                   found, expected - found, crashes, f"{time.monotonic() - started:.0f}"]]  # fmt: skip
+        clean = folder / "bundle"
+        rows = []
+        for case in SMOKE_BUNDLES if smoke else HOSTILE_BUNDLES:
+            with tempfile.TemporaryDirectory(prefix="chaos-hostile-bundle-") as inner:
+                rows.append(hostile_bundle(Path(inner), clean, case))
+            print(f"hostile bundle: {rows[-1]}", file=sys.stderr)
+    first = tabulate(export, headers=["bundle trial", "trials", "expected", "found", "lost", "crashes", "s"],
+                     disable_numparse=True)  # fmt: skip
+    headers = ["`claims` on a bundle with", "exit", "entry named", "traceback", "s", "peak MB", "verdict"]
+    return first + "\n\n" + tabulate(rows, headers=headers, disable_numparse=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--trials", type=int, default=10, help="kill -9 trials (default 10)")
@@ -317,10 +504,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=17, help="of the random kill moments")
     parser.add_argument("--smoke", action="store_true", help="each kind of trial once, small: seconds")
     parser.add_argument("--hostile-only", action="store_true", help="only part 3, the hostile models")
+    parser.add_argument("--bundle-only", action="store_true", help="only part 4, the hostile bundles")
     args = parser.parse_args()
     hostile_executors = ["local", "ray"] if importlib.util.find_spec("ray") else ["local"]
     if args.hostile_only:
         print(hostile_table(hostile_executors))
+        return
+    if args.bundle_only:
+        print(bundle_tables(1 if args.smoke else args.repetitions, args.smoke))
         return
     seeds, processes = (SMOKE_SEEDS, SMOKE_PROCESSES) if args.smoke else (SEEDS, 4)
     same_seeds, different_seeds = ("0", "0") if args.smoke else ("0,1,2", "0,1")
@@ -366,6 +557,8 @@ def main() -> None:
     print(tabulate(rows, headers=headers, disable_numparse=True))
     print()
     print(hostile_table([], ("segfault", "fork")) if args.smoke else hostile_table(hostile_executors))
+    print()
+    print(bundle_tables(args.repetitions, args.smoke))
 
 
 if __name__ == "__main__":

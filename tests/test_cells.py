@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from structbench.cells import CELL_KEYS, cell, cells
+from structbench.cells import CELL_KEYS, cell, cells, first_impossible, value_problem
 from structbench.reports.render import write_report
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
@@ -137,3 +138,33 @@ def test_run_json_and_the_report_agree_on_every_cell(runner: Runner, tmp_path: P
             compared += 1
     assert records[1].scores["test"]["sequence_accuracy"].n_seeds == 3
     assert compared > 50  # breakdowns included
+
+
+@pytest.mark.parametrize(
+    ("value", "n", "proportion", "problem"),
+    [
+        (float("inf"), 10, False, "the value inf, not a finite number"),
+        (-float("inf"), 10, True, "the value -inf, not a finite number"),
+        (7.5, 10, True, "the value 7.5, outside the range [0, 1] accuracy takes"),
+        (-0.25, 10, True, "the value -0.25, outside the range [0, 1] accuracy takes"),
+        (0.5, -5, True, "an item count of -5, below 0"),
+    ],
+)
+def test_a_value_no_metric_takes_is_named_and_never_made_a_cell(
+    value: float, n: int, proportion: bool, problem: str
+) -> None:
+    """A score of 7.5 was once shown as `750.0 ... best`, and inf as `inf ... best`: cells refuse them
+    (the store's readers and the bundle's refuse them first, naming the run)."""
+    assert value_problem("accuracy", value, n, proportion) == problem
+    scores = pd.DataFrame({key: "" for key in CELL_KEYS} | {"metric": "accuracy", "seed": [0, 1], "value": [0.5, value],
+                                                             "n": [10, n], "proportion": proportion})  # fmt: skip
+    assert first_impossible(scores) == (1, problem)
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        cells(scores)
+
+
+def test_undefined_values_and_graded_metrics_outside_zero_and_one_are_possible() -> None:
+    assert value_problem("accuracy", None, 0, True) is None
+    assert value_problem("accuracy", float("nan"), 10, True) is None  # undefined: no items
+    assert value_problem("variation_of_information", 3.2, 10, False) is None
+    assert value_problem("log_likelihood", -120.5, 10, False) is None

@@ -107,6 +107,12 @@ def check_chaos(output: str) -> None:
         assert recomputed in ("0", "-") and orphans in ("0", "-"), output
     for behaviour in ("segfault", "fork"):  # a hostile model under `run`: its seed 0 ends, nothing outlives it
         assert re.search(rf"^run\s+{behaviour}\s.*\sok$", output, re.MULTILINE), output
+    # two exports into one bundle at once lose nothing; a hostile bundle entry is left out and named, no hang
+    trials, expected, found, lost, crashes, _ = row(output, "two `reference export` at once (8 runs)")
+    assert (trials, expected, found, lost, crashes) == ("1", "8", "8", "0", "0"), output
+    for case in ("a tampered field (status weird)", "a FIFO named *.json", "a gzip bomb: 1 GiB of zeros in 1 MB"):
+        exit_status, named, traceback, _, _, verdict = row(output, case)
+        assert (exit_status, named, traceback, verdict) == ("0", "yes", "no", "ok"), output
 
 
 def check_concurrent_reports(output: str) -> None:

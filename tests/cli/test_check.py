@@ -85,3 +85,38 @@ def test_no_sentence_when_nothing_moved(written: Path, store_path: Path, capsys:
     assert main(["check", str(written), "--store", str(store_path), "--no-progress"]) == 0
     lines = capsys.readouterr().err.splitlines()
     assert lines[-1] == f"7 cells checked against {written}: 0 moved." and not any("machine" in x for x in lines)
+
+
+@pytest.mark.parametrize("tolerance", ["nan", "inf", "-0.1", "1e400"])
+def test_a_tolerance_that_is_not_a_finite_number_of_at_least_0_is_refused(
+    written: Path, store_path: Path, tolerance: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--tolerance nan` once passed a table whose every cell moved (every comparison with NaN is False)."""
+    with pytest.raises(SystemExit) as refused:
+        main(["check", str(written), "--store", str(store_path), "--tolerance", tolerance])
+    assert refused.value.code == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert (
+        line
+        == f"structbench check: error: argument --tolerance: {tolerance!r} is not a finite number of at least 0, e.g. 0.005"
+    )
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "1e400"])
+def test_a_golden_file_holding_a_mean_that_is_not_finite_is_refused_naming_it(
+    written: Path, store_path: Path, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = written.read_text()
+    first = json.loads(text)["entries"][0]["cells"][0]["mean"]
+    written.write_text(text.replace(f'"mean": {json.dumps(first)}', f'"mean": {value}', 1))
+    assert main(["check", str(written), "--store", str(store_path), "--no-progress"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"structbench: error: {written} is not a structbench golden file (entries.0.cells.0.mean: Input should be a "
+        "finite number); write it anew with --write."
+    )
+
+
+def test_a_value_that_is_not_finite_moved() -> None:
+    from structbench.analysis.golden import _moved
+
+    assert _moved(0.5, float("nan"), 0.1) and _moved(0.5, float("inf"), 0.1) and not _moved(0.5, 0.55, 0.1)

@@ -10,12 +10,14 @@ import ast
 import importlib
 import inspect
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import pytest
 
 import structbench.cli
 from structbench.cli.main import build_parser
-from structbench.cli.options import patterns
+from structbench.cli.options import number, patterns, whole
 
 CLI = Path(structbench.cli.__file__).parent
 PARSERS = {"seeds": "parse_seeds", "set": "parse_settings"}
@@ -105,3 +107,50 @@ def patterns_line() -> int:
     """The line of `re.split` in `patterns`, the one comma split the command line has."""
     source, first = inspect.getsourcelines(patterns)
     return first + next(number for number, line in enumerate(source) if "re.split(" in line)
+
+
+def test_every_numeric_option_is_read_by_number_or_whole() -> None:
+    """No option is read by `float` or `int` alone, which take `nan`, `inf` and `1e400`: each is read by
+    `number` or `whole`, which take only finite numbers in the option's range."""
+    plain = [
+        f"{command} {action.option_strings[-1]}"
+        for command, parser in commands(build_parser())
+        for action in parser._actions
+        if action.type in (float, int)
+    ]
+    assert plain == []
+    numeric = [
+        action.type.__qualname__
+        for _, parser in commands(build_parser())
+        for action in parser._actions
+        if callable(action.type) and action.type.__qualname__.startswith(("number.", "whole."))
+    ]
+    assert len(numeric) >= 9  # run/sweep/verify time-outs, --max-memory, --limit, --workers, --tolerance, --sample...
+
+
+@pytest.mark.parametrize(
+    ("reader", "text", "value"),
+    [(number(above=0), "2.5", 2.5), (number(at_least=0), "0", 0.0), (whole(1), " 3 ", 3), (whole(0, 9), "9", 9)],
+)
+def test_a_number_in_range_is_read(reader: Callable[[str], float], text: str, value: float) -> None:
+    assert reader(text) == value
+
+
+@pytest.mark.parametrize(
+    ("reader", "text"),
+    [
+        (number(above=0), "nan"),
+        (number(above=0), "-inf"),
+        (number(above=0), "1e400"),
+        (number(above=0), "0"),
+        (number(at_least=0), "-1e-9"),
+        (number(at_least=0), "many"),
+        (whole(1), "0"),
+        (whole(0), "1e3"),
+        (whole(0), "99999999999999999999"),
+        (whole(0, 9), "10"),
+    ],
+)
+def test_a_number_out_of_range_is_refused(reader: Callable[[str], float], text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match=re.escape(repr(text))):
+        reader(text)

@@ -3,14 +3,18 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from structbench.cli import main
-from structbench.store import Store
-from structbench.store.bundle import read_runs
+from structbench.paths import reference_cache_dir
+from structbench.store import Store, StoreReader
+from structbench.store import bundle as bundle_module
+from structbench.store.bundle import read_runs, reference_store
 
 GRID = "seeds: [0, 1]\nmodels:\n  - name: random\n    suites: [lookup-tables]\n"
 
@@ -139,3 +143,82 @@ def test_verify_reads_a_label_with_several_settings_as_one_label() -> None:
         "ngram",
         "copy",
     ]
+
+
+def _tamper(bundle: Path) -> Path:
+    """Seed 0's status in the bundle's run file made `weird`: that run is left out as it is read."""
+    (cell,) = (bundle / "runs").glob("*/*.json")
+    cell.write_text(cell.read_text().replace('"status": "done"', '"status": "weird"', 1))
+    return cell
+
+
+def test_claims_name_what_the_bundle_left_out_and_read_the_rest(
+    grown: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_REFERENCE", str(grown))
+    cell = _tamper(grown)
+    for _ in range(2):  # told again by every command that reads the bundle's copy, not only the one that made it
+        assert main(["claims", "--store", str(tmp_path / "none.sqlite")]) == 0
+        err = capsys.readouterr().err
+        assert f"structbench: 1 entry of the reference bundle {grown} left out or made again:" in err
+        assert f"the bundle's {cell} had its runs[0] (seed 0) left out: runs[0].status: Input should be 'done'" in err
+    with StoreReader(reference_store() or Path()) as copy:
+        assert sorted(copy.runs()["seed"]) == [1]
+
+
+def test_a_damaged_copy_of_the_bundle_is_made_again_and_the_users_store_is_not_blamed(
+    grown: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_REFERENCE", str(grown))
+    store = tmp_path / "mine.sqlite"
+    assert main(["run", "--suite", "lookup-tables", "--model", "copy", "--store", str(store), "--in-process"]) == 0
+    copy = reference_store()
+    assert copy is not None
+    data = bytearray(copy.read_bytes())
+    data[4096:] = bytes(byte ^ 0x5A for byte in data[4096:])  # every page but the first
+    copy.write_bytes(bytes(data))
+    capsys.readouterr()
+    assert main(["report", "--store", str(store), "--out", str(tmp_path / "site"), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert f"the reference runs' copy {copy} was damaged, and is made again from the bundle {grown}." in err
+    assert str(store) not in err
+    assert "random (reference)" in (tmp_path / "site" / "leaderboard.md").read_text()
+    assert main(["report", "--store", str(store), "--out", str(tmp_path / "site"), "--no-progress"]) == 0
+    assert "damaged" not in capsys.readouterr().err  # made again once: sound since
+
+
+def _full() -> sqlite3.OperationalError:
+    error = sqlite3.OperationalError("database or disk is full")
+    error.sqlite_errorname = "SQLITE_FULL"
+    return error
+
+
+@pytest.mark.parametrize(
+    ("error", "told"),
+    [
+        (OSError(errno.ENOSPC, "No space left on device"), "is full (No space left on device), so the reference runs"),
+        (OSError(errno.EROFS, "Read-only file system"), "cannot be written here (Read-only file system), so the"),
+        (_full(), "is full (database or disk is full), so the reference runs"),  # once told as the user's store's
+    ],
+)
+def test_a_home_that_cannot_hold_the_bundles_copy_is_named_not_the_users_store(
+    grown: Path,
+    tmp_path: Path,
+    error: Exception,
+    told: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_REFERENCE", str(grown))
+    store = tmp_path / "mine.sqlite"
+    assert main(["run", "--suite", "lookup-tables", "--model", "copy", "--store", str(store), "--in-process"]) == 0
+
+    def fails(*_: object) -> int:
+        raise error
+
+    monkeypatch.setattr(bundle_module, "read_into", fails)
+    capsys.readouterr()
+    assert main(["report", "--store", str(store), "--out", str(tmp_path / "site"), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("structbench: error: ") and str(store) not in err
+    assert f"structbench's home ({reference_cache_dir()})" in err and told in err and err.endswith("--no-reference.")

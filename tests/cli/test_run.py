@@ -261,3 +261,45 @@ def test_a_path_too_long_or_holding_a_newline_is_named_on_one_line(
     assert main(["runs", "--store", store]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and shown in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "told"),
+    [
+        ("--timeout", "nan", "'nan' is not a finite number above 0, e.g. 3600"),
+        ("--timeout", "1e400", "'1e400' is not a finite number above 0, e.g. 3600"),
+        ("--timeout", "0", "'0' is not a finite number above 0, e.g. 3600"),
+        ("--max-memory", "inf", "'inf' is not a finite number above 0, e.g. 8000"),
+        ("--limit", "0", "'0' is not a whole number at least 1, e.g. 100"),
+        ("--limit", "2.5", "'2.5' is not a whole number, e.g. 100"),
+    ],
+)
+def test_a_number_out_of_its_range_is_refused_where_it_is_given(
+    option: str, value: str, told: str, store_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`run --timeout nan` once ran with no time-out at all."""
+    with pytest.raises(SystemExit) as refused:
+        main(["run", "--suite", "lookup-tables", "--model", "copy", "--store", str(store_path), option, value])
+    assert refused.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"structbench run: error: argument {option}: {told}"
+    assert not store_path.exists()
+
+
+@pytest.mark.parametrize(
+    ("suite", "model", "told"),
+    [
+        ("", "", "--suite '' names no suite; give one, e.g. --suite lookup-tables (`structbench suites` lists them)."),
+        (
+            "lookup-tables",
+            " , ",
+            "--model ' , ' names no model; give one, e.g. --model copy (`structbench models` lists",
+        ),
+    ],
+)
+def test_a_suite_or_model_pattern_that_names_nothing_is_an_error(
+    suite: str, model: str, told: str, store_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`run --suite '' --model ''` once ended `run: 0 of 0 steps` with exit status 0."""
+    assert main(["run", "--suite", suite, "--model", model, "--store", str(store_path)]) == 2
+    assert capsys.readouterr().err.strip().startswith(f"structbench: error: {told}")
+    assert not store_path.exists()

@@ -102,3 +102,43 @@ def test_a_sample_of_the_installed_bundle_repeats_bit_for_bit(
     out = capsys.readouterr().out
     assert status == 0, out
     assert out.rstrip().endswith("2 runs: 2 identical")
+
+
+def test_a_bundled_command_model_is_never_run(bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bundle never names a command to run: a `command` model's run is refused, even when allowed by name."""
+    marker = tmp_path / "MARKER"
+    cell = cell_files(bundle)[0]
+    content = json.loads(cell.read_text())
+    content["model"] = "innocent-looking"
+    content["model_spec"] = {"name": "command", "params": {"command": f"sh -c 'touch {marker}'"}}
+    cell.with_name(cell.name.replace("random-", "command-")).write_text(json.dumps(content))
+    cell.unlink()
+    argv = ["reference", "verify", "--bundle", str(bundle), "--sample", "1", "--allow-model-code", "command"]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert not marker.exists()
+    assert (
+        "x innocent-looking seed " in captured.err and "refused: a command model runs the command line" in captured.err
+    )
+    assert captured.out.rstrip().endswith("1 run: 1 refused")
+
+
+def test_a_models_own_code_runs_only_when_the_user_names_it(
+    runner: Runner, store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A `module:Class` model's code is the bundle's: made again only with --allow-model-code, and
+    what will run is listed before it runs."""
+    model = "tests.support.helpers:CountingCopy"
+    runner.evaluate(SUITE, ModelSpec(name=model), [0])
+    folder = tmp_path / "own"
+    write_runs(store, store.runs()["id"].tolist(), folder)
+    assert main(["reference", "verify", "--bundle", str(folder)]) == 1
+    captured = capsys.readouterr()
+    assert (
+        f"refused: {model} is code of the bundle's, not a model an installed package registers; pass " in captured.err
+    )
+    assert captured.out.rstrip().endswith("1 run: 1 refused")
+    assert main(["reference", "verify", "--bundle", str(folder), "--allow-model-code", model]) == 0
+    err = capsys.readouterr().err
+    listed, made = err.index(f"seed 0: runs model {model!r}"), err.index("seed 0: identical")
+    assert listed < made  # shown before it ran

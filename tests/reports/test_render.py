@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -189,13 +190,47 @@ def test_a_write_that_fails_halfway_leaves_the_earlier_site(
     before = snapshot(site)
 
     def disk_full(*args: object, **kwargs: object) -> None:
-        raise OSError(28, "No space left on device")
+        raise OSError(28, "No space left on device")  # as a write to a full disk raises it: no file named
 
     monkeypatch.setattr(render, "write_pages", disk_full)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(UserError) as refused:
         write_report(two_suites.store, site, suites=["lookup-*"])
+    assert str(refused.value) == (
+        f"the disk holding --out {site} is full (No space left on device); free some space, or pass --out a folder "
+        "on another disk (the site there before is unchanged)."
+    )
     assert snapshot(site) == before
     assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("error", "told"),
+    [
+        (lambda partial: OSError(5, "Input/output error", str(partial / "index.html")), "cannot write the site into"),
+        (lambda partial: OSError(5, "Input/output error"), "cannot write the site into"),
+        (lambda partial: OSError(2, "No such file or directory", "/elsewhere/data.json"), None),
+    ],
+)
+def test_a_write_error_names_the_out_folder_and_one_on_another_file_names_that_file(
+    two_suites: Runner,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    error: Callable[[Path], OSError],
+    told: str | None,
+) -> None:
+    site = tmp_path / "site"
+
+    def fails(site_value: object, partial: Path, **kwargs: object) -> Path:
+        raise error(partial)
+
+    monkeypatch.setattr(render, "write_site", fails)
+    if told is None:  # a file the report reads: `main` names it, as any OS error on a named path
+        with pytest.raises(OSError, match=r"/elsewhere/data\.json"):
+            write_report(two_suites.store, site)
+    else:
+        with pytest.raises(UserError, match=f"^{told} --out {site} \\(Input/output error\\); check the disk it is on"):
+            write_report(two_suites.store, site)
+    assert not site.exists() and leftovers(tmp_path) == []
 
 
 def test_a_new_report_replaces_the_pages_of_the_last_and_reuses_its_example_data(

@@ -15,7 +15,7 @@ from structbench.cli import main
 from structbench.errors import UserError
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
-from structbench.store import Store, connection, failures
+from structbench.store import Store, codec, connection, failures
 
 
 @pytest.fixture
@@ -110,6 +110,7 @@ def test_a_damaged_page_ends_report_in_one_sentence(
         (zlib.compress(b'{"ids": []}'), "not three columns"),
         (zlib.compress(b'[["a", "b"], [1], [1, 0]]'), "2 ids, 1 predictions and 2 verdicts"),
         (zlib.compress(b'[["a"], [1], [7]]'), "a verdict that is not 1, 0 or null"),
+        (zlib.compress(b"[" * 200_000 + b"]" * 200_000), "not a compressed JSON block: its JSON nests 200,000 deep"),
     ],
 )
 def test_a_damaged_predictions_block_ends_samples_in_one_sentence(
@@ -123,6 +124,44 @@ def test_a_damaged_predictions_block_ends_samples_in_one_sentence(
     assert f"the stored predictions of run 2 (heldout_inputs) in {two_runs} are damaged ({problem}" in one_error_line(
         capsys
     )
+
+
+def test_a_predictions_block_that_inflates_past_its_cap_is_damaged_not_read(
+    two_runs: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A zlib bomb in a shared store stops at the cap, inflated in chunks: never in memory whole."""
+    monkeypatch.setattr(codec, "BLOCK_LIMIT", 10_000)
+    with sqlite3.connect(two_runs) as db:
+        db.execute("UPDATE predictions SET block=? WHERE run_id=2", (zlib.compress(b" " * 100_000),))
+    db.close()
+    assert main(["samples", "--store", str(two_runs), "--suite", "lookup-tables", "--model", "copy"]) == 2
+    assert "it inflates to more than the 10,000 bytes such a file may hold" in one_error_line(capsys)
+
+
+@pytest.mark.parametrize(
+    ("update", "problem"),
+    [
+        ("value=9e999", "the value inf, not a finite number"),
+        ("value=-9e999", "the value -inf, not a finite number"),
+        ("value=7.5", "the value 7.5, outside the range [0, 1]"),
+        ("value=-0.5", "the value -0.5, outside the range [0, 1]"),
+        ("n=-5", "an item count of -5, below 0"),
+    ],
+)
+def test_a_score_no_metric_takes_ends_report_and_claims_in_one_sentence_naming_the_run(
+    two_runs: Path, tmp_path: Path, update: str, problem: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No infinite, out-of-range or negatively counted value reaches a cell, a claim or a page (a
+    hand-edited or shared store; a bundle's are refused as it is read)."""
+    with sqlite3.connect(two_runs) as db:
+        db.execute(f"UPDATE scores SET {update} WHERE run_id=2 AND metric='sequence_accuracy' AND breakdown=''")
+    db.close()
+    for command in (["report", "--out", str(tmp_path / "site")], ["claims", "--no-reference"]):
+        assert main([*command, "--store", str(two_runs)]) == 2
+        line = one_error_line(capsys)
+        assert f"the results store {two_runs} holds a score no metric takes: copy seed 1 on lookup-tables@1.0.0" in line
+        assert f"sequence_accuracy, has {problem}" in line and "--force" in line
+    assert not (tmp_path / "site").exists()
 
 
 @pytest.mark.parametrize(("column", "value"), [("value", "abc"), ("value", b"\x00\xff"), ("n", "many")])

@@ -78,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         try:
             return int(args.handler(args))
+        except UserError:  # its sentence names the file at fault already (an SQLite error may be its context)
+            raise
         except Exception as error:
             cause = sqlite_error_in(error)
             if cause is not None:

@@ -294,7 +294,8 @@ def _remove(path: Path) -> None:
 
 def cache_failure(folder: Path, error: BaseException) -> UserError:
     """One sentence for `error`, met while writing the reference runs' copy into the home's `folder`."""
-    reason = getattr(error, "strerror", None) or " ".join(str(error).split())[:160]
+    reason = _reason(error)
+    error = sqlite_error_in(error) or error  # a store's sentence about its partial copy: the SQLite error it tells
     name = str(getattr(error, "sqlite_errorname", "") or "")
     if getattr(error, "errno", None) in (28, 122) or name == "SQLITE_FULL" or "full" in reason.lower():
         return UserError(

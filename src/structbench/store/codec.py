@@ -17,6 +17,7 @@ from typing import Any
 from structbench.convergence import Convergence, checked_convergence
 from structbench.protocols import checked_compute, checked_statistics
 from structbench.scoring import SplitScores
+from structbench.store.untrusted import Refused, inflate, parse_json
 
 JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 """The compact encoder of predictions blocks and of a prediction shown as JSON text."""
@@ -80,17 +81,25 @@ def pack_predictions(ids: Sequence[str], predictions: Sequence[Any], correct: Se
     return zlib.compress(JSON.encode([list(ids), list(predictions), verdicts]).encode(), 6)
 
 
+BLOCK_LIMIT = 256 << 20
+"""The most bytes one split's predictions block may inflate to (a 10,000-example split of long outputs: a few MB)."""
+
+
 class DamagedBlock(ValueError):
     """A predictions block that is not what `pack_predictions` writes (a damaged or hand-edited store)."""
 
 
 def unpack_predictions(block: bytes) -> tuple[list[str], list[Any], list[bool | None]]:
     """(example ids, predictions, per-example correct) of a block written by `pack_predictions`;
-    anything else (not zlib, not JSON, not three columns of one length) raises `DamagedBlock`."""
+    anything else (not zlib, not JSON, not three columns of one length) raises `DamagedBlock`. A store
+    is input too: the block is inflated up to `BLOCK_LIMIT` bytes and its nesting bounded before it is
+    parsed (`structbench.store.untrusted`)."""
     try:
-        columns = json.loads(zlib.decompress(block))
-    except (zlib.error, TypeError, ValueError, RecursionError) as error:
+        columns = parse_json(inflate(bytes(block), BLOCK_LIMIT, gzip=False))
+    except Refused as error:
         raise DamagedBlock(f"not a compressed JSON block: {' '.join(str(error).split())[:100]}") from None
+    except TypeError as error:  # not bytes at all
+        raise DamagedBlock(f"not a compressed JSON block: {error}") from None
     if not (isinstance(columns, list) and len(columns) == 3 and all(isinstance(c, list) for c in columns)):
         raise DamagedBlock("not three columns of ids, predictions and verdicts")
     ids, predictions, verdicts = columns
