@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -172,3 +173,28 @@ def test_two_writers_at_once_lose_no_run(tmp_path: Path) -> None:
     found = sorted((run.row["model"], run.row["seed"]) for run in read_runs(folder))
     assert found == sorted((model, seed) for model in ("random", "copy") for seed in range(6))
     assert not [path for path in folder.rglob("*") if path.name.endswith(".partial")]  # no temporary file left
+
+
+@pytest.mark.parametrize(
+    ("name", "blamed"),
+    [("SQLITE_FULL", "cannot write the temporary store that shows the reference runs beside yours in "),
+     ("SQLITE_CORRUPT", "the results store {store} is damaged")],
+)  # fmt: skip
+def test_with_reference_names_the_file_at_fault(
+    made: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, blamed: str
+) -> None:
+    """A full temporary folder is not the user's store's fault; a damaged user's store is."""
+    folder = tmp_path / "bundle"
+    write_runs(made, made.runs()["id"].tolist(), folder)
+    reference = reference_store(folder)
+    assert reference is not None
+
+    def fails(self: Store, target: Path) -> None:
+        error = sqlite3.OperationalError("database or disk is full" if name == "SQLITE_FULL" else "malformed")
+        error.sqlite_errorname = name
+        raise error
+
+    monkeypatch.setattr(Store, "copy_to", fails)
+    with pytest.raises(UserError) as refused, with_reference(made, reference):
+        pass
+    assert str(refused.value).startswith(blamed.format(store=made.path))
