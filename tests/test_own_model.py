@@ -132,8 +132,10 @@ def test_a_limited_run_is_partial_stored_apart_and_never_ranked(
     assert len(runs) == 2 and runs["model_hash"].nunique() == 2  # the full run was not answered by the partial one
     assert runs.set_index("model")["comparable"].to_dict()["oracle (partial: first 3 per split)"] == 0
     assert board.partial == {"oracle (partial: first 3 per split)"} and not board.not_comparable  # tagged "partial"
-    assert main(["run", "--suite", SUITE, "--model", "oracle", "--limit", "0", *store]) == 2
-    assert "--limit 0 must be a positive number" in one_sentence_error(capsys.readouterr().err)
+    with pytest.raises(SystemExit) as refused:
+        main(["run", "--suite", SUITE, "--model", "oracle", "--limit", "0", *store])
+    assert refused.value.code == 2
+    assert "argument --limit: '0' is not a whole number at least 1" in capsys.readouterr().err
 
 
 def test_a_class_with_the_method_but_no_protocols_is_told_what_to_add(
