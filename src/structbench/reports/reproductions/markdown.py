@@ -11,6 +11,7 @@ from pathlib import Path
 
 import jinja2
 
+from structbench.analysis.significance import RULE as VERDICT_RULE
 from structbench.reports.reproductions.page import cells_named, reproductions_page
 from structbench.store import StoreReader
 
@@ -54,6 +55,7 @@ def environment() -> jinja2.Environment:
     env.filters["text"] = _text
     env.filters["code"] = _code
     env.globals["cells_named"] = cells_named
+    env.globals["verdict_rule"] = VERDICT_RULE
     return env
 
 
