@@ -212,6 +212,11 @@ def _shown(claim: Claim, ref: CellRef, row: pd.Series, kind: Kind) -> str:
     return f"{mean} ({f'its {seeds} seeds agree' if seeds > 1 else 'one seed'}: no interval over seeds)"
 
 
+def _finite(number: float) -> float | None:
+    """`number`, or None where it is infinite or NaN (a bound of 0 or 1, an undefined test): JSON has neither."""
+    return number if math.isfinite(number) else None
+
+
 def _sd(values: Sequence[float]) -> float:
     return statistics.stdev(values) if len(values) > 1 else math.nan
 
@@ -236,8 +241,9 @@ def _direction(tested: significance.Tested) -> bool | None:
     return None if not tested.p_value < significance.ALPHA else tested.statistic > 0
 
 
-def _untested(against: str, why: str, unit: Kind = "seeds") -> Comparison:
-    return Comparison(against=against, test="none", outcome="neither", unit=unit, shown=f"no test: {why}")
+def _untested(against: str, why: str) -> Comparison:
+    """A comparison no test over seeds applies to, saying why."""
+    return Comparison(against=against, test="none", outcome="neither", shown=f"no test: {why}")
 
 
 def _against_cell(claim: Claim, top: pd.Series, ref: CellRef, other: pd.Series, kind: Kind) -> Comparison:
@@ -253,7 +259,7 @@ def _against_cell(claim: Claim, top: pd.Series, ref: CellRef, other: pd.Series, 
         needed = significance.items_for_two_proportions(p_a, p_b) if outcome == "neither" else None
         shown = tested.shown() + ("" if outcome != "neither" else "; " + _needed(needed, p_a - p_b, "items"))
         return Comparison(
-            against=against, test=tested.name, statistic=tested.statistic, p_value=tested.p_value,
+            against=against, test=tested.name, statistic=_finite(tested.statistic), p_value=_finite(tested.p_value),
             outcome=outcome, needed=needed, unit="items", shown=shown,
         )  # fmt: skip
     a, b = _sample(top), _sample(other)
@@ -270,23 +276,25 @@ def _against_cell(claim: Claim, top: pd.Series, ref: CellRef, other: pd.Series, 
     lower = result.a_lower
     outcome = _decided(None if lower is None else not lower, higher)
     p = None if math.isnan(result.p_value) else result.p_value
+    needed, why_none = None, ""
     if result.test == "welch":
         name = "Welch's t-test over seeds"
         shown = f"{name}: t {result.statistic:.3g}, df {result.df:.3g}, p {significance.p_shown(result.p_value)}"
-        needed = significance.seeds_for_two_samples(a.mean - b.mean, _sd(a_values), _sd(b_values))
-        why_none = ""
+        if outcome == "neither":
+            needed = significance.seeds_for_two_samples(a.mean - b.mean, _sd(a_values), _sd(b_values))
     else:
         name = "logrank test over seeds (censored seeds)"
         shown = f"{name}: z {result.statistic:.3g}, p {significance.p_shown(result.p_value)}"
-        censored_a, censored_b = list(a.censored.values()), list(b.censored.values())
-        needed = significance.seeds_for_logrank(a_values, censored_a, b_values, censored_b)
-        why_none = "" if a_values and b_values else "no estimate: a cell has no seed that reached it"
+        if outcome == "neither":
+            censored_a, censored_b = list(a.censored.values()), list(b.censored.values())
+            needed = significance.seeds_for_logrank(a_values, censored_a, b_values, censored_b)
+            why_none = "" if a_values and b_values else "no estimate: a cell has no seed that reached it"
     if outcome == "neither":
         shown += "; " + _needed(needed, a.mean - b.mean, "seeds", why_none=why_none)
     statistic = result.statistic if result.test == "welch" else -result.statistic  # logrank's z: A sooner
     return Comparison(
-        against=against, test=name, statistic=statistic, p_value=p, outcome=outcome,
-        needed=needed if outcome == "neither" else None, unit="seeds", shown=shown,
+        against=against, test=name, statistic=_finite(statistic), p_value=p, outcome=outcome,
+        needed=needed, unit="seeds", shown=shown,
     )  # fmt: skip
 
 
@@ -312,8 +320,8 @@ def _against_bound(row: pd.Series, bound: float, kind: Kind) -> Comparison:
     outcome = _decided(_direction(tested), False)
     shown = tested.shown() + ("" if outcome != "neither" else "; " + _needed(needed, mean - bound, unit))
     return Comparison(
-        against=against, test=tested.name, statistic=tested.statistic,
-        p_value=None if math.isnan(tested.p_value) else tested.p_value, outcome=outcome,
+        against=against, test=tested.name, statistic=_finite(tested.statistic),
+        p_value=_finite(tested.p_value), outcome=outcome,
         needed=needed if outcome == "neither" else None, unit=unit, shown=shown,
     )  # fmt: skip
 
