@@ -8,6 +8,7 @@ import re
 import statistics
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
@@ -127,6 +128,7 @@ def test_a_value_outside_its_metrics_range_is_refused() -> None:
     assert not in_range("accuracy", math.nan) and not in_range("trials_to_criterion", math.inf)
     assert in_range("a_plugins_own_score", -3.0) and not in_range("a_plugins_own_score", math.nan)
     assert metric_range("a_plugins_own_score") is None
+    assert in_range("accuracy", np.float32(0.5)) and not in_range("accuracy", np.float64(1.5))
 
 
 def test_a_range_is_shown_as_an_interval() -> None:

@@ -19,6 +19,7 @@ stored as no value at all).
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -32,7 +33,10 @@ class Range:
 
     def __contains__(self, value: object) -> bool:
         """Whether `value` is a finite number inside the range (no metric's value is infinite or NaN)."""
-        return isinstance(value, int | float) and math.isfinite(value) and self.low <= value <= self.high
+        if not isinstance(value, numbers.Real) or isinstance(value, bool):
+            return False
+        number = float(value)
+        return math.isfinite(number) and self.low <= number <= self.high
 
     def shown(self) -> str:
         """`[0, 1]`, `[0, ∞)`."""
