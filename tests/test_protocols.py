@@ -31,7 +31,9 @@ from structbench.protocols import (
 from structbench.specs import PROTOCOLS
 
 SOURCE = Path(structbench.__file__).parent
-ADDING_A_MODEL = Path(__file__).resolve().parents[1] / "docs" / "adding-a-model.md"  # the checkout, not the installed package
+ADDING_A_MODEL = (
+    Path(__file__).resolve().parents[1] / "docs" / "adding-a-model.md"
+)  # the checkout, not the installed package
 MODELS = ("baselines", "adapters", "suites")
 """Folders of models and suites, not of the engine: they read their own attributes as they like."""
 

@@ -8,13 +8,18 @@ The 95% interval of a cell's mean says which method made it (`interval`):
 
 - `t over N seeds`: two or more seeds that differ. The Student-t interval over the seeds,
   mean ± t(0.975, N-1) sd / sqrt(N): how much another set of training runs could move the
-  mean on this test data (the test set's own sampling error is not in it). For a proportion it
-  is clipped to [0, 1]. A simulation test checks its coverage at 3, 5 and 10 seeds.
+  mean on this test data (the test set's own sampling error is not in it). A simulation test
+  checks its coverage at 3, 5 and 10 seeds.
 - `Wilson over N items`: one seed, or seeds that agree exactly (a deterministic model), of a
   metric that is the fraction of N items scored 0 or 1 (`Score.proportion`). The Wilson score
   interval over the items: how much another test set of that size could move the value. N is
   the smallest item count among the seeds.
 - `none`: one seed (or agreeing seeds) of any other metric, where no interval is claimed.
+
+Every interval is clipped to its metric's declared range (`structbench.metrics`: [0, 1] for a
+fraction, [0, ∞) for variation of information, [1, ∞) for a perplexity), and to [0, 1] for a metric
+no entry declares whose values are fractions of items: a t-interval knows nothing of the values a
+metric can take, and the part beyond the range is no value the mean could have.
 
 The percentile bootstrap over seeds used before covered the mean about 77% of the time at 3
 seeds: its interval is never wider than [min, max] of the seeds.
@@ -23,12 +28,14 @@ seeds: its interval is never wider than [min, max] of the seeds.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import special  # the quantile functions alone: scipy.stats takes a second to import
 
+from structbench.metrics import metric_range
 from structbench.specs import SeedStats
 
 if TYPE_CHECKING:
@@ -76,24 +83,51 @@ def wilson(proportion: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return np.where(proportion == 0, 0.0, low), np.where(proportion == 1, 1.0, high)  # exact where rounding is not
 
 
+WILSON = re.compile(r"Wilson over (\d+) items")
+"""The `interval` of a cell whose interval is Wilson's over its items, with their count."""
+
+
+def wilson_items(method: str) -> int | None:
+    """The item count of a cell whose `interval` is Wilson's over its items (`Wilson over 500 items`):
+    a proportion whose seeds agree (or that has one seed); None for any other interval."""
+    found = WILSON.fullmatch(method)
+    return None if found is None else int(found.group(1))
+
+
+def ranges(metrics: Sequence[str], proportion: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) bounds of each cell's values: its metric's declared range (`structbench.metrics`);
+    [0, 1] for an undeclared metric whose values are fractions of items; else unbounded."""
+    declared = [metric_range(metric) for metric in metrics]
+    low = np.array([-np.inf if r is None else r.low for r in declared], dtype=float)
+    high = np.array([np.inf if r is None else r.high for r in declared], dtype=float)
+    fraction = np.array([r is None for r in declared], dtype=bool) & proportion
+    low[fraction], high[fraction] = 0.0, 1.0
+    return low, high
+
+
 def _intervals(
-    mean: np.ndarray, std: np.ndarray, seeds: np.ndarray, varied: np.ndarray, items: np.ndarray, proportion: np.ndarray
+    mean: np.ndarray,
+    std: np.ndarray,
+    seeds: np.ndarray,
+    varied: np.ndarray,
+    items: np.ndarray,
+    proportion: np.ndarray,
+    bounds: tuple[np.ndarray, np.ndarray],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(low, high, method) of every cell, as the module docstring says."""
+    """(low, high, method) of every cell, as the module docstring says, clipped to `bounds` (`ranges`)."""
     low, high = np.full(len(mean), np.nan), np.full(len(mean), np.nan)
     method = np.full(len(mean), "none", dtype=object)
     if varied.any():
         n = seeds[varied]
         half = special.stdtrit(n - 1, 1 - (1 - CONFIDENCE) / 2) * std[varied] / np.sqrt(n)
         low[varied], high[varied] = mean[varied] - half, mean[varied] + half
-        clipped = varied & proportion
-        low[clipped], high[clipped] = np.maximum(low[clipped], 0.0), np.minimum(high[clipped], 1.0)
         method[varied] = [f"t over {k} seeds" for k in n.tolist()]
     binomial = ~varied & proportion & (items > 0)
     if binomial.any():
         low[binomial], high[binomial] = wilson(mean[binomial], items[binomial].astype(float))
         method[binomial] = [f"Wilson over {k} items" for k in items[binomial].tolist()]
-    return low, high, method
+    with np.errstate(invalid="ignore"):  # NaN (no interval) stays NaN
+        return np.clip(low, *bounds), np.clip(high, *bounds), method
 
 
 def cells(scores: pd.DataFrame) -> pd.DataFrame:
@@ -123,7 +157,9 @@ def cells(scores: pd.DataFrame) -> pd.DataFrame:
     lowest, highest = np.minimum.reduceat(values, starts), np.maximum.reduceat(values, starts)
     items = np.minimum.reduceat(defined["n"].to_numpy(dtype=np.int64), starts)
     proportion = np.logical_and.reduceat(defined["proportion"].to_numpy(dtype=bool), starts)
-    low, high, method = _intervals(mean, std, seeds, highest > lowest, items, proportion)
+    metrics = defined["metric"].to_numpy()[starts].tolist()
+    bounds = ranges([str(metric) for metric in metrics], proportion)
+    low, high, method = _intervals(mean, std, seeds, highest > lowest, items, proportion, bounds)
     frame = defined.iloc[starts][CELL_KEYS].reset_index(drop=True)
     frame["mean"], frame["std"], frame["min"], frame["max"] = mean, std, lowest, highest
     frame["ci_low"], frame["ci_high"], frame["interval"], frame["n_seeds"] = low, high, method, seeds
@@ -157,11 +193,12 @@ def as_stats(row: Mapping[Any, Any]) -> SeedStats:
 
 
 def score_range(metric: str, proportion: bool) -> tuple[float, float]:
-    """The closed interval a score of `metric` may take: [0, 1] for a fraction of items scored 0 or 1
-    (`proportion`), any finite number otherwise. The one place a metric's range is read when values
-    are checked (`value_problem`): where the metrics declare their ranges (issue 44's metric ranges),
-    this answers the declared one, and every reader that checks values follows."""
-    del metric  # no range is declared by name yet
+    """The closed interval a score of `metric` may take: its declared range (`structbench.metrics`);
+    for a metric none declares, [0, 1] where it is a fraction of items scored 0 or 1 (`proportion`),
+    any finite number otherwise. The one place a range is read when values are checked (`value_problem`)."""
+    declared = metric_range(metric)
+    if declared is not None:
+        return declared.low, declared.high
     return (0.0, 1.0) if proportion else (-math.inf, math.inf)
 
 

@@ -7,7 +7,7 @@ sequence accuracy, and the value or plateau that counts as learned), training st
 holds, and each run reports a `Convergence`: whether it was reached, the statistic's value, and the
 epochs, updates and seconds it took. The store keeps it with the run; the leaderboard flags runs
 that did not reach it as under-trained (and gives them no best marks), and a claim resting on them
-is undecided rather than "not reproduced".
+is undecided rather than "contradicted" or "inconclusive".
 """
 
 from __future__ import annotations

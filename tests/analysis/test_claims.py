@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from scipy import stats
 
 from structbench import registry
 from structbench.analysis.claims import TRAINING, CellRef, Claim, check, load_claims
 from structbench.analysis.references import load_references
+from structbench.analysis.significance import RULE, p_shown
+from structbench.cells import cells as seed_cells
 from structbench.cli import main
 from structbench.errors import UserError
 from structbench.runs.runner import Runner
@@ -53,37 +56,118 @@ def test_a_claim_quoting_a_published_number_reads_the_model_its_reference_row_na
     assert checked >= 8  # Korrel's SCAN numbers, Lake & Baroni's 20.8%, Monner's 95% and 97%
 
 
-def cells(*rows: tuple[str, float, float, float]) -> pd.DataFrame:
-    """Report rows of miniscan: (model, mean, ci_low, ci_high) on split `test`, metric `accuracy`."""
-    return pd.DataFrame(
+def cells(*rows: tuple[str, list[float]], items: int = 0, suite: str = "miniscan") -> pd.DataFrame:
+    """Report rows of `suite` on split `test`, metric `accuracy`: (model, per-seed values) each, made by the
+    cell function; with `items`, each value is a fraction of that many items."""
+    scores = pd.DataFrame(
         [
-            {"suite": "miniscan", "version": "1.0.0", "model": m, "split": "test", "metric": "accuracy",
-             "breakdown": "", "mean": mean, "ci_low": low, "ci_high": high, "interval": "t over 3 seeds"}
-            for m, mean, low, high in rows
+            {"suite": suite, "version": "1.0.0", "suite_hash": "h", "model": model, "model_hash": model,
+             "split": "test", "metric": "accuracy", "breakdown": "", "level": "", "seed": seed, "value": value,
+             "n": items, "proportion": items > 0}
+            for model, values in rows
+            for seed, value in enumerate(values)
         ]
     )  # fmt: skip
+    return seed_cells(scores)
 
 
 GREATER = Claim(
     id="a-beats-b", statement="A beats B", source="a paper", suite="miniscan", metric="accuracy",
     greater=CellRef(model="a", split="test"), than=[CellRef(model="b", split="test")],
 )  # fmt: skip
+NOT_BELOW = GREATER.model_copy(update={"id": "a-no-worse", "greater": None, "not_below": GREATER.greater})
+LOWER = GREATER.model_copy(update={"id": "a-below-b", "greater": None, "lower": GREATER.greater})
 BOUND = Claim(
     id="a-fails", statement="A fails", source="a paper", suite="miniscan", metric="accuracy",
     cell=CellRef(model="a", split="test"), at_most=0.1,
 )  # fmt: skip
 
+SPREAD = [0.93, 0.80, 0.97]
+"""Three seeds far apart: a mean of 0.9 with a wide interval."""
 
-def test_not_below_holds_on_the_means_and_fails_only_on_separated_intervals() -> None:
-    no_worse = Claim(
-        id="a-no-worse", statement="A is no worse than B", source="a paper", suite="miniscan", metric="accuracy",
-        not_below=CellRef(model="a", split="test"), than=[CellRef(model="b", split="test")],
-    )  # fmt: skip
-    assert check(no_worse, cells(("a", 0.97, 0.9, 1.0), ("b", 0.95, 0.9, 1.0))).status == "reproduced"
-    assert check(no_worse, cells(("a", 0.93, 0.88, 0.98), ("b", 0.95, 0.9, 1.0))).status == "inconclusive"
-    assert check(no_worse, cells(("a", 0.80, 0.75, 0.85), ("b", 0.95, 0.9, 1.0))).status == "not reproduced"
+
+@pytest.mark.parametrize(
+    ("claim", "a", "b", "status"),
+    [
+        (GREATER, [0.9, 0.88, 0.92], [0.5, 0.45, 0.55], "reproduced"),
+        (GREATER, [0.6, 0.4, 0.8], [0.5, 0.45, 0.55], "inconclusive"),
+        (GREATER, [0.40, 0.41, 0.39], [0.5, 0.52, 0.48], "contradicted"),
+        # the means point the other way, but the seeds do not tell the cells apart: not contradicted
+        (GREATER, SPREAD, [0.95, 0.94, 0.96], "inconclusive"),
+        (LOWER, [0.40, 0.41, 0.39], [0.5, 0.52, 0.48], "reproduced"),
+        (LOWER, [0.9, 0.88, 0.92], [0.5, 0.45, 0.55], "contradicted"),
+        (NOT_BELOW, [0.97, 0.96, 0.98], [0.90, 0.89, 0.91], "reproduced"),
+        (NOT_BELOW, SPREAD, [0.95, 0.94, 0.96], "inconclusive"),
+        (NOT_BELOW, [0.80, 0.78, 0.82], [0.95, 0.94, 0.96], "contradicted"),
+        (BOUND, [0.02, 0.01, 0.03], None, "reproduced"),
+        (BOUND, [0.08, 0.02, 0.14], None, "inconclusive"),
+        (BOUND, [0.2, 0.22, 0.18], None, "contradicted"),
+    ],
+)
+def test_a_claim_is_decided_by_a_two_sided_test_over_seeds(
+    claim: Claim, a: list[float], b: list[float] | None, status: str
+) -> None:
+    verdict = check(claim, cells(("a", a), *([("b", b)] if b is not None else [])))
+    assert verdict.status == status, verdict.evidence
+    (comparison,) = verdict.comparisons
+    expected = stats.ttest_1samp(a, 0.1) if b is None else stats.ttest_ind(a, b, equal_var=False)
+    assert comparison.p_value == pytest.approx(expected.pvalue)
+    assert comparison.test == ("one-sample t-test over seeds" if b is None else "Welch's t-test over seeds")
+    assert verdict.evidence.startswith("a on miniscan/test: ") and f"p {p_shown(expected.pvalue)}" in verdict.evidence
+    if status == "inconclusive":  # p, and the seeds that would decide a difference this large
+        assert comparison.needed is not None and comparison.needed > 3 and comparison.unit == "seeds"
+        assert f"about {comparison.needed} seeds per cell would decide a difference this large" in verdict.evidence
+    else:
+        assert comparison.needed is None
+
+
+def test_cells_whose_seeds_agree_are_tested_over_their_items() -> None:
+    """A deterministic model's seeds agree: the test is over the test items, and says more seeds would not help."""
+    apart = check(GREATER, cells(("a", [0.848] * 3), ("b", [0.092] * 3), items=500))
+    assert apart.status == "reproduced" and apart.comparisons[0].test == "score test of two proportions over items"
+    assert "a on miniscan/test: 84.8 [81.4, 87.7] (Wilson over 500 items; its 3 seeds agree)" in apart.evidence
+    assert check(LOWER, cells(("a", [0.848] * 3), ("b", [0.092] * 3), items=500)).status == "contradicted"
+    close = check(GREATER, cells(("a", [0.9] * 3), ("b", [0.88] * 3), items=500))
+    assert close.status == "inconclusive" and close.comparisons[0].unit == "items"
+    assert close.comparisons[0].needed is not None and close.comparisons[0].needed > 500
+    assert "items per cell would decide a difference this large (80% power); more seeds would not" in close.evidence
+    ceiling = check(GREATER, cells(("a", [1.0] * 5), ("b", [1.0] * 5), items=500))
+    assert ceiling.status == "inconclusive" and ceiling.comparisons[0].p_value == 1
+    assert ceiling.evidence.endswith("the cells are equal: no number of items decides it")
+    bound = check(BOUND, cells(("a", [0.02]), items=500))  # one seed: Wilson over its items
+    assert bound.status == "reproduced" and bound.comparisons[0].test == "score test of one proportion over items"
+
+
+def test_a_comparison_shows_one_kind_of_interval() -> None:
+    """Where one cell's seeds vary, the test is over seeds, and a cell whose seeds agree shows no interval
+    over items beside the other's over seeds: it has no spread over seeds, and the evidence says so."""
+    verdict = check(GREATER, cells(("a", [0.60, 0.99, 0.81, 1.0, 0.74]), ("b", [1.0] * 5), items=500))
+    assert verdict.status == "inconclusive" and verdict.comparisons[0].test == "Welch's t-test over seeds"
+    assert "Wilson" not in verdict.evidence
+    assert "b on miniscan/test: 100.0 (its 5 seeds agree: no interval over seeds)" in verdict.evidence
+    one_seed = check(GREATER, cells(("a", [0.70, 0.95, 0.81]), ("b", [0.4])))
+    assert one_seed.status == "inconclusive" and one_seed.comparisons[0].test == "none"
+    assert "no test: a test over seeds needs two or more seeds of each cell" in one_seed.evidence
+
+
+def test_a_claim_of_several_comparisons_needs_each_and_is_contradicted_by_any() -> None:
+    several = GREATER.model_copy(update={"than": [CellRef(model="b", split="test"), CellRef(model="c", split="test")]})
+    low, high = [0.5, 0.45, 0.55], [0.99, 0.98, 1.0]
+    assert check(several, cells(("a", [0.9, 0.88, 0.92]), ("b", low), ("c", low))).status == "reproduced"
+    mixed = check(several, cells(("a", [0.9, 0.88, 0.92]), ("b", low), ("c", [0.6, 0.95, 0.99])))
+    assert mixed.status == "inconclusive" and [c.outcome for c in mixed.comparisons] == ["claimed", "neither"]
+    assert (
+        "; against b on miniscan/test: Welch" in mixed.evidence and "; against c on miniscan/test: " in mixed.evidence
+    )
+    assert check(several, cells(("a", [0.9, 0.88, 0.92]), ("b", low), ("c", high))).status == "contradicted"
+
+
+def test_not_measured_names_the_missing_cell() -> None:
+    verdict = check(GREATER, cells(("a", [0.9, 0.88, 0.92])))
+    assert verdict.status == "not measured" and verdict.evidence == "no finished run of b on miniscan/test"
+    assert verdict.comparisons == []
     with pytest.raises(ValueError, match="one of `greater`, `lower` or `not_below`"):
-        Claim.model_validate({**no_worse.model_dump(), "greater": {"model": "a", "split": "test"}})
+        Claim.model_validate({**NOT_BELOW.model_dump(), "greater": {"model": "a", "split": "test"}})
 
 
 def test_a_claim_across_two_suites_reads_each_cell_from_its_own_suite() -> None:
@@ -92,13 +176,11 @@ def test_a_claim_across_two_suites_reads_each_cell_from_its_own_suite() -> None:
         suite="miniscan", metric="accuracy", greater=CellRef(model="a", split="test"),
         than=[CellRef(model="b", split="test", suite="lookup-tables")],
     )  # fmt: skip
-    rows = cells(("a", 0.9, 0.85, 0.95), ("b", 0.99, 0.98, 1.0))  # b on miniscan: not the cell the claim names
+    rows = cells(("a", [0.9, 0.85, 0.95]), ("b", [0.99, 0.98, 1.0]))  # b on miniscan: not the cell the claim names
     assert check(across, rows).status == "not measured"
-    elsewhere = rows.assign(
-        suite=["miniscan", "lookup-tables"], mean=[0.9, 0.5], ci_low=[0.85, 0.4], ci_high=[0.95, 0.6]
-    )
+    elsewhere = pd.concat([cells(("a", [0.9, 0.85, 0.95])), cells(("b", [0.5, 0.4, 0.6]), suite="lookup-tables")])
     verdict = check(across, elsewhere)
-    assert verdict.status == "reproduced" and "b on lookup-tables/test: 50.0 [40.0, 60.0]" in verdict.evidence
+    assert verdict.status == "reproduced" and "b on lookup-tables/test: 50.0 [25.2, 74.8]" in verdict.evidence
 
 
 def test_a_claim_on_breakdown_conditions_reads_their_cells_and_never_the_whole_split() -> None:
@@ -108,46 +190,33 @@ def test_a_claim_on_breakdown_conditions_reads_their_cells_and_never_the_whole_s
         lower=CellRef(model="a", split="gen", breakdown="kind", level="structural"),
         than=[CellRef(model="a", split="gen", breakdown="kind", level="lexical")],
     )  # fmt: skip
-    rows = pd.DataFrame(
-        [
-            {"suite": "cogs", "version": "1.0.0", "model": "a", "split": "gen", "metric": "exact_match",
-             "breakdown": breakdown, "level": level, "mean": mean, "ci_low": mean - 0.05, "ci_high": mean + 0.05,
-             "interval": "t over 3 seeds"}
-            for breakdown, level, mean in [("", "", 0.5), ("kind", "structural", 0.1), ("kind", "lexical", 0.6)]
+
+    def seeds(structural: list[float]) -> pd.DataFrame:
+        conditions = [
+            ("", "", [0.45, 0.5, 0.55]),
+            ("kind", "structural", structural),
+            ("kind", "lexical", [0.55, 0.6, 0.65]),
         ]
-    )  # fmt: skip
+        return seed_cells(
+            pd.DataFrame(
+                [
+                    {"suite": "cogs", "version": "1.0.0", "suite_hash": "h", "model": "a", "model_hash": "a",
+                     "split": "gen", "metric": "exact_match", "breakdown": breakdown, "level": level, "seed": seed,
+                     "value": value, "n": 0, "proportion": False}
+                    for breakdown, level, values in conditions
+                    for seed, value in enumerate(values)
+                ]
+            )
+        )  # fmt: skip
+
+    rows = seeds([0.05, 0.1, 0.15])
     verdict = check(structural_below, rows)
     assert verdict.status == "reproduced"
-    assert verdict.evidence.startswith("a on cogs/gen[kind=structural]: 10.0 [5.0, 15.0] (t over 3 seeds) vs ")
+    assert verdict.evidence.startswith("a on cogs/gen[kind=structural]: 10.0 [0.0, 22.4] (t over 3 seeds) vs ")
     assert check(structural_below, rows[rows.level != "lexical"]).status == "not measured"
-    assert check(structural_below, rows.assign(mean=[0.5, 0.7, 0.6])).status == "not reproduced"
+    assert check(structural_below, seeds([0.85, 0.9, 0.95])).status == "contradicted"
     with pytest.raises(ValueError, match="give both `breakdown` and `level`"):
         CellRef(model="a", split="gen", breakdown="kind")
-
-
-@pytest.mark.parametrize(
-    ("claim", "rows", "status"),
-    [
-        (GREATER, [("a", 0.9, 0.85, 0.95), ("b", 0.5, 0.4, 0.6)], "reproduced"),
-        (GREATER, [("a", 0.6, 0.45, 0.75), ("b", 0.5, 0.4, 0.6)], "inconclusive"),
-        (GREATER, [("a", 0.4, 0.35, 0.45), ("b", 0.5, 0.4, 0.6)], "not reproduced"),
-        (GREATER, [("a", 1.0, 0.992, 1.0), ("b", 1.0, 0.992, 1.0)], "inconclusive"),  # both at the ceiling
-        (GREATER, [("a", 0.9, 0.85, 0.95)], "not measured"),
-        (BOUND, [("a", 0.02, 0.0, 0.05)], "reproduced"),
-        (BOUND, [("a", 0.08, 0.02, 0.14)], "inconclusive"),
-        (BOUND, [("a", 0.2, 0.1, 0.3)], "not reproduced"),
-        (BOUND, [("a", 0.02, float("nan"), float("nan"))], "inconclusive"),
-    ],
-)
-def test_a_claim_is_reproduced_only_when_the_intervals_say_so(
-    claim: Claim, rows: list[tuple[str, float, float, float]], status: str
-) -> None:
-    verdict = check(claim, cells(*rows))
-    assert verdict.status == status
-    if status != "not measured":
-        assert "a on miniscan/test: " in verdict.evidence
-    else:
-        assert verdict.evidence == "no finished run of b on miniscan/test"
 
 
 def test_claims_command_and_report_check_the_stored_cells(
@@ -184,10 +253,13 @@ def test_a_claims_caveat_is_shown_wherever_its_verdict_is(
     assert main(["claims", "--store", str(store_path)]) == 0
     table = capsys.readouterr().out
     assert "caveat" in table.splitlines()[0] and "YellowFin" in table
+    assert " ".join(RULE.split()) in " ".join(table.split())  # the verdict rule, under the table
     assert main(["report", "--store", str(store_path), "--out", str(tmp_path / "site")]) == 0
     html = (tmp_path / "site" / "index.html").read_text()
     assert '<span class="caveat">Caveat: fan-number trains with Adam' in html
-    assert "fan-number trains with Adam" in (tmp_path / "site" / "leaderboard.md").read_text()
+    assert "the opposite direction, and inconclusive when it finds" in html
+    leaderboard = (tmp_path / "site" / "leaderboard.md").read_text()
+    assert "fan-number trains with Adam" in leaderboard and RULE in leaderboard
 
 
 def test_a_malformed_claim_is_named(tmp_path: Path) -> None:

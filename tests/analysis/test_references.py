@@ -77,6 +77,23 @@ def test_tran_s_pos_induction_tables_are_transcribed_as_printed() -> None:
     }
 
 
+def test_published_numbers_are_printed_with_the_digits_of_their_source() -> None:
+    """docs/reproductions.md promises the source's digits: Korrel's Table 6.2 prints two decimals (and one
+    spread of three), Tran's tables one, Thrush's recall two; elsewhere the shortest form is the source's."""
+    rows = {(r.suite, r.model): r for r in load_references()}
+    korrel = rows["lookup-tables-mt", "Baseline+ET"]
+    assert korrel.printed("sequence_accuracy", "heldout_inputs") == "100.00 ± 0.00"
+    assert korrel.printed("sequence_accuracy", "heldout_tables") == "41.49 ± 3.30"
+    assert rows["lookup-tables-mt", "Baseline+GEF"].printed("sequence_accuracy", "new_compositions") == "11.46 ± 1.031"
+    assert rows["pos-wsj", "Brown clusters"].printed("v_measure", "test") == "63.0"
+    assert rows["pos-wsj", "NHMM + Conv & LSTM, 1 LSTM layer, dropout"].printed("many_to_one", "test") == "71.0"
+    assert rows["msr-sentence-completion", "LSTM (d = 256)"].printed("accuracy", "test") == "56.0"
+    thrush = rows["miniscan", "LSTM"]
+    assert (thrush.printed("token_precision", "test"), thrush.printed("token_recall", "test")) == ("90", "62.50")
+    assert rows["msr-sentence-completion", "human"].printed("accuracy", "test") == "91"
+    assert thrush.printed("token_precision", "gen") is None
+
+
 def test_a_malformed_reference_is_named(tmp_path: Path) -> None:
     path = tmp_path / "references.yaml"
     path.write_text(
@@ -86,6 +103,12 @@ def test_a_malformed_reference_is_named(tmp_path: Path) -> None:
         load_references(path)
     path.write_text("- suite: scan-simple\n  model: x\n  values: {}\n")
     with pytest.raises(UserError, match=r"entry 1 .*citation"):
+        load_references(path)
+    path.write_text(
+        "- suite: scan-simple\n  model: x\n  citation: c\n  where: w\n  values: {sequence_accuracy: {test: 0.5}}\n"
+        "  digits: {accuracy: 2}\n"
+    )
+    with pytest.raises(UserError, match=r"entry 1 .*`digits` of \['accuracy'\], which it publishes no value of"):
         load_references(path)
 
 

@@ -117,4 +117,5 @@ def test_a_claim_on_a_training_statistic_compares_its_means_over_seeds(runner: R
     assert verdict.status == "reproduced"
     assert verdict.evidence.startswith("perplexed on lookup-tables/training: 71.00 [68.52, 73.48] (t over 3 seeds) vs ")
     flipped = claim.model_copy(update={"lower": claim.than[0], "than": [claim.lower]})
-    assert check_all(claim_cells(aggregate(runner.store), runner.store.runs()), [flipped])[0].status == "not reproduced"
+    (against,) = check_all(claim_cells(aggregate(runner.store), runner.store.runs()), [flipped])
+    assert against.status == "contradicted" and against.comparisons[0].test == "Welch's t-test over seeds"

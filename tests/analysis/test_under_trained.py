@@ -1,5 +1,5 @@
 """A run whose training never reached its criterion is kept, flagged under-trained on its board, never
-marked best, and makes a claim resting on it undecided rather than "not reproduced"."""
+marked best, and makes a claim resting on it undecided rather than tested."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from scipy import stats
 
 from structbench import registry
 from structbench.analysis.claims import CellRef, Claim, check_all, claim_cells
+from structbench.analysis.significance import p_shown
 from structbench.analysis.statistics import compare_statistic
 from structbench.cli import main
 from structbench.convergence import Convergence, Criterion
@@ -135,7 +136,8 @@ def test_a_claim_of_fewer_trials_is_checked_by_welchs_test(runner: Runner) -> No
     )  # fmt: skip
     (verdict,) = check_all(claim_cells(aggregate(runner.store), runner.store.runs()), [fewer])
     p = stats.ttest_ind(TRIALS["quick"], TRIALS["slow"], equal_var=False).pvalue
-    assert verdict.status == "reproduced" and verdict.evidence.endswith(f", p {p:.3g}")
+    assert verdict.status == "reproduced" and verdict.evidence.endswith(f", p {p_shown(p)}")
+    assert verdict.comparisons[0].test == "Welch's t-test over seeds" and verdict.comparisons[0].p_value == p
 
 
 def test_compare_statistic_on_the_command_line(runner: Runner, capsys: pytest.CaptureFixture[str]) -> None:
@@ -179,7 +181,7 @@ def test_a_seed_that_never_reached_the_criterion_is_censored_at_its_bound(runner
     assert verdict.status == "reproduced", verdict.evidence  # decided: not undecided (under-trained)
     assert "≥4975.00 (3 of 4 seeds reached it" in verdict.evidence
     assert verdict.evidence.endswith(
-        f"logrank test (censored seeds): z {expected.statistic:.3g}, p {expected.pvalue:.3g}"
+        f"logrank test over seeds (censored seeds): z {expected.statistic:.3g}, p {p_shown(expected.pvalue)}"
     )
 
 

@@ -1,43 +1,51 @@
 """The papers' qualitative findings, checked on the measured cells of a store.
 
-`claims.yaml` (packaged with the reports) states each finding as a comparison of cell means:
-one cell `greater` (or `lower`, or `not_below`) than each cell in `than`, or one `cell`
-`at_most` a bound. A cell is a test split's metric, over the whole split or over one breakdown
-condition of it (COGS's structural cases against its lexical ones), or, on the split `training`, a statistic the
-models report of their training (`statistics()`: a language model's `dev_perplexity`, DSR's
-`trials_to_criterion`). A claim is
+`claims.yaml` (packaged with the reports) states each finding as a comparison: one cell `greater`
+(or `lower`, or `not_below`) than each cell in `than`, or one `cell` `at_most` a bound. A cell is a
+test split's metric, over the whole split or over one breakdown condition of it (COGS's structural
+cases against its lexical ones), or, on the split `training`, a statistic the models report of their
+training (`statistics()`: a language model's `dev_perplexity`, DSR's `trials_to_criterion`).
 
-- `reproduced` when the 95% intervals say so: the greater (lower) cell's interval lies above
-  (below) every other cell's interval, or the cell's interval lies at or below the bound; for
-  two statistics of training, when Welch's t-test over their seeds puts the difference on the
-  claimed side at the 5% level (the test the papers report for trials to criterion), or the
-  logrank test where some seeds stopped before reaching a statistic their suite declares
-  censorable (see `structbench.analysis.statistics`; such a cell's mean is a restricted mean);
-- `not reproduced` when the means contradict it (another cell is strictly better);
-- `inconclusive` when the means agree with it but the intervals overlap (or a cell has none), and
-  when they are equal: the cells cannot tell the models apart (both at a suite's ceiling, say),
-  which neither supports nor refutes a claim that one is better;
+Each comparison is a two-sided test at the 5% level (`structbench.analysis.significance`, whose
+`RULE` every page prints), and a claim is
+
+- `reproduced` when every comparison finds the difference in the claimed direction;
+- `contradicted` when any finds it in the opposite direction (the claim's cell significantly worse
+  than another, or above its bound); this word replaced "not reproduced", which was said whenever
+  the means pointed the other way, however far apart the seeds left them;
+- `inconclusive` otherwise, with each undecided comparison's p and the seeds (or items) per cell
+  that would decide a difference the size of the one observed; cells that cannot be told apart
+  (both at a suite's ceiling) neither support nor refute a claim that one is better;
 - `not measured` when a cell it needs has no finished run in the store;
 - `undecided (under-trained)` when a cell it needs rests on runs whose training did not reach their
   recipe's criterion of having learned the training distribution (`structbench.convergence`): what
   such a cell measures is the budget, not the architecture, so the claim is neither reproduced nor
   refuted by it. The evidence names the dev values.
 
-`not_below` is a finding that one cell is no worse (Monner's strong systematicity against weak):
-reproduced when its mean is at least each other's, not reproduced when its interval lies wholly
-below another's, else inconclusive.
+The test is over seeds when any of the claim's cells varies over its seeds, or is a statistic of
+training: Welch's t-test between two cells, the logrank test where some seeds stopped before reaching
+a statistic their suite declares censorable (such a cell's mean is a restricted mean, see
+`structbench.analysis.statistics`), the one-sample t-test against a bound. It is over the test items
+when every cell's seeds agree and its metric is a fraction of items: the score test of two
+proportions, or of one against the bound. The evidence shows each cell with the interval of that
+same kind, so that the intervals shown are the uncertainty the test weighs: a t-interval over seeds
+(a cell whose seeds agree has none over seeds, and says so), or Wilson's over items.
+
+`not_below` (Monner's strong systematicity against weak) is tested as `greater` is: without a
+margin, a difference too small to be significant shows no more that a cell is no worse than that it
+is better, and a significantly lower cell contradicts it.
 
 A claim's `caveat` says where the check differs from the paper's own (a model's handicap, a step of
 the paper's statistical test not taken here); every place that shows the verdict shows it too.
-
-Separated intervals are a conservative test (two models' paired difference is sharper: see
-`structbench compare`), so `reproduced` errs on the side of caution.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import statistics
+import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -45,9 +53,10 @@ import pandas as pd
 from pydantic import Field, model_validator
 
 from structbench import registry
+from structbench.analysis import significance
 from structbench.analysis.statistics import Sample, two_sample_test
 from structbench.analysis.yaml_lists import load_entries
-from structbench.cells import CELL_KEYS, RUN_CELL, current_runs
+from structbench.cells import CELL_KEYS, RUN_CELL, current_runs, wilson_items
 from structbench.cells import cells as seed_cells
 from structbench.convergence import Convergence, under_trained
 from structbench.errors import UserError
@@ -56,8 +65,12 @@ from structbench.specs import Frozen
 from structbench.store import run_convergence, run_statistics
 
 CLAIMS = Path(__file__).resolve().parent / "claims.yaml"
-Status = Literal["reproduced", "not reproduced", "inconclusive", "not measured", "undecided (under-trained)"]
+Status = Literal["reproduced", "contradicted", "inconclusive", "not measured", "undecided (under-trained)"]
 UNDER_TRAINED: Status = "undecided (under-trained)"
+Outcome = Literal["claimed", "opposite", "neither"]
+"""What one comparison's test found at the 5% level: the claimed direction, the opposite one, or neither."""
+Kind = Literal["seeds", "items"]
+"""What a claim's tests sample over (see the module docstring)."""
 TRAINING = "training"
 """The split name under which a claim reads a training statistic instead of a test split's metric."""
 
@@ -115,13 +128,37 @@ class Claim(Frozen):
         return self
 
 
+class Comparison(Frozen):
+    """One test a verdict rests on: the claim's cell against one other cell, or against its bound."""
+
+    against: str
+    """The other cell (`model on suite/split`), or `bound 59.0`."""
+    test: str
+    """The test, e.g. `Welch's t-test over seeds`; `none` where no test applies (one seed; seeds that
+    agree on a metric that is not a fraction of items)."""
+    statistic: float | None = None
+    """t or z, positive when the claim's cell lies above the other (or the bound); None without a test."""
+    p_value: float | None = None
+    """Two-sided; None where no test applies or it is undefined."""
+    outcome: Outcome
+    needed: int | None = None
+    """Where the test found neither direction: the seeds (or items: `unit`) per cell that would find a
+    difference the size of the observed one with 80% power; None where no number would or none is estimated."""
+    unit: Kind = "seeds"
+    shown: str
+    """The test and what deciding it would take, as the evidence states it."""
+
+
 class Verdict(Frozen):
     """A claim checked on a store."""
 
     claim: Claim
     status: Status
     evidence: str
-    """The cells (mean and interval, %) the status rests on."""
+    """The cells (mean and interval, %) and the tests the status rests on."""
+    comparisons: list[Comparison] = Field(default_factory=list)
+    """The tests, one per cell the claim's cell is compared with (or its bound); none where the claim
+    is not measured or undecided."""
 
 
 def load_claims(path: Path | None = None) -> list[Claim]:
@@ -147,7 +184,8 @@ def _find(cells: pd.DataFrame, claim: Claim, ref: CellRef) -> pd.Series | None:
 
 
 def _sample(row: pd.Series) -> Sample:
-    """A training statistic's cell as the sample of its seeds (the order of seeds does not matter here)."""
+    """A cell as the sample of its seeds (the order of seeds does not matter here), a training
+    statistic's censored seeds at their bounds."""
     censored = row.get("censored")
     bounds = censored if isinstance(censored, list) else []
     return Sample(dict(enumerate(row["per_seed"])), dict(enumerate(bounds)))
@@ -161,8 +199,16 @@ def _where(claim: Claim, ref: CellRef) -> str:
     return f"{ref.model} on {ref.suite or claim.suite}/{ref.split}{condition}{metric}"
 
 
-def _shown(claim: Claim, ref: CellRef, row: pd.Series) -> str:
-    """A cell as evidence: scores in %, a training statistic as it is (with its censored seeds)."""
+def _kind(rows: Sequence[pd.Series]) -> Kind:
+    """Over items where every cell is a fraction of items whose seeds agree (its interval is Wilson's);
+    over seeds otherwise."""
+    return "items" if all(wilson_items(str(row["interval"])) is not None for row in rows) else "seeds"
+
+
+def _shown(claim: Claim, ref: CellRef, row: pd.Series, kind: Kind) -> str:
+    """A cell as evidence: scores in %, a training statistic as it is (with its censored seeds), with the
+    interval of the kind its claim is tested over: Wilson's over items, or the t-interval over seeds (none
+    where the cell's seeds agree, or it has one)."""
     scale, digits = (1, 2) if ref.split == TRAINING else (100, 1)
     where = _where(claim, ref)
     censored = row.get("censored")
@@ -172,16 +218,131 @@ def _shown(claim: Claim, ref: CellRef, row: pd.Series) -> str:
             f"{where}: ≥{row['mean']:.{digits}f} ({reached} of "
             f"{reached + len(censored)} seeds reached it, the others counted at their bound)"
         )
-    interval = (
-        ""
-        if row["ci_low"] != row["ci_low"]
-        else f" [{scale * row['ci_low']:.{digits}f}, {scale * row['ci_high']:.{digits}f}]"
-    )
-    return f"{where}: {scale * row['mean']:.{digits}f}{interval} ({row['interval']})"
+    mean = f"{where}: {scale * row['mean']:.{digits}f}"
+    seeds = len(row["per_seed"])
+    interval = str(row["interval"])
+    if kind == "items" or interval.startswith("t over"):
+        agree = f"; its {seeds} seeds agree" if kind == "items" and seeds > 1 else ""
+        return f"{mean} [{scale * row['ci_low']:.{digits}f}, {scale * row['ci_high']:.{digits}f}] ({interval}{agree})"
+    return f"{mean} ({f'its {seeds} seeds agree' if seeds > 1 else 'one seed'}: no interval over seeds)"
+
+
+def _finite(number: float) -> float | None:
+    """`number`, or None where it is infinite or NaN (a bound of 0 or 1, an undefined test): JSON has neither."""
+    return number if math.isfinite(number) else None
+
+
+def _sd(values: Sequence[float]) -> float:
+    return statistics.stdev(values) if len(values) > 1 else math.nan
+
+
+def _needed(needed: int | None, difference: float, unit: Kind, *, why_none: str = "") -> str:
+    """What deciding an undecided comparison would take, in words."""
+    more = "; more seeds would not change it: they agree" if unit == "items" else ""
+    if difference == 0:
+        return f"the cells are equal: no number of {unit} decides it"
+    if needed is None:
+        return why_none or f"more than {significance.MOST:,} {unit} per cell would be needed{more}"
+    return f"about {needed:,} {unit} per cell would decide a difference this large (80% power){more}"
+
+
+def _decided(found: bool | None, claimed: bool) -> Outcome:
+    """The outcome of a test that found the claim's cell above (True), below (False) or neither (None)."""
+    return "neither" if found is None else "claimed" if found == claimed else "opposite"
+
+
+def _direction(tested: significance.Tested) -> bool | None:
+    """Whether a test found its first sample above (True) or below (False) the other, at the 5% level."""
+    return None if not tested.p_value < significance.ALPHA else tested.statistic > 0
+
+
+def _untested(against: str, why: str) -> Comparison:
+    """A comparison no test over seeds applies to, saying why."""
+    return Comparison(against=against, test="none", outcome="neither", shown=f"no test: {why}")
+
+
+def _against_cell(claim: Claim, top: pd.Series, ref: CellRef, other: pd.Series, kind: Kind) -> Comparison:
+    """The claim's cell `top` against `other` (the cell `ref`), over `kind`."""
+    against = _where(claim, ref)
+    higher = claim.lower is None  # the claimed direction: `greater` and `not_below` above, `lower` below
+    if kind == "items":
+        items_a, items_b = wilson_items(str(top["interval"])), wilson_items(str(other["interval"]))
+        assert items_a is not None and items_b is not None  # `_kind` says so
+        p_a, p_b = float(top["mean"]), float(other["mean"])
+        tested = significance.two_proportions(round(p_a * items_a), items_a, round(p_b * items_b), items_b)
+        outcome = _decided(_direction(tested), higher)
+        needed = significance.items_for_two_proportions(p_a, p_b) if outcome == "neither" else None
+        shown = tested.shown() + ("" if outcome != "neither" else "; " + _needed(needed, p_a - p_b, "items"))
+        return Comparison(
+            against=against, test=tested.name, statistic=_finite(tested.statistic), p_value=_finite(tested.p_value),
+            outcome=outcome, needed=needed, unit="items", shown=shown,
+        )  # fmt: skip
+    a, b = _sample(top), _sample(other)
+    if a.n < 2 or b.n < 2:
+        return _untested(against, "a test over seeds needs two or more seeds of each cell")
+    a_values, b_values = list(a.values.values()), list(b.values.values())
+    if not (a.censored or b.censored) and _sd(a_values) == 0 and _sd(b_values) == 0:
+        return _untested(
+            against, "the seeds of both cells agree, and the metric is not a fraction of items to test over"
+        )
+    with warnings.catch_warnings():  # one cell's seeds may agree exactly: scipy then warns of lost precision
+        warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
+        result = two_sample_test(a, b)
+    lower = result.a_lower
+    outcome = _decided(None if lower is None else not lower, higher)
+    p = None if math.isnan(result.p_value) else result.p_value
+    needed, why_none = None, ""
+    if result.test == "welch":
+        name = "Welch's t-test over seeds"
+        shown = f"{name}: t {result.statistic:.3g}, df {result.df:.3g}, p {significance.p_shown(result.p_value)}"
+        if outcome == "neither":
+            needed = significance.seeds_for_two_samples(a.mean - b.mean, _sd(a_values), _sd(b_values))
+    else:
+        name = "logrank test over seeds (censored seeds)"
+        shown = f"{name}: z {result.statistic:.3g}, p {significance.p_shown(result.p_value)}"
+        if outcome == "neither":
+            censored_a, censored_b = list(a.censored.values()), list(b.censored.values())
+            needed = significance.seeds_for_logrank(a_values, censored_a, b_values, censored_b)
+            why_none = "" if a_values and b_values else "no estimate: a cell has no seed that reached it"
+    if outcome == "neither":
+        shown += "; " + _needed(needed, a.mean - b.mean, "seeds", why_none=why_none)
+    statistic = result.statistic if result.test == "welch" else -result.statistic  # logrank's z: A sooner
+    return Comparison(
+        against=against, test=name, statistic=_finite(statistic), p_value=p, outcome=outcome,
+        needed=needed, unit="seeds", shown=shown,
+    )  # fmt: skip
+
+
+def _against_bound(row: pd.Series, bound: float, kind: Kind) -> Comparison:
+    """The claim's cell against its bound (`at_most`): the claimed direction is below it."""
+    against = f"bound {100 * bound:.1f}"
+    mean = float(row["mean"])
+    if kind == "items":
+        items = wilson_items(str(row["interval"]))
+        assert items is not None  # `_kind` says so
+        tested = significance.one_proportion(round(mean * items), items, bound)
+        needed = significance.items_for_one_proportion(mean, bound)
+        unit: Kind = "items"
+    else:
+        values = [float(v) for v in row["per_seed"]]
+        if len(values) < 2:
+            return _untested(against, "a test over seeds needs two or more seeds")
+        if _sd(values) == 0:
+            return _untested(against, "the cell's seeds agree, and the metric is not a fraction of items to test over")
+        tested = significance.one_sample_t(values, bound)
+        needed = significance.seeds_for_one_sample(mean - bound, _sd(values))
+        unit = "seeds"
+    outcome = _decided(_direction(tested), False)
+    shown = tested.shown() + ("" if outcome != "neither" else "; " + _needed(needed, mean - bound, unit))
+    return Comparison(
+        against=against, test=tested.name, statistic=_finite(tested.statistic),
+        p_value=_finite(tested.p_value), outcome=outcome,
+        needed=needed if outcome == "neither" else None, unit=unit, shown=shown,
+    )  # fmt: skip
 
 
 def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
-    """`claim` on `cells` (rows as the report's `results` frame holds them)."""
+    """`claim` on `cells` (rows as the report's `results` frame holds them, with their `per_seed` values)."""
     first = claim.greater or claim.lower or claim.not_below
     refs = [first, *claim.than] if first is not None else [claim.cell]
     found = [(ref, _find(cells, claim, ref)) for ref in refs if ref is not None]
@@ -190,36 +351,28 @@ def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
         names = "; ".join(_where(claim, ref) for ref in missing)
         return Verdict(claim=claim, status="not measured", evidence=f"no finished run of {names}")
     rows = [(ref, row) for ref, row in found if row is not None]
-    evidence = " vs ".join(_shown(claim, ref, row) for ref, row in rows)
+    kind = _kind([row for _, row in rows])
+    evidence = " vs ".join(_shown(claim, ref, row, kind) for ref, row in rows)
     under = {f"{ref.model}: {why}" for ref, row in rows if (why := row.get("under_trained"))}
     if under:
         return Verdict(claim=claim, status=UNDER_TRAINED, evidence=f"{evidence}; {'; '.join(sorted(under))}")
+    (_, top), others = rows[0], rows[1:]
     if claim.at_most is not None:
-        (_, row), bound = rows[0], claim.at_most
-        evidence += f"; bound {100 * bound:.1f}"
-        if row["mean"] > bound:
-            return Verdict(claim=claim, status="not reproduced", evidence=evidence)
-        holds = row["ci_high"] == row["ci_high"] and row["ci_high"] <= bound
-        return Verdict(claim=claim, status="reproduced" if holds else "inconclusive", evidence=evidence)
-    (_, top), others = rows[0], [row for _, row in rows[1:]]
-    if claim.not_below is not None:
-        if any(top["ci_high"] < other["ci_low"] for other in others):
-            return Verdict(claim=claim, status="not reproduced", evidence=evidence)
-        holds = all(top["mean"] >= other["mean"] for other in others)
-        return Verdict(claim=claim, status="reproduced" if holds else "inconclusive", evidence=evidence)
-    sign = 1.0 if claim.greater is not None else -1.0  # `lower`: the same test on negated values
-    if any(sign * top["mean"] < sign * other["mean"] for other in others):
-        return Verdict(claim=claim, status="not reproduced", evidence=evidence)
-    samples = [_sample(row) for ref, row in rows if ref.split == TRAINING]
-    if len(samples) == len(rows) and all(found.n > 1 for found in samples):
-        tests = [two_sample_test(samples[0], other) for other in samples[1:]]
-        evidence += "; " + ", ".join(test.shown() for test in tests)
-        separated = all(test.a_lower is (claim.lower is not None) for test in tests)
-    elif claim.greater is not None:
-        separated = all(top["ci_low"] > other["ci_high"] for other in others)  # False where an interval is NaN
+        evidence += f"; bound {100 * claim.at_most:.1f}"
+        comparisons = [_against_bound(top, claim.at_most, kind)]
     else:
-        separated = all(top["ci_high"] < other["ci_low"] for other in others)
-    return Verdict(claim=claim, status="reproduced" if separated else "inconclusive", evidence=evidence)
+        comparisons = [_against_cell(claim, top, ref, row, kind) for ref, row in others]
+    if len(comparisons) == 1:
+        evidence += f"; {comparisons[0].shown}"
+    else:
+        evidence += "".join(f"; against {c.against}: {c.shown}" for c in comparisons)
+    outcomes = [c.outcome for c in comparisons]
+    status: Status = (
+        "contradicted" if "opposite" in outcomes
+        else "reproduced" if all(o == "claimed" for o in outcomes)
+        else "inconclusive"
+    )  # fmt: skip
+    return Verdict(claim=claim, status=status, evidence=evidence, comparisons=comparisons)
 
 
 def _censoring(suite: str) -> dict[str, str]:

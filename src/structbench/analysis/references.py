@@ -9,6 +9,7 @@ reported and never ranks or mixes them with measured cells.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import Field
 
@@ -49,9 +50,33 @@ class Reference(Frozen):
     ours, whose definition may be another quantity of the same name."""
     note: str = ""
     """What to know when comparing with our numbers."""
+    digits: dict[str, Annotated[int, Field(ge=0, le=6)]] = Field(default_factory=dict)
+    """metric -> the decimal places its source prints its percentages with (values and spreads), where
+    that is more than a value's shortest form shows: Korrel's `100.00 ± 0.00`, Tran's `63.0`. A value
+    given more decimals than that (a source's `1.031` among spreads of two) is printed with all of them;
+    a metric not named here prints each value in its shortest form (`8.31`, `20.8`)."""
 
     def value(self, metric: str, split: str) -> float | None:
         return self.values.get(metric, {}).get(split)
+
+    def printed(self, metric: str, split: str) -> str | None:
+        """The published value of (metric, split) in percent with its source's digits, and its spread
+        (`100.00 ± 0.00`) where the source gives one; None where it publishes none."""
+        value = self.value(metric, split)
+        if value is None:
+            return None
+        spread = self.spreads.get(metric, {}).get(split)
+        places = self.digits.get(metric, 0)
+        shown = as_printed(value, places)
+        return shown if spread is None else f"{shown} ± {as_printed(spread, places)}"
+
+
+def as_printed(fraction: float, places: int = 0) -> str:
+    """A published fraction in percent with at least `places` decimals, and every decimal it was given:
+    (0.63, 1) -> `63.0`, (0.0831, 0) -> `8.31`, (1.0, 2) -> `100.00`, (0.01031, 2) -> `1.031`."""
+    shortest = format(round(100 * fraction, 6), "f").rstrip("0").rstrip(".")
+    given = len(shortest.partition(".")[2])
+    return f"{round(100 * fraction, 6):.{max(places, given)}f}"
 
 
 def load_references(path: Path | None = None) -> list[Reference]:
@@ -62,4 +87,9 @@ def load_references(path: Path | None = None) -> list[Reference]:
         bad = [v for split in reference.values.values() for v in split.values() if not 0.0 <= v <= 1.0]
         if bad:
             raise UserError(f"reference entry {number} in {path} has values outside [0, 1] ({bad}); give fractions.")
+        if unknown := sorted(set(reference.digits) - set(reference.values)):
+            raise UserError(
+                f"reference entry {number} in {path} gives `digits` of {unknown}, which it publishes no value of; "
+                "name the metrics of its `values`."
+            )
     return references

@@ -5,7 +5,8 @@ A suite's score splits (`score_splits`) are its ranked generalisation splits, or
 split where it has no generalisation split. A model's score is, per seed, the unweighted mean of
 the suite's primary metric over those splits, then the one cell function (`structbench.cells`)
 over those per-seed values, so its interval is the same kind as every other cell's: Student-t
-over seeds (clipped to [0, 1] for a mean of proportions, as the cells of proportions are), or,
+over seeds (clipped to the metric's declared range, `structbench.metrics`, as every cell's is, or to
+[0, 1] for a mean of proportions of a metric that declares none), or,
 for one seed of a single split of 0/1 items, Wilson over its items (a mean over several splits of
 one seed gets no interval, as it is not one proportion of items). A seed that lacks any of the
 splits does not count. `split_means` makes such a cell over any list of splits (the overview's
@@ -84,6 +85,7 @@ def split_means(current_scores: pd.DataFrame, wanted: Sequence[SplitMean]) -> li
     # the cell function's keys: one cell per (target, model)
     frame = pd.DataFrame({key: "" for key in CELL_KEYS}, index=per_seed.index)
     frame["suite"] = per_seed["target"].astype(str)
+    frame["metric"] = [wanted[int(target)].metric for target in per_seed["target"].tolist()]  # its range clips
     frame["model"] = per_seed["model"]
     frame["model_hash"] = per_seed["model_hash"]
     for column in ("seed", "value", "n", "proportion"):

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from collections import Counter
 from pathlib import Path
 
@@ -203,6 +204,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from structbench.analysis.claims import Verdict, check_all, claim_cells
+    from structbench.analysis.significance import RULE
     from structbench.reports.builders.boards import aggregate
 
     def checked(store: StoreReader) -> list[Verdict]:
@@ -237,6 +239,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
         print("\nOn your runs (" + str(args.store) + "):")
         rows = [[v.claim.id, v.status, v.evidence] for v in yours.values()]
         print(tabulate(rows, headers=["claim", "status", "evidence (%)"], maxcolwidths=[None, None, 90]))
+    print("\n" + textwrap.fill(RULE, width=110))
     counts = Counter(v.status for v in verdicts)
     print("\n" + f"{len(verdicts)} claims" + (" on the reference runs" if yours is not None else "") + ": "
           + ", ".join(f"{n} {s}" for s, n in counts.most_common()))  # fmt: skip
@@ -326,7 +329,9 @@ def add_check(commands: Commands) -> None:
 
 def add_claims(commands: Commands) -> None:
     """The `claims` command."""
-    claims = commands.add_parser("claims", help="the papers' findings checked on the store: reproduced or not")
+    claims = commands.add_parser(
+        "claims", help="the papers' findings checked on the store: reproduced, contradicted or inconclusive"
+    )
     add_store(claims)
     add_json(claims, "print the verdicts as JSON")
     add_no_reference(claims)

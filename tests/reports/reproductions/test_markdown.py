@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from structbench import __version__, registry
+from structbench.analysis.significance import RULE as VERDICT_RULE
 from structbench.cells import cell
 from structbench.convergence import Convergence, Criterion
 from structbench.reports.reproductions.markdown import reproductions_markdown, write_reproductions
@@ -90,7 +91,10 @@ def row_of(text: str, *start: str) -> str:
 
 def test_the_rows_hold_the_cell_functions_numbers_beside_the_published_ones(bundled: Path) -> None:
     text = page(bundled)
-    for label, values, published in (("seq2attn", SEQ2ATTN, "100 ± 0 ["), (ABLATION_LABEL, BASELINE, "8.51 ± 4.28 [")):
+    for label, values, published in (
+        ("seq2attn", SEQ2ATTN, "100.00 ± 0.00 ["),
+        (ABLATION_LABEL, BASELINE, "8.51 ± 4.28 ["),
+    ):
         stats = cell(values, 20, proportion=True)
         assert stats.ci_low is not None and stats.ci_high is not None
         row = row_of(text, f"`{SUITE}@1.0.0`", f"`{label}`", "`heldout_inputs`")  # the first row names the cell
@@ -118,6 +122,7 @@ def test_the_page_names_commit_threads_simd_budget_convergence_and_time(bundled:
     # the claim on these runs: one seed of the ablation never learned its training set
     claim = [line for line in text.splitlines() if line.startswith("| `seq2attn-heldout-tables`: Seq2Attn ")]
     assert len(claim) == 1 and "| undecided (under-trained) |" in claim[0]
+    assert " ".join(VERDICT_RULE.split()) in " ".join(text.split())  # the rule every verdict on the page follows
 
 
 def test_the_commands_make_each_cell_again(bundled: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import jinja2
 
+from structbench.analysis.significance import RULE as VERDICT_RULE
 from structbench.reports.escaping import markdown_code, markdown_prose
 from structbench.reports.reproductions.page import cells_named, reproductions_page
 from structbench.store import StoreReader
@@ -32,6 +33,7 @@ def environment() -> jinja2.Environment:
     env.filters["text"] = markdown_prose
     env.filters["code"] = markdown_code
     env.globals["cells_named"] = cells_named
+    env.globals["verdict_rule"] = VERDICT_RULE
     return env
 
 

@@ -41,11 +41,6 @@ def _shown(value: float, split: str) -> str:
     return _number(value) if split == TRAINING else percent(value)
 
 
-def _printed(value: float) -> str:
-    """A published fraction in percent with the digits its source printed (0.0831 -> `8.31`)."""
-    return format(round(100 * value, 6), "g")
-
-
 class Sources:
     """The published sources a section's rows cite, numbered in order of first citation."""
 
@@ -83,11 +78,9 @@ def _published(
     and, for a number measured on another suite than `suite`, what it was measured on (`elsewhere`)."""
     shown = []
     for reference in references:
-        value = reference.value(metric, split)
-        if value is None:
+        text = reference.printed(metric, split)
+        if text is None:
             continue
-        spread = reference.spreads.get(metric, {}).get(split)
-        text = _printed(value) + ("" if spread is None else f" ± {_printed(spread)}")
         if metric in reference.undefined_metrics:
             text += " (not defined there: not comparable)"
         if reference.suite != suite:
@@ -145,7 +138,7 @@ def rows_of(
 def other_published(reference: Reference, sources: Sources, measured_on: str) -> str:
     """A published row with no reference run beside it, in one line citing its source."""
     values = "; ".join(
-        f"{metric} {', '.join(f'{split} {_printed(value)}' for split, value in by.items())}"
+        f"{metric} {', '.join(f'{split} {reference.printed(metric, split)}' for split in by)}"
         for metric, by in reference.values.items()
     )
     apart = "" if reference.comparable else " (not a comparable model)"

@@ -20,6 +20,7 @@ from typing import Any
 
 import jinja2
 
+from structbench.analysis.significance import RULE as VERDICT_RULE
 from structbench.reports.builders.families import KINDS, SPARK_HEIGHT, SPARK_WIDTH
 from structbench.reports.views.format import (
     UNDEFINED,
@@ -70,6 +71,7 @@ def environment(version: str) -> jinja2.Environment:
     env.globals["undefined_label"] = UNDEFINED
     env.globals["scale_colour"] = scale_colour
     env.globals["version"] = version
+    env.globals["verdict_rule"] = VERDICT_RULE
     env.globals["kinds"] = KINDS
     env.globals["spark_size"] = (int(SPARK_WIDTH), int(SPARK_HEIGHT))
     return env

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from structbench.analysis.significance import RULE as VERDICT_RULE
 from structbench.reports.builders.suite_board import SuiteBoard
 from structbench.reports.builders.verdicts import ClaimCheck
 from structbench.reports.escaping import markdown_text
@@ -58,11 +59,10 @@ def _claims_markdown(checks: list[ClaimCheck]) -> list[str]:
     return [
         "## Claims",
         "",
-        "Published findings checked on the measured cells: reproduced when the 95% intervals separate, "
-        "not reproduced when the means contradict the claim, undecided (under-trained) when a cell rests on runs "
-        "whose training never reached its recipe's criterion, inconclusive otherwise. A caveat says where the "
-        "check differs from the paper's own (a handicap one model carries here, a step of the paper's test not "
-        "taken): read the status with it."
+        "Published findings checked on the measured cells. "
+        + VERDICT_RULE
+        + " A caveat says where the check differs from the paper's own (a handicap one model carries here, a step "
+        "of the paper's test not taken): read the status with it."
         + (REFERENCE_CLAIMS if any(check.reference is not None for check in checks) else ""),
         "",
         tabulate(rows, headers=["claim", "source", "status", "evidence (%)", "caveat"], tablefmt="github"),
