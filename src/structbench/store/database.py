@@ -43,6 +43,7 @@ from structbench.errors import UserError
 from structbench.specs import SuiteSpec
 from structbench.store.codec import SplitResult, pack_predictions, with_entries
 from structbench.store.connection import transaction
+from structbench.store import published
 from structbench.store.ownership import HELD, HOST, ClaimLost, RunClaim, owner_alive
 from structbench.store.reader import StoredRun, StoreReader
 from structbench.store.schema import ROW_COLUMNS, RUN_FIELDS, RUN_KEY
@@ -291,3 +292,10 @@ class Store(StoreReader):
                 )
                 added += 1
         return added
+
+    # published runs (structbench.store.published): tables of their own, never the runs table
+
+    def add_published(self, runs: Sequence[published.PublishedRun]) -> None:
+        """Store imported published runs in one transaction, each replacing a stored one of the same key."""
+        with self._transaction() as db:
+            published.write(db, runs)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from structbench.errors import UserError
 from structbench.specs import SuiteSpec
+from structbench.store import published
 from structbench.store.codec import JSON, DamagedBlock, unpack_predictions
 from structbench.store.connection import open_database
 from structbench.store.schema import ROW_COLUMNS
@@ -253,6 +254,16 @@ class StoreReader:
         frame["value"] = frame["value"].astype(float)
         frame["n"] = frame["n"].astype("Int64")
         return frame
+
+    # published runs (structbench.store.published)
+
+    def published_labels(self, suite: str | None = None) -> list[tuple[str, str, str, int]]:
+        """(suite, version, label, seeds) of every published model stored, on `suite` only if given."""
+        return published.labels(self._db, suite)
+
+    def published_runs(self, suite: str, version: str, label: str) -> list[published.PublishedRun]:
+        """Every seed of the published model `label` on `suite@version`; [] where none is stored."""
+        return published.read(self._db, suite, version, label)
 
     # predictions
 
