@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -219,9 +218,7 @@ def read_results(
     kind = _format(path, kind)
     suite_hash, index = item_index(suite, source_dir)
     found: dict[tuple[str, int], dict[str, dict[str, tuple[bool, float | None]]]] = {}
-    count = 0
-    for number, row in _rows(path, data, kind):
-        count += 1
+    for count, (number, row) in enumerate(_rows(path, data, kind), start=1):
         if count > MAX_ROWS:
             raise UserError(f"{path} holds more than {MAX_ROWS:,} rows; split it into several files.")
         split = _text(path, number, row, columns.split)

@@ -41,9 +41,9 @@ from typing import Any, Literal
 from structbench.convergence import Convergence
 from structbench.errors import UserError
 from structbench.specs import SuiteSpec
+from structbench.store import published
 from structbench.store.codec import SplitResult, pack_predictions, with_entries
 from structbench.store.connection import transaction
-from structbench.store import published
 from structbench.store.ownership import HELD, HOST, ClaimLost, RunClaim, owner_alive
 from structbench.store.reader import StoredRun, StoreReader
 from structbench.store.schema import ROW_COLUMNS, RUN_FIELDS, RUN_KEY
