@@ -53,6 +53,12 @@ class Comparison:
     ci_high: float
     p_value: float
     resamples: int
+    test: str = "paired bootstrap over seeds and examples"
+    """The test `p_value` comes from."""
+    seeds_b: list[int] | None = None
+    """B's seeds where they are not paired with A's (a published run's); None where `seeds` are both's."""
+    discordant: tuple[int, int] | None = None
+    """(items right for A alone, for B alone) where the test is McNemar's."""
 
     @property
     def verdict(self) -> str:

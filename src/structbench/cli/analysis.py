@@ -30,6 +30,7 @@ from structbench.runs.runner import Runner
 from structbench.runs.settings import text_settings
 from structbench.specs import ModelSpec
 from structbench.store import Store, StoreReader
+from structbench.store.published import is_published
 from structbench.suite import Suite
 
 
@@ -78,15 +79,37 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.statistic:
         return compare_statistic_command(args, suite, models[0], models[1])
     with StoreReader(existing_store(args.store)) as store:
-        results = compare(store, suite, models[0], models[1], [args.split] if args.split else None)
+        if any(is_published(model) for model in models):
+            from structbench.analysis.published_compare import compare_published
+
+            results = compare_published(store, suite, models[0], models[1], [args.split] if args.split else None)
+        else:
+            results = compare(store, suite, models[0], models[1], [args.split] if args.split else None)
     if args.json:
         print(json.dumps([{**vars(r), "verdict": r.verdict} for r in results], indent=2))
         return 0
     first = results[0]
-    print(
-        f"{first.suite}: {first.model_a} (A) - {first.model_b} (B) on {first.metric}, seeds "
-        f"{','.join(map(str, first.seeds))}; paired bootstrap over seeds and examples ({first.resamples} resamples)"
-    )
+    if first.seeds_b is None:
+        print(
+            f"{first.suite}: {first.model_a} (A) - {first.model_b} (B) on {first.metric}, seeds "
+            f"{','.join(map(str, first.seeds))}; paired bootstrap over seeds and examples ({first.resamples} resamples)"
+        )
+    else:
+        print(
+            f"{first.suite}: {first.model_a} (A, seeds {','.join(map(str, first.seeds))}) - {first.model_b} "
+            f"(B, seeds {','.join(map(str, first.seeds_b))}) on {first.metric}, paired by item; test: "
+            + "; ".join(sorted({r.test for r in results}))
+            + f"; 95% intervals: paired bootstrap over items ({first.resamples} resamples)"
+        )
+        rows = [
+            [r.split, r.n_examples, f"{r.mean_a:.4f}", f"{r.mean_b:.4f}", f"{r.difference:+.4f}",
+             f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]",
+             "" if r.discordant is None else f"{r.discordant[0]}/{r.discordant[1]}", f"{r.p_value:.4f}", r.verdict]
+            for r in results
+        ]  # fmt: skip
+        headers = ["split", "items", "A", "B", "A - B", "95% interval", "A only/B only", "p", "verdict"]
+        print(tabulate(rows, headers=headers, disable_numparse=True))
+        return 0
     rows = [
         [r.split, r.n_examples, f"{r.mean_a:.4f}", f"{r.mean_b:.4f}", f"{r.difference:+.4f}",
          f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]", f"{r.p_value:.4f}", r.verdict]

@@ -16,7 +16,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from structbench import __version__
-from structbench.cli import analysis, reference, report, run, suites, sweep
+from structbench.cli import analysis, published, reference, report, run, suites, sweep
 from structbench.errors import UserError
 from structbench.paths import default_store_path
 from structbench.store.failures import sqlite_error_in, store_failure
@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_command(commands)
     analysis.add_runs(commands)
     analysis.add_compare(commands)
+    published.add_command(commands)
     analysis.add_samples(commands)
     analysis.add_check(commands)
     sweep.add_command(commands)
