@@ -5,6 +5,7 @@ files pair with the suite's items by (suite, item)."""
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -68,7 +69,7 @@ def test_json_lines_and_item_numbers_with_an_offset(tmp_path: Path) -> None:
 )
 def test_a_bad_row_is_one_sentence_naming_the_file_and_the_row(tmp_path: Path, rows: str, message: str) -> None:
     path = write(tmp_path, HEADER + rows)
-    with pytest.raises(UserError, match="results.csv") as caught:
+    with pytest.raises(UserError, match=r"results\.csv") as caught:
         read_results(path, registry.suite("miniscan"), SOURCE, columns=Columns(score="score"))
     assert message in str(caught.value) and "\n" not in str(caught.value)
 
@@ -82,10 +83,9 @@ def test_an_oversized_file_or_a_fifo_is_refused_before_it_is_read(
         read_results(path, registry.suite("miniscan"), SOURCE)
     monkeypatch.undo()
     fifo = tmp_path / "pipe.csv"
-    import os
 
     os.mkfifo(fifo)
-    with pytest.raises(UserError, match="pipe.csv: it is a FIFO"):
+    with pytest.raises(UserError, match=r"pipe\.csv: it is a FIFO"):
         read_results(fifo, registry.suite("miniscan"), SOURCE)
 
 

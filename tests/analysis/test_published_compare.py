@@ -113,3 +113,17 @@ def test_a_published_label_not_imported_is_one_sentence(
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "no published run 'published:nobody' of miniscan@1.0.0" in err and "structbench import" in err
+
+
+def test_mcnemars_p_decides_the_verdict_not_the_bootstrap_interval() -> None:
+    from structbench.analysis.compare import Comparison
+
+    shown = {"suite": "s", "split": "x", "metric": "accuracy", "model_a": "a", "model_b": "b", "seeds": [0]}
+    numbers = {"n_examples": 19, "mean_a": 0.0, "mean_b": 0.21, "difference": -0.21, "resamples": 10_000}
+    # 0 items right for a alone, 4 for b alone: p = 0.125 although the bootstrap's interval excludes 0
+    close = Comparison(**shown, **numbers, ci_low=-0.42, ci_high=-0.05, p_value=mcnemar(0, 4), test=MCNEMAR,
+                       discordant=(0, 4))  # fmt: skip
+    assert close.verdict == "not distinguishable"
+    clear = Comparison(**shown, **numbers, ci_low=-0.42, ci_high=-0.05, p_value=mcnemar(0, 12), test=MCNEMAR,
+                       discordant=(0, 12))  # fmt: skip
+    assert clear.verdict == "b better"

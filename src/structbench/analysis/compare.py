@@ -62,6 +62,10 @@ class Comparison:
 
     @property
     def verdict(self) -> str:
+        if self.discordant is not None:  # McNemar's test decides; the interval is the bootstrap's
+            if self.p_value >= 1 - CONFIDENCE or self.difference == 0:
+                return "not distinguishable"
+            return f"{self.model_a if self.difference > 0 else self.model_b} better"
         if self.ci_low > 0:
             return f"{self.model_a} better"
         if self.ci_high < 0:

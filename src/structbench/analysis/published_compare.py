@@ -6,8 +6,10 @@ paired by example id, on the items both report. Their seeds are unrelated (the p
 another model's training seeds), so seeds are not paired:
 
 - one seed on each side: **McNemar's exact test**, the two-sided binomial test (p = 1/2) on the
-  items the two decide differently (`scipy.stats.binomtest`); the 95% interval of the difference in
-  accuracy is the paired bootstrap over items (`structbench.analysis.compare.paired_bootstrap`);
+  items the two decide differently (`scipy.stats.binomtest`), which alone decides the verdict (p < 5%);
+  the 95% interval shown beside it is the paired bootstrap over items
+  (`structbench.analysis.compare.paired_bootstrap`), which near the 5% line may exclude 0 where the exact
+  test does not;
 - several seeds on either side: a **paired bootstrap over items with each model's seeds resampled
   apart**: each resample draws the items once for both models (so that their shared difficulty
   cancels) and each model's seeds with replacement, independently; the p-value is as `compare`'s.
