@@ -321,6 +321,7 @@ SKIPPED_COMMANDS = {"build", "quickstart"}
 BASES = {
     "run": ["--suite", "lookup-tables", "--model", "no-such-model", "--seeds", "0", "--limit", "2", "--no-progress"],
     "compare": ["--suite", "lookup-tables", "--models", "copy,oracle"],
+    "import": ["--suite", "lookup-tables", "--file", "{folder}/notes.txt", "--paper", "Someone 2020"],
     "samples": ["--suite", "lookup-tables", "--model", "copy", "--split", "heldout_inputs"],
     "check": ["{folder}/golden.json"],
     "sweep": ["{folder}/grid.yaml", "--dry-run", "--no-progress"],
