@@ -108,3 +108,22 @@ def test_the_syntaxgym_papers_files_pair_with_every_item_by_suite_and_item() -> 
     assert gpt2.source["commit"] == published.SYNTAXGYM_RESULTS_COMMIT and gpt2.source["url"].endswith(
         "syntaxgym_results_gpt-2-pretrained_.csv"
     )
+
+
+def test_import_names_the_files_columns_and_stores_the_runs_apart(
+    tmp_path: Path, store_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from structbench.cli import main
+    from structbench.store import StoreReader
+
+    path = write(tmp_path, "s\ti\tok\n" + "".join(f"test\ttest-0{i}\t{i % 2}\n" for i in range(10)), "r.tsv")
+    args = ["import", "--suite", "miniscan", "--file", str(path), "--paper", "P 2021", "--store", str(store_path)]
+    assert main([*args, "--columns", "split=s,item=i,correct=ok,model=-,seed=-", "--model-name", "lstm"]) == 0
+    assert "imported 1 published runs (1 models, 10 item verdicts)" in capsys.readouterr().out
+    with StoreReader(store_path) as reader:
+        (run,) = reader.published_runs("miniscan", "1.0.0", "published:lstm")
+        assert reader.runs().empty
+    assert (run.seed, run.source["paper"], run.source["file"]) == (0, "P 2021", "r.tsv")
+    assert sum(ok for ok, _ in run.items["test"].values()) == 5
+    assert main([*args, "--columns", "split=s,colour=red"]) == 2
+    assert "--columns: 'colour=red' is not KEY=COLUMN" in capsys.readouterr().err

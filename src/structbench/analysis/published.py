@@ -59,15 +59,16 @@ class Columns:
     """The model column reads `NAME_SEED` (SyntaxGym's files): the seed is the text after its last `_`."""
 
     @classmethod
-    def parse(cls, text: str) -> Columns:
-        """`split=suite,item=item,...` as `--columns` takes it; a key left out keeps its default."""
+    def parse(cls, parts: Sequence[str]) -> Columns:
+        """`["split=suite", "item=item", ...]` (`--columns` split at its commas); a key left out keeps its
+        default, a COLUMN `-` is none."""
         fields: dict[str, Any] = {}
-        for part in filter(None, (p.strip() for p in text.split(","))):
+        for part in parts:
             key, _, value = part.partition("=")
             if key not in ("split", "item", "correct", "score", "model", "seed") or not value:
                 raise UserError(
-                    f"--columns {text!r}: {part!r} is not KEY=COLUMN with KEY one of split, item, correct, score, "
-                    "model, seed; e.g. --columns split=suite,item=item,correct=correct."
+                    f"--columns: {part!r} is not KEY=COLUMN with KEY one of split, item, correct, score, model, "
+                    "seed; e.g. --columns split=suite,item=item,correct=correct."
                 )
             fields[key] = None if value == "-" else value
         return cls(**fields)
@@ -378,17 +379,3 @@ def syntaxgym_runs(suite: Suite, source_dir: Path | None = None) -> list[Publish
             source_dir=source_dir,
         )
     return runs
-
-
-def merged(runs: Sequence[PublishedRun]) -> list[PublishedRun]:
-    """`runs` with no (label, seed) twice: a second file giving the same key is refused by the caller's check."""
-    seen: set[tuple[str, int]] = set()
-    for run in runs:
-        key = (run.model, run.seed)
-        if key in seen:
-            raise UserError(
-                f"{run.model} seed {run.seed} comes from two files ({run.source.get('file', '?')} among them); "
-                "import one file per model and seed, or give each a --model-name."
-            )
-        seen.add(key)
-    return list(runs)

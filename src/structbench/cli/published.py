@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from structbench import registry
-from structbench.cli.options import Commands, add_json, add_source_dir, add_store, whole
+from structbench.cli.options import Commands, add_json, add_source_dir, add_store, patterns, whole
 from structbench.errors import UserError
 from structbench.store import Store
 
@@ -17,7 +17,7 @@ PUBLISHED_SETS = ("syntaxgym-hu2020",)
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Read the files (or the named published set), check every row against the suite, store them in one go."""
-    from structbench.analysis.published import Columns, Source, merged, read_results, syntaxgym_runs
+    from structbench.analysis.published import Columns, Source, read_results, syntaxgym_runs
 
     suite = registry.suite(args.suite)
     if bool(args.published) == bool(args.file):
@@ -29,24 +29,18 @@ def cmd_import(args: argparse.Namespace) -> int:
             raise UserError(
                 "--file needs --paper 'AUTHORS YEAR, TITLE', so that each imported run says where it came from."
             )
-        columns = Columns.parse(args.columns) if args.columns else Columns()
+        columns = Columns.parse(patterns([args.columns]) or []) if args.columns else Columns()
         if args.seed_in_model:
             columns = Columns(**{**vars(columns), "seed_in_model": True})
-        runs = merged(
-            [
-                run
-                for path in args.file
-                for run in read_results(
-                    path,
-                    suite,
-                    Source(paper=args.paper, file=path.name, url=args.url or "", commit=args.commit or ""),
-                    columns=columns,
-                    kind=args.format,
-                    model_name=args.model_name,
-                    item_offset=args.item_offset,
-                    source_dir=args.source_dir,
-                )
-            ]
+        runs = read_results(
+            args.file,
+            suite,
+            Source(paper=args.paper, file=args.file.name, url=args.url or "", commit=args.commit or ""),
+            columns=columns,
+            kind=args.format,
+            model_name=args.model_name,
+            item_offset=args.item_offset,
+            source_dir=args.source_dir,
         )
     with Store(args.store) as store:
         store.add_published(runs)
@@ -76,9 +70,7 @@ def add_command(commands: Commands) -> None:
     imported.add_argument(
         "--published", choices=PUBLISHED_SETS, help="a published set structbench pins (files by URL and SHA-256)"
     )
-    imported.add_argument(
-        "--file", type=Path, nargs="+", metavar="PATH", help="per-item results files (CSV, TSV or JSON lines)"
-    )
+    imported.add_argument("--file", type=Path, metavar="PATH", help="a per-item results file (CSV, TSV or JSON lines)")
     imported.add_argument("--format", choices=("csv", "tsv", "jsonl"), help="the files' format (default: by suffix)")
     imported.add_argument(
         "--columns",
