@@ -34,6 +34,7 @@ from structbench.reports.builders.families import columns
 from structbench.reports.builders.overview import overview_rows, summarise
 from structbench.reports.builders.plots import model_styles
 from structbench.reports.builders.predictions import board_predictions
+from structbench.reports.builders.published import PublishedRow, published_row
 from structbench.reports.builders.reference_runs import claim_checks, reference_rows
 from structbench.reports.builders.series import curves
 from structbench.reports.builders.site import DEFAULT_TITLE, Site
@@ -167,4 +168,21 @@ def build_site(
         ),
         styles=styles,
         reference_runs=reference_rows(current)[0],
+        published=_published(store, board_list),
     )
+
+
+def _published(store: StoreReader, board_list: Sequence[SuiteBoard]) -> dict[str, tuple[PublishedRow, ...]]:
+    """board slug -> a row per published model stored for its suite, version and data hash."""
+    out: dict[str, tuple[PublishedRow, ...]] = {}
+    for board in board_list:
+        rows = []
+        for _, version, label, _ in store.published_labels(board.spec.id):
+            if version != board.spec.version:
+                continue
+            runs = [r for r in store.published_runs(board.spec.id, version, label) if r.suite_hash == board.suite_hash]
+            if runs:
+                rows.append(published_row(runs, board.generalisation))
+        if rows:
+            out[board.slug] = tuple(rows)
+    return out

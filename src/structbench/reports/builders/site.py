@@ -17,7 +17,7 @@ every module it imports read no store: a view that holds a `Site` cannot read on
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -29,6 +29,7 @@ from structbench.reports.builders.overview import OverviewRow, Summary
 from structbench.reports.builders.plots import Style
 from structbench.reports.builders.predictions import BoardPredictions
 from structbench.reports.builders.provenance import Provenance
+from structbench.reports.builders.published import PublishedRow
 from structbench.reports.builders.series import Curve
 from structbench.reports.builders.suite_board import SuiteBoard
 from structbench.reports.builders.verdicts import ClaimCheck
@@ -69,6 +70,8 @@ class Site:
     reference_runs: Mapping[str, Provenance]
     """model label -> what made its runs, over every board, for the rows of reference runs
     (`structbench.reports.builders.provenance`); each board holds its own (`SuiteBoard.reference_runs`)."""
+    published: Mapping[str, tuple[PublishedRow, ...]] = field(default_factory=dict)
+    """board slug -> the published runs of its suite, version and data (`structbench.store.published`), by label."""
 
     @property
     def boards(self) -> tuple[SuiteBoard, ...]:

@@ -12,6 +12,7 @@ from structbench.reports.builders.families import Column
 from structbench.reports.builders.overview import OverviewRow, Summary
 from structbench.reports.builders.plots import Plot, Style
 from structbench.reports.builders.provenance import Provenance
+from structbench.reports.builders.published import PublishedRow
 from structbench.reports.builders.series import Curve
 from structbench.reports.builders.site import Site
 from structbench.reports.builders.suite_board import SuiteBoard, slug
@@ -100,6 +101,8 @@ class SuitePage:
     """Its error browser, where it has one."""
     curves: list[tuple[Curve, float]]
     """The learning curves the suite is a point of, with its number on each."""
+    published: tuple[PublishedRow, ...] = ()
+    """The published runs of its suite, version and data: rows apart from the measured ones."""
 
     @property
     def path(self) -> str:
@@ -174,6 +177,7 @@ def pages(site: Site) -> Pages:
             claims=[check for check in site.claims if check.claim.suite == board.spec.id],
             errors=errors_of.get(board.slug),
             curves=[(c, x) for c in site.curves if (x := c.x_of(board)) is not None],
+            published=site.published.get(board.slug, ()),
         )
         for board in site.boards
     ]
