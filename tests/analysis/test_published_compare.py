@@ -127,3 +127,26 @@ def test_mcnemars_p_decides_the_verdict_not_the_bootstrap_interval() -> None:
     clear = Comparison(**shown, **numbers, ci_low=-0.42, ci_high=-0.05, p_value=mcnemar(0, 12), test=MCNEMAR,
                        discordant=(0, 12))  # fmt: skip
     assert clear.verdict == "b better"
+
+
+def test_blimps_published_rows_are_the_corrected_table_3_means() -> None:
+    from structbench import registry
+    from structbench.analysis.published_compare import reported_rows
+
+    suite = registry.suite("blimp")
+    rows = reported_rows(suite, [split.name for split in suite.spec.ranked_splits])
+    means = {reference.model: round(100 * mean, 1) for reference, mean in rows}
+    assert len(means) == 5 and sorted(means.values()) == [61.2, 69.6, 69.8, 83.0, 88.6]
+
+
+def test_compare_shows_the_suites_published_numbers_marked_published(
+    runner: Runner, store_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runner.evaluate("miniscan", ModelSpec(name="oracle"), [0])
+    runner.evaluate("miniscan", ModelSpec(name="copy"), [0])
+    runner.store.close()
+    capsys.readouterr()
+    assert main(["compare", "--suite", "miniscan", "--models", "oracle,copy", "--store", str(store_path)]) == 0
+    shown = capsys.readouterr().out
+    assert "paired bootstrap over seeds and examples" in shown  # the comparison itself is as before
+    assert "reported, not paired, never ranked" in shown and "  published  " in shown

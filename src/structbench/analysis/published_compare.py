@@ -14,6 +14,10 @@ another model's training seeds), so seeds are not paired:
   apart**: each resample draws the items once for both models (so that their shared difficulty
   cancels) and each model's seeds with replacement, independently; the p-value is as `compare`'s.
 
+`reported_rows` adds, beside any comparison, the suite's published numbers (`analysis/references.yaml`, e.g.
+BLiMP's per-paradigm accuracies of its authors' models): each row's mean over the compared splits, marked
+published and never paired (a number per split has no items to pair).
+
 Where no split is named, a last row pools the items of every ranked split (the item-level
 accuracy, not the suite score, which averages splits). Each `Comparison` names its test.
 """
@@ -31,6 +35,7 @@ from structbench.analysis.compare import (
     current_runs,
     paired_bootstrap,
 )
+from structbench.analysis.references import Reference, load_references
 from structbench.errors import UserError
 from structbench.store import StoreReader
 from structbench.store.published import PublishedRun, is_published
@@ -196,3 +201,16 @@ def _pooled(items: dict[str, dict[int, dict[str, bool]]], splits: list[str]) -> 
     """seed -> (split, id) -> right over `splits`, for the seeds that report every one of them."""
     seeds = set.intersection(*(set(items[s]) for s in splits))
     return {seed: {f"{s}/{i}": ok for s in splits for i, ok in items[s][seed].items()} for seed in sorted(seeds)}
+
+
+def reported_rows(suite: Suite, splits: list[str]) -> list[tuple[Reference, float]]:
+    """(published row, its mean over `splits`) of every published row of `suite` with a value of the primary
+    metric on each of them; the rows of suites published on other data (another suite id) are left out."""
+    metric, out = suite.spec.primary_metric, []
+    for reference in load_references():
+        if reference.suite != suite.spec.id or not splits:
+            continue
+        values = [reference.value(metric, split) for split in splits]
+        if all(value is not None for value in values):
+            out.append((reference, sum(v for v in values if v is not None) / len(values)))
+    return out

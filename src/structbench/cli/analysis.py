@@ -9,6 +9,7 @@ import sys
 import textwrap
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from structbench import registry
 from structbench.cli.options import (
@@ -32,6 +33,9 @@ from structbench.specs import ModelSpec
 from structbench.store import Store, StoreReader
 from structbench.store.published import is_published
 from structbench.suite import Suite
+
+if TYPE_CHECKING:
+    from structbench.analysis.compare import Comparison
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -109,6 +113,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         ]  # fmt: skip
         headers = ["split", "items", "A", "B", "A - B", "95% interval", "A only/B only", "p", "verdict"]
         print(tabulate(rows, headers=headers, disable_numparse=True))
+        print_reported(suite, results)
         return 0
     rows = [
         [r.split, r.n_examples, f"{r.mean_a:.4f}", f"{r.mean_b:.4f}", f"{r.difference:+.4f}",
@@ -117,7 +122,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
     ]  # fmt: skip
     headers = ["split", "examples", "A", "B", "A - B", "95% interval", "p", "verdict"]
     print(tabulate(rows, headers=headers, disable_numparse=True))
+    print_reported(suite, results)
     return 0
+
+
+def print_reported(suite: Suite, results: list[Comparison]) -> None:
+    """The suite's published numbers beside a comparison, each marked published: not paired, never ranked."""
+    from structbench.analysis.published_compare import POOLED, reported_rows
+
+    splits = [r.split for r in results if r.split != POOLED]
+    reported = reported_rows(suite, splits)
+    if not reported:
+        return
+    over = splits[0] if len(splits) == 1 else f"mean over the {len(splits)} splits compared"
+    print(f"published numbers on {suite.spec.primary_metric} ({over}; reported, not paired, never ranked):")
+    for reference, mean in reported:
+        print(f"  published  {reference.model}: {100 * mean:.1f}  ({reference.citation}, {reference.where})")
 
 
 def compare_statistic_command(args: argparse.Namespace, suite: Suite, model_a: str, model_b: str) -> int:
