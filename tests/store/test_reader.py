@@ -10,7 +10,18 @@ from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store, StoreReader
 
-WRITES = {"record_suite", "claim_run", "relabel", "rekey", "finish_run", "end_run", "discard", "release", "add_runs"}
+WRITES = {
+    "record_suite",
+    "claim_run",
+    "relabel",
+    "rekey",
+    "finish_run",
+    "end_run",
+    "discard",
+    "release",
+    "add_runs",
+    "add_published",
+}
 
 
 def test_a_reader_answers_what_a_store_wrote(runner: Runner, store_path: Path) -> None:
