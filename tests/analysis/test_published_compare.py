@@ -79,6 +79,9 @@ def test_compare_pairs_a_run_with_a_published_one_by_item_and_names_mcnemar(
     # the published run is nowhere among the store's runs: `runs` lists only the oracle
     assert main(["runs", "--store", str(store_path), "--json"]) == 0
     assert [m["label"] for m in json.loads(capsys.readouterr().out)] == ["oracle"]
+    assert main(["runs", "--store", str(store_path)]) == 0  # and lists the published one apart, after them
+    listed = capsys.readouterr().out
+    assert listed.index("oracle") < listed.index("published runs (imported") < listed.index("published:gpt-2 on")
 
 
 def test_several_published_seeds_are_resampled_apart(

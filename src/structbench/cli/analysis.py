@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import sys
@@ -49,6 +50,12 @@ def cmd_runs(args: argparse.Namespace) -> int:
         registry.suite(args.suite)  # an unknown suite is a did-you-mean, not an empty table
     with StoreReader(existing_store(args.store)) as store:
         found = stored_models(store, args.suite, args.model)
+        suite_id = registry.suite(args.suite).spec.id if args.suite else None
+        published = [
+            row
+            for row in store.published_labels(suite_id)
+            if not args.model or any(fnmatch.fnmatchcase(row[2], p) for p in patterns([args.model]) or [])
+        ]
     if args.json:
         print(json.dumps([model.as_json() for model in found], indent=2))
         return 0
@@ -57,6 +64,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
             f"--{option} {value}" for option, value in (("suite", args.suite), ("model", args.model)) if value
         )
         print(f"no stored runs{' match ' + asked if asked else ''} in {args.store}.")
+        if published:  # imported per-item results, never runs made here: listed apart
+            print_published_labels(published)
         return 0
     rows = [
         [
@@ -68,7 +77,16 @@ def cmd_runs(args: argparse.Namespace) -> int:
         for model in found
     ]
     print(tabulate(rows, headers=["label", "suite", "configuration (as `run` takes it)", "seed:status"]))
+    if published:  # imported per-item results, never runs made here: listed apart, after them
+        print_published_labels(published)
     return 0
+
+
+def print_published_labels(published: list[tuple[str, str, str, int]]) -> None:
+    """The published runs a store holds (`structbench import`), one line per model."""
+    print("published runs (imported per-item results, not run here; `compare` pairs with them by item):")
+    for suite, version, label, seeds in published:
+        print(f"  {label} on {suite}@{version}: {seeds} seed{'s' if seeds != 1 else ''}")
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
