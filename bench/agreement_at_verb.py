@@ -65,12 +65,12 @@ def at_verb(model: Any, examples: list[Example], continued: bool) -> list[bool]:
     return [scores[2 * i] > scores[2 * i + 1] for i in range(len(examples))]
 
 
-def gpt2(folder: Path, words: list[str]) -> HfCausalLm:
+def gpt2(folder: Path, words: list[str], layers: int = 6, width: int = 256) -> HfCausalLm:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     tokenizer = word_tokenizer(words)
     config = GPT2Config(
-        vocab_size=len(tokenizer), n_positions=512, n_embd=256, n_layer=6, n_head=4,
+        vocab_size=len(tokenizer), n_positions=512, n_embd=width, n_layer=layers, n_head=4,
         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
     )  # fmt: skip
     torch.manual_seed(0)
@@ -98,8 +98,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lm-epochs", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--smoke", action="store_true", help="ngram and the GPT-2 on 50 pairs per split")
+    parser.add_argument(
+        "--smoke", action="store_true", help="ngram and a 2 x 64 GPT-2 on 50 pairs per split, timed once"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.repeats = 1
     torch.set_num_threads(1)
     old, new = splits(OLD), splits(NEW)
     if args.smoke:
@@ -116,8 +120,10 @@ def main() -> None:
         lm_new = fitted(LstmLanguageModel(epochs=args.lm_epochs), new)
         compare(f"lstm-lm (cpu-small, at most {args.lm_epochs} epochs)", lm_old, lm_new, old, new)
     with tempfile.TemporaryDirectory() as folder:
-        model = gpt2(Path(folder), [*suite_words(["agreement-attractors@1.0.0", "agreement-attractors"])])
-        compare("hf (random GPT-2, 6 x 256)", model, model, old, new)
+        layers, width = (2, 64) if args.smoke else (6, 256)
+        words = [*suite_words(["agreement-attractors@1.0.0", "agreement-attractors"])]
+        model = gpt2(Path(folder), words, layers, width)
+        compare(f"hf (random GPT-2, {layers} x {width})", model, model, old, new)
         old_items = [e for s in TEST_SPLITS for e in old[s].examples]
         new_items = [e for s in TEST_SPLITS for e in new[s].examples]
         times: dict[str, list[float]] = {"1.0.0 (whole sentences)": [], "2.0.0 (prefix once, at the verb)": []}

@@ -1,12 +1,16 @@
 """The determinism contract (docs/architecture.md, "Determinism"): a run's stored scores and predictions
 are a function of its key alone.
 
-One tiny cell per model family (`tests.support.determinism.CELLS`) is run in four fresh processes,
-each with a home of its own (so each builds the suites and trains from scratch), that differ in
-`PYTHONHASHSEED`, in the CPUs the process may use (one or two) and in the executor (serial `run` or
-`sweep --executor local --workers 2`): a half fraction of the 2 x 2 x 2 design, in which each factor
-takes both values and each pair of factors meets in every combination. Every store must hold the
-same bits: statuses, model keys, every score and every predictions block.
+One tiny cell per model family (`tests.support.determinism.CELLS`) is run in two fresh processes,
+each with a home of its own (so each builds the suites and trains from scratch), that differ in all
+three things a run must not depend on: `PYTHONHASHSEED` (0 and 1), the CPUs the process may use (one
+and two) and the executor (serial `run`, and `sweep --executor local --workers 2`). Both stores must
+hold the same bits: statuses, model keys, every score and every predictions block. A dependence on
+any of the three, or on any combination of them, moves some bit of a trained network's predictions
+(one epoch of the seq2seq cell on one thread and on two stores different predictions when threads
+are not pinned), and no two such effects cancel bit for bit; so flipping all three at once finds
+what the half fraction of the 2 x 2 x 2 design this test ran before found, at half its cost. When it
+fails, `python -m tests.support.determinism serial|sweep STORE` under each factor alone says which.
 """
 
 from __future__ import annotations
@@ -23,9 +27,7 @@ from tests.support.determinism import CELLS, differences, stored
 
 CONFIGURATIONS = (
     ("0", 1, "serial"),
-    ("1", 2, "serial"),
-    ("0", 2, "sweep"),
-    ("1", 1, "sweep"),
+    ("1", 2, "sweep"),
 )
 """(PYTHONHASHSEED, available CPUs, executor)."""
 
