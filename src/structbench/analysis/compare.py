@@ -152,13 +152,9 @@ def paired_bootstrap(
     return float(low), float(high), min(1.0, (1 + 2 * tail) / (resamples + 1))
 
 
-def compare(
-    store: StoreReader, suite: Suite, model_a: str, model_b: str, splits: list[str] | None = None, *, seed: int = 0
-) -> list[Comparison]:
-    """One comparison per split (the suite's ranked splits unless `splits` names others)."""
-    if model_a == model_b:
-        raise UserError(f"--models names {model_a!r} twice; give two different models.")
-    runs_a, runs_b = current_runs(store, suite, model_a), current_runs(store, suite, model_b)
+def chosen_splits(suite: Suite, splits: list[str] | None) -> list[str]:
+    """The test splits a comparison is over: `splits`, each checked to be a test split of `suite`, or
+    the suite's ranked splits where none are named."""
     tests = {s.name for s in suite.spec.splits_with_role("test")}
     chosen = splits or [s.name for s in suite.spec.ranked_splits]
     for name in chosen:
@@ -166,6 +162,17 @@ def compare(
             raise UserError(
                 f"{suite.spec.key} has no test split {name!r}; its test splits: {', '.join(sorted(tests))}."
             )
+    return chosen
+
+
+def compare(
+    store: StoreReader, suite: Suite, model_a: str, model_b: str, splits: list[str] | None = None, *, seed: int = 0
+) -> list[Comparison]:
+    """One comparison per split (the suite's ranked splits unless `splits` names others)."""
+    if model_a == model_b:
+        raise UserError(f"--models names {model_a!r} twice; give two different models.")
+    runs_a, runs_b = current_runs(store, suite, model_a), current_runs(store, suite, model_b)
+    chosen = chosen_splits(suite, splits)
     verdicts = Verdicts(store, suite)
     return [paired(verdicts, split, (model_a, runs_a), (model_b, runs_b), seed=seed) for split in chosen]
 

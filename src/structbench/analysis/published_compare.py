@@ -32,6 +32,7 @@ from structbench.analysis.compare import (
     Comparison,
     RunsBySeed,
     Verdicts,
+    chosen_splits,
     current_runs,
     paired_bootstrap,
 )
@@ -175,13 +176,8 @@ def compare_published(
             f"{model_a!r} and {model_b!r} were checked against different {suite.spec.key} data "
             f"({hash_a[:12]}, {hash_b[:12]}); import the published file again against the data built here."
         )
-    tests = {s.name for s in suite.spec.splits_with_role("test")}
-    chosen = splits or [s.name for s in suite.spec.ranked_splits]
+    chosen = chosen_splits(suite, splits)
     for name in chosen:
-        if name not in tests:
-            raise UserError(
-                f"{suite.spec.key} has no test split {name!r}; its test splits: {', '.join(sorted(tests))}."
-            )
         for label, items in ((model_a, items_a), (model_b, items_b)):
             if name not in items:
                 raise UserError(f"{label!r} reports no item of {suite.spec.key}'s split {name!r}.")
