@@ -19,6 +19,7 @@ import pytest
 from structbench.adapters.command import KILL_GRACE, CommandModel, CommandModelError
 from structbench.runs.runner import Runner
 from structbench.specs import Example, ModelSpec, Split
+from tests.support.daemons import COMMAND_SCRIPT, PIDS_VARIABLE
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from Linux's /proc")
 
@@ -343,3 +344,54 @@ def test_a_model_interrupted_in_the_middle_of_a_request_is_ended_at_once(
     model.close()  # what the runner does on Ctrl-C: no close message to a model still at work
     assert time.monotonic() - started < 10  # a close message to a model at work would wait for its timeout (100 s)
     gone_within(pids.group, 10.0)
+
+
+DAEMON_HARNESS = textwrap.dedent(
+    """
+    import sys, time
+    from structbench.adapters.command import CommandModel
+    from structbench.specs import Example, Split
+    model = CommandModel(sys.argv[1])
+    train = Split(suite="test@1.0.0", name="train", role="train", draw=0,
+                  examples=[Example(id="t", input=["walk"], target=["I_WALK"])])
+    model.fit(train, None, seed=0)
+    print("fitted", flush=True)
+    if sys.argv[2] == "close":
+        model.close()
+        print("closed", flush=True)
+    time.sleep(600)
+    """
+)
+
+
+@pytest.mark.parametrize("how", ["close", "kill"])
+def test_a_daemon_that_left_the_group_ends_with_the_command(tmp_path: Path, how: str) -> None:
+    # the command double-forks and calls setsid: its daemon is in no group of the adapter's, and is
+    # found by the marker the command was started with, on close and by the watchdog of a killed harness
+    pids = tmp_path / "daemons.pids"
+    harness = subprocess.Popen(
+        [sys.executable, "-c", DAEMON_HARNESS, f"{sys.executable} {COMMAND_SCRIPT}", how],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, PIDS_VARIABLE: str(pids)},
+    )
+    try:
+        assert harness.stdout is not None and harness.stdout.readline() == "fitted\n"
+        (daemon,) = map(int, pids.read_text().split())
+        assert running(daemon) and os.getsid(daemon) not in (os.getsid(harness.pid), harness.pid)
+        if how == "close":
+            assert harness.stdout.readline() == "closed\n"
+        else:
+            harness.kill()
+            harness.wait()
+        started = time.monotonic()
+        while running(daemon):
+            assert time.monotonic() - started < KILL_GRACE + 30, "the daemon outlived its command"
+            time.sleep(0.05)
+    finally:
+        harness.kill()
+        harness.wait()
+        for pid in map(int, pids.read_text().split()) if pids.is_file() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
