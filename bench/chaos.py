@@ -28,6 +28,11 @@ was lost, duplicated or recomputed (the goal is 0 everywhere), the store's integ
    seed 0 failed but for the printing and forking ones), whether `--json` parsed, the processes of
    its session still alive 5 s after it returned (orphans: the forked child, a worker) and the
    command's wall time (a hang must fail within its time-out).
+   Then a model that leaves a daemon on every fit (`tests.support.daemons:Daemonising`: it forks
+   twice and calls `setsid`, so that its daemon is in no session of the command's) under `run`,
+   `run --in-process` and a sweep on each executor: both seeds must be done and no daemon alive
+   5 s after the command returned (orphans counts them, with the session's); and under
+   `run --max-memory 300` with a 600 MB daemon: both seeds must fail on the limit (issue 45).
 
 4. Hostile bundles of runs (issue 45). Two `structbench reference export GRID --store S --bundle B`
    at once into one bundle, from stores holding disjoint seeds of one grid, `--repetitions` times:
@@ -43,8 +48,8 @@ was lost, duplicated or recomputed (the goal is 0 everywhere), the store's integ
 
 `--smoke` runs each kind of trial once, smaller: two kills (the second also of a worker) of a 4-run
 sweep (seeds 0-1), two `run` processes (seed 0) instead of four per concurrency trial, of the
-hostile models only the segfaulting and the forking one, under `run`, and of the hostile bundles
-one concurrent export of 8 runs and the FIFO, the tampered field and a 1 GiB bomb.
+hostile models only the segfaulting, the forking and the daemonising one, under `run`, and of the
+hostile bundles one concurrent export of 8 runs and the FIFO, the tampered field and a 1 GiB bomb.
 """
 
 from __future__ import annotations
@@ -308,14 +313,85 @@ def hostile_case(folder: Path, how: str, behaviour: str) -> list[object]:
             "ok" if ok else "WRONG"]  # fmt: skip
 
 
-def hostile_table(executors: list[str], behaviours: tuple[str, ...] = BEHAVIOURS) -> str:
-    """Part 3 (see the module docstring), as a table."""
+DAEMONISING = "tests.support.daemons:Daemonising"
+DAEMON_PIDS = "STRUCTBENCH_TEST_DAEMON_PIDS"
+DAEMON_MEMORY = ("600", "300")
+"""The daemon's megabytes, and the `--max-memory` of the run that must fail on it."""
+
+
+def daemon_case(folder: Path, how: str) -> list[object]:
+    """The daemonising model under `run`, `run --in-process`, `run --max-memory` or a sweep: a row of part 3."""
+    store, pids = folder / "results.sqlite", folder / "daemons.pids"
+    environment = {**os.environ, DAEMON_PIDS: str(pids), "OMP_NUM_THREADS": "1"}
+    base = [sys.executable, "-m", "structbench.cli"]
+    common = ["--store", str(store), "--json", "--no-progress"]
+    megabytes, limit = DAEMON_MEMORY
+    # the time-out only ends a supervision that failed (the model waits ten minutes on a held daemon)
+    options = {"run": ["--timeout", "120"], "run --in-process": ["--in-process"]}.get(
+        how, ["--timeout", "120", "--max-memory", limit]
+    )
+    if how.startswith("run"):
+        memory = ["--set", f"megabytes={megabytes}", "--set", "settle=600"] if "--max-memory" in options else []
+        command = [*base, "run", "--suite", "lookup-tables", "--model", DAEMONISING, *memory, "--seeds", "0,1",
+                   *common, *options]  # fmt: skip
+    else:
+        grid = folder / "grid.yaml"
+        grid.write_text(f"suites: [lookup-tables]\nmodels: [{DAEMONISING}]\nseeds: [0, 1]\n")
+        command = [
+            *base,
+            "sweep",
+            str(grid),
+            *common,
+            "--timeout",
+            "120",
+            "--workers",
+            "2",
+            "--executor",
+            how.split()[-1],
+        ]
+    started = time.monotonic()
+    process = subprocess.Popen(
+        command, cwd=REPOSITORY, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    out, err = process.communicate(timeout=600)
+    seconds = time.monotonic() - started
+    time.sleep(5)
+    daemons = [int(pid) for pid in pids.read_text().split()] if pids.is_file() else []
+    orphans = [pid for pid in daemons if alive(pid)] + session_members(process.pid)
+    for pid in orphans:
+        os.kill(pid, signal.SIGKILL)
+    try:
+        parsed = json.loads(out)
+        record = parsed if how.startswith("run") else parsed["records"][0]
+        seed0, seed1, parses = record["status"].get("0", "?"), record["status"].get("1", "?"), "yes"
+    except (ValueError, KeyError, IndexError):
+        seed0 = seed1 = "?"
+        parses = "no"
+    expected = "failed" if "--max-memory" in how else "done"
+    crashed = process.returncode not in (0, 1) or "Traceback" in err
+    if crashed:
+        print(err[-2000:], file=sys.stderr)
+    ok = seed0 == seed1 == expected and parses == "yes" and not orphans and not crashed and len(daemons) == 2
+    model = f"daemon {megabytes} MB" if "--max-memory" in how else "daemon"
+    return [how, model, seed0, seed1, parses, len(orphans), "yes" if crashed else "no", f"{seconds:.1f}",
+            "ok" if ok else "WRONG"]  # fmt: skip
+
+
+def hostile_table(executors: list[str], behaviours: tuple[str, ...] = BEHAVIOURS, *, daemons: bool = True) -> str:
+    """Part 3 (see the module docstring), as a table; `daemons`: with every daemonising case, else
+    only the one under `run`."""
     rows = []
     for how in ["run", *(f"sweep {executor}" for executor in executors)]:
         for behaviour in behaviours:
             with tempfile.TemporaryDirectory(prefix="chaos-hostile-") as folder:
                 rows.append(hostile_case(Path(folder), how, behaviour))
             print(f"hostile: {rows[-1]}", file=sys.stderr)
+    daemon_hows = ["run", "run --in-process", f"run --max-memory {DAEMON_MEMORY[1]}"]
+    for how in [*daemon_hows, *(f"sweep {executor}" for executor in executors)] if daemons else ["run"]:
+        with tempfile.TemporaryDirectory(prefix="chaos-daemon-") as folder:
+            rows.append(daemon_case(Path(folder), how))
+        print(f"daemon: {rows[-1]}", file=sys.stderr)
     headers = ["command", "model", "seed 0", "seed 1", "--json parses", "orphans", "crashed", "s", "verdict"]
     return tabulate(rows, headers=headers, disable_numparse=True)
 
@@ -556,7 +632,7 @@ def main() -> None:
     headers = ["trial", "trials", "kills", "lost", "duplicated", "recomputed", "orphans", "integrity", "crashes", "s"]
     print(tabulate(rows, headers=headers, disable_numparse=True))
     print()
-    print(hostile_table([], ("segfault", "fork")) if args.smoke else hostile_table(hostile_executors))
+    print(hostile_table([], ("segfault", "fork"), daemons=False) if args.smoke else hostile_table(hostile_executors))
     print()
     print(bundle_tables(args.repetitions, args.smoke))
 

@@ -105,7 +105,11 @@ def check_chaos(output: str) -> None:
         trials, _, lost, duplicated, recomputed, orphans, integrity, crashes, _ = row(output, label)
         assert (trials, lost, duplicated, integrity, crashes) == ("1", "0", "0", "ok", "0"), output
         assert recomputed in ("0", "-") and orphans in ("0", "-"), output
-    for behaviour in ("segfault", "fork"):  # a hostile model under `run`: its seed 0 ends, nothing outlives it
+    for behaviour in (
+        "segfault",
+        "fork",
+        "daemon",
+    ):  # a hostile model under `run`: its seed 0 ends, nothing outlives it
         assert re.search(rf"^run\s+{behaviour}\s.*\sok$", output, re.MULTILINE), output
     # two exports into one bundle at once lose nothing; a hostile bundle entry is left out and named, no hang
     trials, expected, found, lost, crashes, _ = row(output, "two `reference export` at once (8 runs)")

@@ -123,8 +123,9 @@ def test_a_daemon_that_left_the_session_is_found_and_ended(started: list[int], t
     started.append(daemon)
     status = statuses()[daemon]
     assert leader.pid not in (status.session, status.group)  # neither the root's session nor its group
-    tracked = Tracked(leader.pid, marker, session=True)
+    tracked = Tracked(leader.pid, marker, session=True, adopts=root == "subreaper")
     assert tracked.members() == {daemon}  # adopted by a subreaper, or carrying the marker
+    assert tracked.members(thorough=False) == {daemon}  # an adopted one without reading environments
     assert (daemon in descendants(leader.pid)) == (root == "subreaper")
     assert set(carriers(marker)) == {leader.pid, daemon}
     assert tracked.end() == 1

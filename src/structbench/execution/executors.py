@@ -47,7 +47,7 @@ from typing import IO, Any, Protocol
 
 from structbench.data.sources import SOURCE_DIR_VARIABLE
 from structbench.errors import UserError
-from structbench.execution.processes import Cgroup, Tracked, new_marker
+from structbench.execution.processes import LINUX, Cgroup, Tracked, new_marker
 from structbench.execution.worker import (
     PARENT_VARIABLE,
     PROGRESS,
@@ -191,7 +191,7 @@ class LocalExecutor:
         if cgroup is not None and not cgroup.add(process.pid):  # before it reads an order: nothing forked yet
             cgroup.remove()
             cgroup = None
-        worker = _Worker(process, log_path, log, Tracked(process.pid, marker, cgroup, session=POSIX))
+        worker = _Worker(process, log_path, log, Tracked(process.pid, marker, cgroup, session=POSIX, adopts=LINUX))
         threading.Thread(target=self._read, args=(worker,), name=f"sweep-worker-{process.pid}", daemon=True).start()
         self._workers.append(worker)
         return worker

@@ -51,16 +51,13 @@ and `DEVIATIONS` below); the suite card shows both.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from structbench.data.sources import SourceFile
 from structbench.errors import UserError
-from structbench.scoring import PerExample
-from structbench.specs import Example, Split, SuiteSpec, dev_split, scored_split, train_split
-from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import GoldTransducer, exact_match, semantic_parsing_rows
+from structbench.specs import Example, SuiteSpec, dev_split, scored_split, train_split
+from structbench.suite import SourceFiles
+from structbench.suites.common import SemanticParsingSuite, semantic_parsing_rows
 
 COMMIT = "165a7b669eade971fa47bf568a2e51925360fed8"
 URL = f"https://raw.githubusercontent.com/najoungkim/COGS/{COMMIT}/data"
@@ -149,7 +146,7 @@ def examples_of(split: str, text: str, path: str) -> list[Example]:
     return examples
 
 
-class Cogs(Suite):
+class Cogs(SemanticParsingSuite):
     """COGS: train/dev/test and the 21-case generalisation set, scored by exact match of the logical form."""
 
     spec = SuiteSpec(
@@ -189,18 +186,5 @@ class Cogs(Suite):
         # gen first: the file a machine may lack, before the seconds spent on the others
         texts = {name: files.read_text(f"cogs/{name}.tsv") for name in ("gen", "train", "dev", "test")}
         splits = {name: examples_of(name, texts[name], f"cogs/{name}.tsv") for name in ("train", "dev", "test", "gen")}
-        counts = Counter(str(example.meta["case"]) for example in splits["gen"])
-        if wrong := sorted(case for case in CASES if counts[case] != self.case_size):
-            raise UserError(
-                f"cogs/gen.tsv holds {counts[wrong[0]]} lines of case {wrong[0]!r}, not {self.case_size} as every "
-                "case of the published file; point STRUCTBENCH_SOURCE_DIR at an unmodified copy."
-            )
+        self.check_case_sizes(splits["gen"], CASES, self.case_size, "cogs/gen.tsv")
         return splits
-
-    def extra_metrics(
-        self, split: str, examples: Sequence[Example], predictions: Sequence[Any]
-    ) -> Mapping[str, PerExample]:
-        return {"exact_match": exact_match(examples, predictions)}
-
-    def oracle(self, splits: Mapping[str, Split]) -> GoldTransducer:
-        return GoldTransducer(*(splits[name] for name in ("test", "gen") if name in splits))

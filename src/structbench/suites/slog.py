@@ -51,17 +51,14 @@ from __future__ import annotations
 import io
 import zipfile
 import zlib
-from collections import Counter
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from structbench.data.sources import SourceFile
 from structbench.errors import UserError
-from structbench.scoring import PerExample
-from structbench.specs import Example, Split, SuiteSpec, dev_split, scored_split, train_split
-from structbench.suite import SourceFiles, Suite
-from structbench.suites.common import GoldTransducer, exact_match, semantic_parsing_rows
+from structbench.specs import Example, SuiteSpec, dev_split, scored_split, train_split
+from structbench.suite import SourceFiles
+from structbench.suites.common import SemanticParsingSuite, semantic_parsing_rows
 
 COMMIT = "1c55df85006d58b842520c79dcb8e1b43df2836f"
 URL = f"https://raw.githubusercontent.com/bingzhilee/SLOG/{COMMIT}/data"
@@ -179,7 +176,7 @@ def examples_of(split: str, text: str, path: str) -> list[Example]:
     return examples
 
 
-class Slog(Suite):
+class Slog(SemanticParsingSuite):
     """SLOG in variable-free logical forms: train/dev/test and the 17 structural generalisation cases."""
 
     spec = SuiteSpec(
@@ -222,18 +219,5 @@ class Slog(Suite):
             for name in ("train", "dev", "test")
         }
         splits["gen"] = examples_of("gen", read_protected(files.path(ZIP)), f"{ZIP}:{GEN_MEMBER}")
-        counts = Counter(str(example.meta["case"]) for example in splits["gen"])
-        if wrong := sorted(case for case in CASES if counts[case] != CASE_SIZE):
-            raise UserError(
-                f"{ZIP}: {GEN_MEMBER} holds {counts[wrong[0]]} lines of case {wrong[0]!r}, not {CASE_SIZE} as every "
-                "case of the published file; point STRUCTBENCH_SOURCE_DIR at an unmodified copy."
-            )
+        self.check_case_sizes(splits["gen"], CASES, CASE_SIZE, f"{ZIP}: {GEN_MEMBER}")
         return splits
-
-    def extra_metrics(
-        self, split: str, examples: Sequence[Example], predictions: Sequence[Any]
-    ) -> Mapping[str, PerExample]:
-        return {"exact_match": exact_match(examples, predictions)}
-
-    def oracle(self, splits: Mapping[str, Split]) -> GoldTransducer:
-        return GoldTransducer(*(splits[name] for name in ("test", "gen") if name in splits))
