@@ -44,7 +44,7 @@ def smoke(script: str, home: Path) -> str:
         env=environment,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=1800,  # catches a hang; threads.py's nine fresh processes took over 600 s on a loaded 2-core machine
         check=False,
     )
     assert done.returncode == 0, f"bench/{script} --smoke exited {done.returncode}:\n{done.stderr[-4000:]}"
@@ -154,7 +154,6 @@ def check_threads(output: str) -> None:
     assert re.search(r"plain ex/s\s+deterministic ex/s\s+det / plain\s+predictions plain = det", deterministic)
     for model, suite, examples, timed in (
         ("seq2seq-gru-attn", "lookup-tables-mt", "232", "fit"),
-        ("lstm-lm", "agreement-attractors", "20,000", "fit"),
         ("nhmm", "pos-synthetic", "3,000", "fit+predict"),
     ):
         *columns, one, two, ratio, same, across = row(speed, model)

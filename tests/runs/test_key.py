@@ -35,7 +35,7 @@ def test_every_run_of_the_installed_bundle_is_keyed_as_it_is_stored(monkeypatch:
         stored = {name: row[name] for name in fields}
         assert {**fields, "comparable": int(fields["comparable"])} == stored, f"{reference} x {row['model']}"
         assert on_suite.label == row["model"] and key.seed % on_suite.suite.spec.n_draws == row["draw"]
-    assert len(made) == len({(run.row["suite"], run.row["model_hash"]) for run in runs})
+    assert len(made) == len({(run.row["suite"], run.row["version"], run.row["model_hash"]) for run in runs})
 
 
 def test_settings_that_change_no_answer_or_ask_for_a_default_are_not_keyed() -> None:

@@ -34,8 +34,8 @@ def test_a_ray_sweep_stores_what_serial_runs_store_and_survives_hangs_and_dying_
     grid, store = write_grid(tmp_path, GRID), tmp_path / "ray.sqlite"
     command = [sys.executable, "-m", "structbench.cli", "sweep", str(grid), "--store", str(store)]
     # a timeout that the hanging run reaches and no other run comes near on a busy machine, where a Ray
-    # worker's start alone (Python, torch) can take 10 s
-    options = ["--executor", "ray", "--workers", "2", "--timeout", "60", "--json", "--no-progress"]
+    # worker's start alone (Python, torch) took 10 s
+    options = ["--executor", "ray", "--workers", "2", "--timeout", "30", "--json", "--no-progress"]
     environment = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
         [*command, *options], cwd=REPO, env=environment, capture_output=True, text=True, timeout=900, check=False
@@ -45,7 +45,7 @@ def test_a_ray_sweep_stores_what_serial_runs_store_and_survives_hangs_and_dying_
     assert (summary["executor"], summary["workers"], summary["done"], summary["failed"]) == ("ray", 2, 6, 2)
     errors = {record["model"]: record["errors"] for record in summary["records"]}
     assert errors['hostile[behaviour="hang"]'] == {
-        "0": "timed out after 60 s (sweep --timeout 60); its worker was killed"
+        "0": "timed out after 30 s (sweep --timeout 30); its worker was killed"
     }
     assert errors['hostile[behaviour="kill"]']["0"].startswith("worker died: WorkerCrashedError")
     with Store(tmp_path / "serial.sqlite") as serial_store:
