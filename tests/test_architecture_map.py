@@ -23,7 +23,7 @@ def modules() -> list[str]:
     return sorted(
         path.relative_to(PACKAGE).as_posix()
         for path in PACKAGE.rglob("*.py")
-        if path.name not in {"__init__.py", "__main__.py"} and "reference_runs" not in path.parts
+        if path.name != "__init__.py" and "reference_runs" not in path.parts
     )
 
 
