@@ -54,10 +54,9 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from structbench.data.sources import SourceFile
-from structbench.errors import UserError
 from structbench.specs import Example, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles
-from structbench.suites.common import SemanticParsingSuite, semantic_parsing_rows
+from structbench.suites.common import SemanticParsingSuite, semantic_parsing_examples
 
 COMMIT = "165a7b669eade971fa47bf568a2e51925360fed8"
 URL = f"https://raw.githubusercontent.com/najoungkim/COGS/{COMMIT}/data"
@@ -123,27 +122,14 @@ SOURCES = (
 )
 
 
+GEN_META = {case: {"kind": kind} for case, (_, kind) in CASES.items()}
+"""What a gen example's meta holds beyond its case."""
+
+
 def examples_of(split: str, text: str, path: str) -> list[Example]:
-    """The examples of one COGS file (`text`, the content of `path`): ids `SPLIT-NNNNN` in file order,
-    meta `case`; on gen also `kind`, and a case outside `CASES` is refused; on dev and test every case
-    must be in_distribution."""
-    examples = []
-    for number, (sentence, logical_form, case) in enumerate(semantic_parsing_rows(text, path)):
-        meta: dict[str, str | int | float | bool] = {"case": case}
-        if split == "gen":
-            if case not in CASES:
-                raise UserError(
-                    f"{path} line {number + 1}: the case {case!r} is none of COGS's 21 generalisation cases; "
-                    "the file is not the published one: point STRUCTBENCH_SOURCE_DIR at an unmodified copy."
-                )
-            meta["kind"] = CASES[case][1]
-        elif split in ("dev", "test") and case != IN_DISTRIBUTION:
-            raise UserError(
-                f"{path} line {number + 1}: a {split} line of case {case!r}, not {IN_DISTRIBUTION}; the file is "
-                "not the published one: point STRUCTBENCH_SOURCE_DIR at an unmodified copy."
-            )
-        examples.append(Example(id=f"{split}-{number:05d}", input=sentence, target=logical_form, meta=meta))
-    return examples
+    """The examples of one COGS file (`text`, the content of `path`): meta `case`, on gen also `kind`;
+    dev and test must be all in_distribution."""
+    return semantic_parsing_examples(split, text, path, "COGS", GEN_META, IN_DISTRIBUTION)
 
 
 class Cogs(SemanticParsingSuite):

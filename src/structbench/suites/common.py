@@ -236,6 +236,37 @@ def semantic_parsing_rows(text: str, path: Path | str) -> list[SemanticRow]:
     return rows
 
 
+def semantic_parsing_examples(
+    split: str,
+    text: str,
+    path: str,
+    benchmark: str,
+    gen_meta: Mapping[str, Mapping[str, str]],
+    in_distribution: str | None = None,
+) -> list[Example]:
+    """The examples of one COGS or SLOG file (`text`, the content of `path`): ids `SPLIT-NNNNN` in file
+    order, meta `case`. On gen, each case's meta of `gen_meta` is added, and a case it does not hold is
+    refused; with `in_distribution`, a dev or test line of another case is refused. Either means the
+    file is not `benchmark`'s published one."""
+    refit = "the file is not the published one: point STRUCTBENCH_SOURCE_DIR at an unmodified copy."
+    examples = []
+    for number, (sentence, logical_form, case) in enumerate(semantic_parsing_rows(text, path)):
+        meta: dict[str, str | int | float | bool] = {"case": case}
+        if split == "gen":
+            if case not in gen_meta:
+                raise UserError(
+                    f"{path} line {number + 1}: the case {case!r} is none of {benchmark}'s {len(gen_meta)} "
+                    f"generalisation cases; {refit}"
+                )
+            meta.update(gen_meta[case])
+        elif in_distribution is not None and split in ("dev", "test") and case != in_distribution:
+            raise UserError(
+                f"{path} line {number + 1}: a {split} line of case {case!r}, not {in_distribution}; {refit}"
+            )
+        examples.append(Example(id=f"{split}-{number:05d}", input=sentence, target=logical_form, meta=meta))
+    return examples
+
+
 class SemanticParsingSuite(Suite):
     """What the semantic-parsing suites (COGS, SLOG) share beyond their data: exact match of the logical
     form as their authors compute it, an oracle that answers from the published gold forms, and the

@@ -58,7 +58,7 @@ from structbench.data.sources import SourceFile
 from structbench.errors import UserError
 from structbench.specs import Example, SuiteSpec, dev_split, scored_split, train_split
 from structbench.suite import SourceFiles
-from structbench.suites.common import SemanticParsingSuite, semantic_parsing_rows
+from structbench.suites.common import SemanticParsingSuite, semantic_parsing_examples
 
 COMMIT = "1c55df85006d58b842520c79dcb8e1b43df2836f"
 URL = f"https://raw.githubusercontent.com/bingzhilee/SLOG/{COMMIT}/data"
@@ -160,20 +160,8 @@ def read_protected(path: Path, member: str = GEN_MEMBER, password: bytes = PASSW
 
 
 def examples_of(split: str, text: str, path: str) -> list[Example]:
-    """The examples of one SLOG file (`text`, the content of `path`): ids `SPLIT-NNNNN` in file order,
-    meta `case`; on gen also `category`, and a case outside `CASES` is refused."""
-    examples = []
-    for number, (sentence, logical_form, case) in enumerate(semantic_parsing_rows(text, path)):
-        meta: dict[str, str | int | float | bool] = {"case": case}
-        if split == "gen":
-            if case not in CASES:
-                raise UserError(
-                    f"{path} line {number + 1}: the case {case!r} is none of SLOG's 17 generalisation cases; "
-                    "the file is not the published one: point STRUCTBENCH_SOURCE_DIR at an unmodified copy."
-                )
-            meta["category"] = CASES[case]
-        examples.append(Example(id=f"{split}-{number:05d}", input=sentence, target=logical_form, meta=meta))
-    return examples
+    """The examples of one SLOG file (`text`, the content of `path`): meta `case`, on gen also `category`."""
+    return semantic_parsing_examples(split, text, path, "SLOG", {case: {"category": c} for case, c in CASES.items()})
 
 
 class Slog(SemanticParsingSuite):
