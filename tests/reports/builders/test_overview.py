@@ -15,7 +15,7 @@ from structbench.reports.builders.overview import overview_rows, win_rates
 from structbench.reports.render import write_report
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
-from tests.reports.support import TRIVIAL, issue_33, summary
+from tests.reports.support import TRIVIAL, interval_stats, issue_33, summary
 from tests.support.helpers import read_results
 
 
@@ -98,3 +98,18 @@ def test_no_best_mark_on_zero_or_on_a_value_the_trivial_baselines_reach() -> Non
     marks = {(row.model, suite): mark for row in rows for suite, (_, mark) in row.cells.items()}
     assert {key for key, mark in marks.items() if mark} == {("solver", "scan-simple@2.0.0")}
     assert marks[("solver", "scan-simple@2.0.0")] == "best"
+
+
+def test_no_best_mark_where_the_cells_interval_reaches_the_floors() -> None:
+    """scan-fewshot-1 in the reference runs: 0.3 [0.0, 1.0] against the floor's 0.0 [0.0, 0.3] is noise."""
+    noisy = summary("scan-fewshot-1", {"copy": 0.0, "gru": 0.3}, floors={"copy"})
+    noisy.board.scores = {"copy": interval_stats(0.0, 0.0, 0.3), "gru": interval_stats(0.3, 0.0, 1.0)}
+    noisy.cells["generalisation"] = dict(noisy.board.scores)
+    clear = summary("scan-length", {"copy": 0.0, "gru": 0.6}, floors={"copy"})
+    clear.board.scores = {"copy": interval_stats(0.0, 0.0, 0.3), "gru": interval_stats(0.6, 0.35, 0.85)}
+    clear.cells["generalisation"] = dict(clear.board.scores)
+    marks = {
+        (row.model, suite): mark for row in overview_rows([noisy, clear]) for suite, (_, mark) in row.cells.items()
+    }
+    assert marks[("gru", "scan-fewshot-1@1.0.0")] == ""
+    assert marks[("gru", "scan-length@2.0.0")] == "best"

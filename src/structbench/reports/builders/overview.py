@@ -6,7 +6,8 @@ unweighted mean of the primary metric over the suite's ranked generalisation spl
 interval over seeds. The in-distribution cell is made the same way over the board's in-distribution
 splits (`split_means`); the gap view sets the two side by side. `overview_rows` orders the models by
 mean win rate over head-to-head comparisons (HELM's rule, `win_rates`) and marks each suite's best
-(only above the suite's trivial floor, `structbench.reports.builders.boards.beats_floor`).
+(only where its interval lies above the suite's trivial floor's,
+`structbench.reports.builders.suite_board.above_floor`).
 Models on different data hashes of one suite are separate boards and never mix.
 """
 
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from structbench.analysis.suite_score import SplitMean, split_means
-from structbench.reports.builders.suite_board import SuiteBoard, beats_floor
+from structbench.reports.builders.suite_board import SuiteBoard, above_floor
 from structbench.specs import SeedStats
 
 APART = (("ceiling", "ceilings"), ("not comparable", "not_comparable"), ("partial", "partial"))
@@ -119,7 +120,7 @@ def overview_rows(summaries: list[Summary]) -> list[OverviewRow]:
         floor = board.floor({m: general[m] for m in ranked})
         higher = board.spec.higher_is_better
         # an under-trained row is never best, nor one at or below the trivial baselines or at 0
-        trained = [m for m in ranked if m not in board.under_trained and beats_floor(general[m].mean, floor, higher)]
+        trained = [m for m in ranked if m not in board.under_trained and above_floor(general[m], floor, higher)]
         best_mean = general[trained[0]].mean if len(means) > 1 and trained else None  # no best where all are equal
         for model, cell in general.items():
             apart = next((tag for tag, models in APART if model in getattr(board, models)), "")
