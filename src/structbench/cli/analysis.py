@@ -285,7 +285,9 @@ def claim_text(number: int, verdict: Verdict, yours: Verdict | None, width: int)
     status, evidence and caveat (and where the user's runs measure it, their status and evidence),
     its source and its id, each wrapped at `width`."""
     claim = verdict.claim
-    lines = [textwrap.fill(f"{number}. {claim.statement}", width=width, subsequent_indent="   ", break_on_hyphens=False)]
+    lines = [
+        textwrap.fill(f"{number}. {claim.statement}", width=width, subsequent_indent="   ", break_on_hyphens=False)
+    ]
     mine = "" if yours is None else " (reference runs)"
     lines.append(wrapped(verdict.status, width, f"status{mine}: ", indent=3))
     lines.append(wrapped(verdict.evidence, width, "evidence: ", indent=3))
