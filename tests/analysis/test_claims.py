@@ -233,7 +233,7 @@ def test_claims_command_and_report_check_the_stored_cells(
     assert verdicts["seq2seq-scan-jump"]["status"] == "not measured"
     assert main(["report", "--store", str(store_path), "--out", str(tmp_path / "site")]) == 0
     html = (tmp_path / "site" / "index.html").read_text()
-    assert '<td class="status-reproduced">reproduced</td>' in html
+    assert '<td class="status-reproduced" data-label="status">reproduced</td>' in html
     assert html.count("status-not-measured") == len(load_claims()) - 1  # every claim but the ngram one
 
 

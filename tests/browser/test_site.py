@@ -10,8 +10,12 @@ just rendered, which is the stricter case (no fetch, scripts only). What it chec
 - every plot (the gap plot and each suite's condition plots) loads and has a non-zero size;
 - the error browser lists wrong examples and filters them by split, condition, text and seed,
   and shows every example when asked;
-- at 390 px the body never scrolls sideways, and a number in the first table is visible;
-- at 1400 px the first screen holds every family's column, and a family's link opens its table of suites;
+- at 390 px the body never scrolls sideways, and a number in the first list or table is visible;
+- at 1400 px the first screen asks every family's question, and the full matrix opens with one click, where
+  a family's link opens its table of suites;
+- at 1400 and 390 px the navigation is one line and no badge breaks within its word;
+- at 390 px the claims table is stacked cards, each cell named;
+- at both widths, `index.html#claims` shows the claims in a screenshot (the heading at the top, dark text);
 - the hostile label is shown as text on the overview, the suite page and the error browser;
 - a plugin suite's `javascript:` source address is text, and clicking it opens no dialog.
 
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 
 from structbench import registry
 from structbench.reports.render import write_report
@@ -207,10 +212,11 @@ def test_at_390_px_nothing_scrolls_sideways_and_numbers_are_visible(site: Path, 
     for path in pages:
         page = narrow.open(path)
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, path.name
-        table = page.locator("table").first
-        table.scroll_into_view_if_needed()
-        visible = table.evaluate(
-            """table => Array.from(table.querySelectorAll('td .mean')).some(number => {
+        # the overview's first ranked list with a model above the floor, a suite page's first table
+        first = page.locator("ol.ranked:has(.headline .value), table").first
+        first.scroll_into_view_if_needed()
+        visible = first.evaluate(
+            """list => Array.from(list.querySelectorAll('td .mean, .headline .value')).some(number => {
                  const box = number.getBoundingClientRect();
                  if (box.width === 0 || box.left < 0 || box.right > window.innerWidth) return false;
                  if (box.top < 0 || box.bottom > window.innerHeight) return false;
@@ -218,28 +224,95 @@ def test_at_390_px_nothing_scrolls_sideways_and_numbers_are_visible(site: Path, 
                  return hit !== null && (hit === number || number.contains(hit)) && /\\d/.test(number.textContent);
                })"""
         )
-        assert visible, f"{path.name}: no number of the first table is visible at 390 px"
+        assert visible, f"{path.name}: no number of the first list or table is visible at 390 px"
     page = narrow.open(site / "errors" / "lookup-tables@1.0.0.html")
     error_browser_ready(page)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert narrow.problems == []
 
 
-def test_the_first_screen_at_1400_px_holds_every_family_and_a_family_opens_on_its_link(site: Path, wide: Page) -> None:
+def test_the_first_screen_at_1400_px_asks_every_familys_question_and_the_matrix_is_one_click_away(
+    site: Path, wide: Page
+) -> None:
     page = wide.open(site / "index.html")
-    families = page.locator("table.summary th.family")
-    assert families.count() == 5  # generalisation: systematicity, agreement, lookup; in-distribution: completion, POS
-    for header in families.all():
-        box = header.bounding_box()
+    questions = page.locator("article.ranking h2")
+    assert questions.count() == 5  # systematicity (miniscan), agreement, lookup, completion, POS induction
+    for question in questions.all():
+        box = question.bounding_box()
         assert box is not None and box["x"] + box["width"] <= 1400 and box["y"] + box["height"] <= 900
-    numbers = page.locator("table.summary td .mean").all()
+        assert question.inner_text().strip().endswith("?")
+    numbers = page.locator("ol.ranked .headline .value").all()
     assert numbers and all((box := n.bounding_box()) is not None and box["y"] < 900 for n in numbers[:3])
+    matrix = page.locator("details.matrix")
+    assert not matrix.evaluate("details => details.open") and not page.locator("table.summary").is_visible()
+    page.click("details.matrix > summary")
+    assert page.locator("table.summary").is_visible()
     family = page.locator("details:has(#generalisation-lookup)")
     assert not family.evaluate("details => details.open")
     page.click("table.summary th.family a[href='#generalisation-lookup']")
     assert family.evaluate("details => details.open")  # the browser opens a <details> its link points into
     assert family.locator("a[href='suites/lookup-tables@1.0.0.html']").is_visible()
     assert wide.problems == []
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_navigation_is_one_line_and_no_badge_breaks_within_its_word(site: Path, browser: Any, width: int) -> None:
+    holder = Page(browser, width)
+    try:
+        for path in [site / "index.html", site / "suites" / "lookup-tables@1.0.0.html"]:
+            page = holder.open(path)
+            tops = page.eval_on_selector_all("header.site nav a", "as => as.map(a => a.getBoundingClientRect().top)")
+            assert len(tops) == 6 and max(tops) - min(tops) < 2, f"{path.name} at {width} px: nav in {tops}"
+            broken = page.eval_on_selector_all(
+                ".tag",
+                """tags => tags.filter(tag => tag.getClientRects().length > 1
+                          || tag.getBoundingClientRect().height > 1.9 * parseFloat(getComputedStyle(tag).fontSize))
+                        .map(tag => tag.textContent)""",
+            )
+            assert broken == [], f"{path.name} at {width} px: badges broken over lines: {broken}"
+        assert holder.problems == []
+    finally:
+        holder.close()
+
+
+def test_at_390_px_the_claims_are_stacked_cards_each_cell_named(site: Path, narrow: Page) -> None:
+    page = narrow.open(site / "index.html", "#claims")
+    table = page.locator("table.claims")
+    assert table.count() == 1
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    cells = page.eval_on_selector_all(
+        "table.claims tbody td",
+        "cells => cells.map(c => [getComputedStyle(c).display, c.getBoundingClientRect().width, c.dataset.label || ''])",
+    )
+    assert cells and all(display == "block" and width >= 300 for display, width, _ in cells), cells
+    assert {label for _, _, label in cells} == {"", "status", "evidence (%)"}  # the statement, then named cells
+    assert (
+        not page.locator("table.claims thead").is_visible()
+        or page.locator("table.claims thead").bounding_box()["height"] <= 1
+    )
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_claims_anchor_shows_the_claims_in_a_headless_screenshot(
+    site: Path, browser: Any, width: int, tmp_path: Path
+) -> None:
+    """Chromium's own `--screenshot` of `index.html#claims` is blank at any width, and so is that of a
+    plain page of 300 paragraphs and a target at its end: the command captures before it scrolls to a
+    fragment. A browser driven to the anchor shows the section's heading at the top, with the claims."""
+    holder = Page(browser, width)
+    try:
+        page = holder.open(site / "index.html", "#claims")
+        heading = page.locator("#claims h2").bounding_box()
+        assert heading is not None and 0 < heading["y"] < 60  # just under the top edge (`scroll-margin-top`)
+        shot = tmp_path / "claims.png"
+        page.screenshot(path=str(shot))
+        with Image.open(shot) as image:
+            colours = image.convert("L").crop((0, 0, width, 900)).getextrema()
+        assert colours[0] < 100 < colours[1]  # dark text on the light page, not one blank colour
+        assert page.locator("table.claims td").first.is_visible()
+        assert holder.problems == []
+    finally:
+        holder.close()
 
 
 def test_a_hostile_model_label_is_shown_as_text(site: Path, wide: Page) -> None:

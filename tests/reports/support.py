@@ -28,6 +28,14 @@ def stats(mean: float) -> SeedStats:
     )
 
 
+def interval_stats(mean: float, low: float, high: float, n_seeds: int = 3) -> SeedStats:
+    """A cell of `mean` with the 95% interval [`low`, `high`] over `n_seeds` seeds."""
+    return SeedStats(
+        mean=mean, std=0.1, min=low, max=high, ci_low=low, ci_high=high, interval=f"t over {n_seeds} seeds",
+        n_seeds=n_seeds, per_seed=[mean] * n_seeds,
+    )  # fmt: skip
+
+
 def summary(suite: str, scores: dict[str, float], **board: set[str]) -> Summary:
     """The overview cells of one hand-made board of `suite` whose models score `scores`."""
     spec = registry.suite(suite).spec

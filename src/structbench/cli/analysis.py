@@ -6,6 +6,7 @@ import argparse
 import fnmatch
 import json
 import os
+import shutil
 import sys
 import textwrap
 from collections import Counter
@@ -36,6 +37,7 @@ from structbench.store.published import is_published
 from structbench.suite import Suite
 
 if TYPE_CHECKING:
+    from structbench.analysis.claims import Verdict
     from structbench.analysis.compare import Comparison
 
 
@@ -261,10 +263,45 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if moved else 0
 
 
-def cmd_claims(args: argparse.Namespace) -> int:
-    from tabulate import tabulate
+WIDEST = 110
+"""The widest a line of `claims` gets on a wide terminal: a sentence longer than that is hard to read."""
 
-    from structbench.analysis.claims import Verdict, check_all, claim_cells
+
+def terminal_width() -> int:
+    """The terminal's width (`COLUMNS`, else the terminal's, else 80), at least 40 and at most `WIDEST`."""
+    return min(max(shutil.get_terminal_size((80, 24)).columns, 40), WIDEST)
+
+
+def wrapped(text: str, width: int, label: str = "", indent: int = 4) -> str:
+    """`text` wrapped at `width`, after `label` on its first line, each other line indented by `indent`."""
+    return textwrap.fill(
+        " ".join(text.split()), width=width, initial_indent=" " * indent + label, subsequent_indent=" " * (indent + 2),
+        break_on_hyphens=False,
+    )  # fmt: skip
+
+
+def claim_text(number: int, verdict: Verdict, yours: Verdict | None, width: int) -> str:
+    """One claim as `structbench claims` prints it: its statement as a numbered sentence, then its
+    status, evidence and caveat (and where the user's runs measure it, their status and evidence),
+    its source and its id, each wrapped at `width`."""
+    claim = verdict.claim
+    lines = [
+        textwrap.fill(f"{number}. {claim.statement}", width=width, subsequent_indent="   ", break_on_hyphens=False)
+    ]
+    mine = "" if yours is None else " (reference runs)"
+    lines.append(wrapped(verdict.status, width, f"status{mine}: ", indent=3))
+    lines.append(wrapped(verdict.evidence, width, "evidence: ", indent=3))
+    if yours is not None:
+        lines.append(wrapped(yours.status, width, "status (your runs): ", indent=3))
+        lines.append(wrapped(yours.evidence, width, "evidence (your runs): ", indent=3))
+    if claim.caveat:
+        lines.append(wrapped(claim.caveat, width, "caveat: ", indent=3))
+    lines.append(wrapped(f"{claim.source} [{claim.id}]", width, "source: ", indent=3))
+    return "\n".join(lines)
+
+
+def cmd_claims(args: argparse.Namespace) -> int:
+    from structbench.analysis.claims import check_all, claim_cells
     from structbench.analysis.significance import RULE
     from structbench.reports.builders.boards import aggregate
 
@@ -293,14 +330,13 @@ def cmd_claims(args: argparse.Namespace) -> int:
             entries.append(entry)
         print(json.dumps(entries, indent=2))
         return 0
-    status = "status" if yours is None else "reference runs"
-    rows = [[v.claim.id, v.status, v.evidence, v.claim.caveat] for v in verdicts]
-    print(tabulate(rows, headers=["claim", status, "evidence (%)", "caveat"], maxcolwidths=[None, None, 70, 50]))
-    if yours:
-        print("\nOn your runs (" + str(args.store) + "):")
-        rows = [[v.claim.id, v.status, v.evidence] for v in yours.values()]
-        print(tabulate(rows, headers=["claim", "status", "evidence (%)"], maxcolwidths=[None, None, 90]))
-    print("\n" + textwrap.fill(RULE, width=110))
+    width = terminal_width()
+    whose = f"your runs in {args.store}" if yours is None else "the reference runs shipped with structbench"
+    print(wrapped(f"Claims: status, evidence (%) and caveat of each, on {whose}.", width, indent=0))
+    for index, verdict in enumerate(verdicts, 1):
+        print()
+        print(claim_text(index, verdict, None if yours is None else yours.get(verdict.claim.id), width))
+    print("\n" + wrapped(RULE, width, indent=0))
     counts = Counter(v.status for v in verdicts)
     print("\n" + f"{len(verdicts)} claims" + (" on the reference runs" if yours is not None else "") + ": "
           + ", ".join(f"{n} {s}" for s, n in counts.most_common()))  # fmt: skip

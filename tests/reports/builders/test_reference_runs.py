@@ -4,6 +4,7 @@ with what made it, and the claims are decided on them and on the user's runs apa
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -75,10 +76,16 @@ def test_a_reference_row_is_marked_with_what_made_it_and_a_user_run_of_its_confi
     page = suite_page(index)
     made = f"structbench {__version__} at 90adbc0, 3b0bae3, 1 thread"  # copy has no training budget
     shipped, own = row_of(page, "copy (reference)"), row_of(page, "copy")
-    assert "reference run</span>" in shipped and made in shipped and COMMITS[1] in shipped  # its title: in full
+    # one short badge whose title says what made the runs, every commit in full; the line itself once, in the footnote
+    assert 'class="tag reference" href="#reference-runs"' in shipped and made in shipped and COMMITS[1] in shipped
+    assert made not in re.sub(r'title="[^"]*"', "", shipped)
     assert "reference" not in own
+    assert page.count('<aside id="reference-runs"') == 1 and page.count(f"copy (reference): {made}</li>") == 0
+    footnote = page[page.index('<aside id="reference-runs"') :]
+    assert f"copy: {made}</li>" in footnote and "the ones that made the runs" in footnote
     overview = index.read_text()
-    assert '<th scope="row" data-value="copy (reference)">copy<span class="tag reference"' in overview
+    assert '<th scope="row" data-value="copy (reference)">copy<a class="tag reference"' in overview
+    assert overview.count('<aside id="reference-runs"') == 1
     assert '<th scope="row" data-value="copy">copy<span class="status' in overview
     browser = (index.parent / "errors" / "lookup-tables@1.0.0.html").read_text()
     yours, shipped_group = browser.index('<optgroup label="your runs">'), browser.index('<optgroup label="reference')

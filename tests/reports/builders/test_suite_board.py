@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from structbench import registry
-from structbench.reports.builders.suite_board import board_order, machines
+from structbench.reports.builders.suite_board import above_floor, board_order, machines
 from structbench.reports.views.pages import families
 from structbench.reports.writers.markdown import leaderboard_markdown
 from structbench.specs import natural_key
-from tests.reports.support import MACHINE, summary
+from tests.reports.support import MACHINE, interval_stats, stats, summary
 
 
 def test_the_note_counts_the_machines_and_names_the_cpu_last() -> None:
@@ -55,3 +55,16 @@ def test_the_overview_columns_suite_lists_and_markdown_list_suites_in_natural_or
         < markdown.index("## scan-fewshot-128@")
         < markdown.index("## scan-fewshot-1024@")
     )
+
+
+def test_a_cell_is_above_the_floor_only_where_its_interval_clears_the_floors() -> None:
+    floor = interval_stats(0.0, 0.0, 0.3)
+    assert not above_floor(interval_stats(0.3, 0.0, 1.0), floor, higher_is_better=True)
+    assert not above_floor(interval_stats(0.5, 0.3, 0.7), floor, higher_is_better=True)  # touching is not clear
+    assert above_floor(interval_stats(0.5, 0.31, 0.7), floor, higher_is_better=True)
+    # lower is better: the interval must lie wholly below the floor's
+    assert above_floor(interval_stats(0.1, 0.05, 0.15), interval_stats(0.5, 0.4, 0.6), higher_is_better=False)
+    assert not above_floor(interval_stats(0.3, 0.1, 0.45), interval_stats(0.5, 0.4, 0.6), higher_is_better=False)
+    # no floor run: above 0 where higher is better, and a cell without an interval is its mean
+    assert above_floor(stats(0.2), None, higher_is_better=True) and not above_floor(stats(0.0), None, True)
+    assert not above_floor(interval_stats(0.2, 0.0, 0.4), None, higher_is_better=True)

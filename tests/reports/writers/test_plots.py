@@ -3,12 +3,13 @@ plot, and learning curves with markers on a logarithmic axis."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 from structbench.reports.builders.plots import CurvePlot, GapPlot, Line, LinePlot, Markers
-from structbench.reports.writers.plots import Drawing, draw
+from structbench.reports.writers.plots import Drawing, draw, shown_ticks
 
 
 def test_plots_are_svg_and_the_same_whether_drawn_here_or_in_workers(tmp_path: Path) -> None:
@@ -52,3 +53,24 @@ def test_curve_plot_draws_lines_markers_and_a_log_axis_through_zero() -> None:
     ticks = re.findall(r">(\d+)</text>", svg)
     assert {"0", "1", "16", "1024"} <= set(ticks)
     assert draw(plot) == svg  # deterministic bytes
+
+
+def test_tick_labels_of_a_long_numeric_breakdown_never_overlap() -> None:
+    """scan-length's `n_actions` runs from 24 to 48: 25 labels side by side overlapped on a 6.4-inch plot."""
+    levels = [str(n) for n in range(24, 49)]
+    line = Line("m", "#1f77b4", [0.0] * 25, [0.0] * 25, [0.49] * 25)
+    root = ElementTree.fromstring(draw(LinePlot("n_actions", "sequence_accuracy (%)", levels, [line])))
+    texts = [text for text in root.iter("{http://www.w3.org/2000/svg}text") if text.text in levels]
+    foot = max(float(text.get("y", "0")) for text in texts)
+    ticks = sorted((float(text.get("x", "0")), str(text.text)) for text in texts if float(text.get("y", "0")) == foot)
+    assert ticks[0][1] == "24" and ticks[-1][1] == "48" and 5 <= len(ticks) < len(levels)
+    width = 0.7 * 9  # a digit is at most 0.7 em of the plots' 9-point font
+    for (x, label), (next_x, next_label) in itertools.pairwise(ticks):
+        assert next_x - x >= width * (len(label) + len(next_label)) / 2, (label, next_label)
+
+
+def test_shown_ticks_keeps_the_first_and_last_labels_and_leaves_room_between_those_it_keeps() -> None:
+    assert shown_ticks([0, 50, 100], [10, 10, 10]) == [0, 1, 2]  # room for all
+    assert shown_ticks([0, 10, 20, 30, 40], [12, 12, 12, 12, 12]) == [0, 2, 4]
+    assert shown_ticks([0, 10, 20, 30], [12, 12, 12, 12]) == [0, 3]  # 20 gives way to the axis's end
+    assert shown_ticks([], []) == []

@@ -37,6 +37,7 @@ from structbench.reports.builders.suite_board import (
     Compute,
     RunProblem,
     SuiteBoard,
+    above_floor,
     beats_floor,
     machines,
     slug,
@@ -320,7 +321,7 @@ def boards(
                     columns[split][model] = cell
         for split, column in columns.items():  # only a cell above the floor may be marked
             floor = board.floor(column)
-            columns[split] = {m: c for m, c in column.items() if beats_floor(c.mean, floor, spec.higher_is_better)}
+            columns[split] = {m: c for m, c in column.items() if above_floor(c, floor, spec.higher_is_better)}
         board.best, board.ties, board.ties_note = best_and_ties(store, spec, suite_hash, runs, columns)
         board.samples = statistic_samples(board)
         board.statistic_marks = statistic_marks(board)

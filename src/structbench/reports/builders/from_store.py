@@ -35,6 +35,7 @@ from structbench.reports.builders.overview import overview_rows, summarise
 from structbench.reports.builders.plots import model_styles
 from structbench.reports.builders.predictions import board_predictions
 from structbench.reports.builders.published import PublishedRow, published_row
+from structbench.reports.builders.rankings import rankings
 from structbench.reports.builders.reference_runs import claim_checks, reference_rows
 from structbench.reports.builders.series import curves
 from structbench.reports.builders.site import DEFAULT_TITLE, Site
@@ -157,6 +158,7 @@ def build_site(
         summaries=tuple(summaries),
         rows=tuple(overview_rows(summaries)),
         columns=tuple(columns(summaries)),
+        rankings=tuple(rankings(summaries)),
         curves=tuple(curves(summaries, styles)),
         conditions=_conditions(board_list, results),
         cards={board.slug: suite_card(board.spec, board.suite_hash) for board in board_list},

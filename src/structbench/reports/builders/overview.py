@@ -5,8 +5,10 @@ its board as `SuiteBoard.scores`), the number that orders the suite's own page: 
 unweighted mean of the primary metric over the suite's ranked generalisation splits, then mean and
 interval over seeds. The in-distribution cell is made the same way over the board's in-distribution
 splits (`split_means`); the gap view sets the two side by side. `overview_rows` orders the models by
-mean win rate over head-to-head comparisons (HELM's rule, `win_rates`) and marks each suite's best
-(only above the suite's trivial floor, `structbench.reports.builders.boards.beats_floor`).
+mean win rate over head-to-head comparisons with the models they share at least `MIN_SHARED`
+generalisation suites with (HELM's rule, `win_rates`) and marks each suite's best
+(only where its interval lies above the suite's trivial floor's,
+`structbench.reports.builders.suite_board.above_floor`).
 Models on different data hashes of one suite are separate boards and never mix.
 """
 
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from structbench.analysis.suite_score import SplitMean, split_means
-from structbench.reports.builders.suite_board import SuiteBoard, beats_floor
+from structbench.reports.builders.suite_board import SuiteBoard, above_floor
 from structbench.specs import SeedStats
 
 APART = (("ceiling", "ceilings"), ("not comparable", "not_comparable"), ("partial", "partial"))
@@ -63,17 +65,24 @@ def _beats(a: float, b: float, higher_is_better: bool) -> float:
     return 1.0 if (a > b) == higher_is_better else 0.0
 
 
+MIN_SHARED = 5
+"""How many generalisation suites two models must both have a score on before their results count
+as head-to-head comparisons in either one's win rate."""
+
+
 def win_rates(summaries: list[Summary]) -> dict[str, tuple[float, int]]:
     """Ranked model -> (share of its head-to-head comparisons it wins, how many there were).
 
     A comparison is one other ranked model on one generalisation suite where both have a suite
-    score: the better score wins, equal scores count half to each. A model is compared only where it
-    has a result, so one run on the two suites its author cares about is judged on those two (HELM's
-    mean win rate counts head-to-head comparisons alone), never as last on the suites it skipped. An
+    score, counted only where the two share at least `MIN_SHARED` such suites: a win rate over
+    models measured on one or two suites in common says which suites each was run on, not which is
+    better (issue 46: fan-lm led with 100.0 on 1 of 3 agreement suites). The better score wins,
+    equal scores count half to each. A model is compared only where it has a result, never as last
+    on the suites it skipped (HELM's mean win rate counts head-to-head comparisons alone). An
     in-distribution suite (`SuiteBoard.generalises` false: scan-simple, grounded-weak) says whether a
     model learned its training data, not how it generalises: it has its columns, but no say in the
-    order. A model with no comparison (alone on its suites, or only on in-distribution ones) is absent."""
-    tally: dict[str, list[float]] = {}
+    order. A model with no counted comparison is absent."""
+    results: dict[tuple[str, str], list[float]] = {}
     for summary in summaries:
         board = summary.board
         if not board.generalises:
@@ -84,8 +93,12 @@ def win_rates(summaries: list[Summary]) -> dict[str, tuple[float, int]]:
             for other in ranked:
                 if other != model:
                     won = _beats(general[model].mean, general[other].mean, board.spec.higher_is_better)
-                    tally.setdefault(model, []).append(won)
-    return {model: (sum(results) / len(results), len(results)) for model, results in tally.items()}
+                    results.setdefault((model, other), []).append(won)
+    tally: dict[str, list[float]] = {}
+    for (model, _), outcomes in results.items():
+        if len(outcomes) >= MIN_SHARED:
+            tally.setdefault(model, []).extend(outcomes)
+    return {model: (sum(won) / len(won), len(won)) for model, won in tally.items()}
 
 
 @dataclass
@@ -119,7 +132,7 @@ def overview_rows(summaries: list[Summary]) -> list[OverviewRow]:
         floor = board.floor({m: general[m] for m in ranked})
         higher = board.spec.higher_is_better
         # an under-trained row is never best, nor one at or below the trivial baselines or at 0
-        trained = [m for m in ranked if m not in board.under_trained and beats_floor(general[m].mean, floor, higher)]
+        trained = [m for m in ranked if m not in board.under_trained and above_floor(general[m], floor, higher)]
         best_mean = general[trained[0]].mean if len(means) > 1 and trained else None  # no best where all are equal
         for model, cell in general.items():
             apart = next((tag for tag, models in APART if model in getattr(board, models)), "")

@@ -4,7 +4,8 @@ viewed and written.
 `Site` is what the build stage (`structbench.reports.builders.from_store.build_site`) hands to the views
 (`structbench.reports.views`), which turn it into page contexts, and to the writers
 (`structbench.reports.writers`), which write the files: the boards with their ranks, marks and compute
-(`structbench.reports.builders.suite_board`), the overview cells (`structbench.reports.builders.overview`)
+(`structbench.reports.builders.suite_board`), the overview cells (`structbench.reports.builders.overview`), each family's ranking on its headline
+suites (`structbench.reports.builders.rankings`)
 and its summary columns per family (`structbench.reports.builders.families`), the learning curves
 (`structbench.reports.builders.series`), each board's conditions (`structbench.reports.builders.conditions`)
 and suite card (`structbench.reports.builders.cards`), the claims' verdicts
@@ -30,6 +31,7 @@ from structbench.reports.builders.plots import Style
 from structbench.reports.builders.predictions import BoardPredictions
 from structbench.reports.builders.provenance import Provenance
 from structbench.reports.builders.published import PublishedRow
+from structbench.reports.builders.rankings import Ranking
 from structbench.reports.builders.series import Curve
 from structbench.reports.builders.suite_board import SuiteBoard
 from structbench.reports.builders.verdicts import ClaimCheck
@@ -72,6 +74,8 @@ class Site:
     (`structbench.reports.builders.provenance`); each board holds its own (`SuiteBoard.reference_runs`)."""
     published: Mapping[str, tuple[PublishedRow, ...]] = field(default_factory=dict)
     """board slug -> the published runs of its suite, version and data (`structbench.store.published`), by label."""
+    rankings: tuple[Ranking, ...] = ()
+    """Per family, its question and the models ranked on its headline suites (`structbench.reports.builders.rankings`)."""
 
     @property
     def boards(self) -> tuple[SuiteBoard, ...]:

@@ -6,9 +6,10 @@ by each model's suite score (`structbench.analysis.suite_score`), the rows set a
 (ceilings such as the oracle, models that see test-time information, partial runs), its best and
 ≈best marks, each model's failed and n/a runs and its compute (`Compute`: parameters, device, CPU
 threads, training seconds per seed, and whether its seeds come from machines that differ, `Machines`).
-A best or ≈best mark also needs a value better than the trivial floor of its column (the best of
-`FLOORS` there) and, where higher is better, above 0 (`beats_floor`): `copy` at 0.0 is not the best
-of anything.
+A best or ≈best mark also needs a cell whose 95% interval lies wholly above the interval of the
+trivial floor of its column (the best of `FLOORS` there) and, where higher is better, above 0
+(`above_floor`): `copy` at 0.0 is not the best of anything, and neither is 0.3 [0.0, 1.0] beside a
+floor of 0.0 [0.0, 0.3], which one more seed could reverse.
 
 This module holds the values and the rules that read nothing; `structbench.reports.builders.boards`
 reads them from the store. The views and the writers import this module, never the store.
@@ -46,11 +47,33 @@ FLOORS = ("copy", "random", "majority")
 
 
 def beats_floor(value: float, floor: float | None, higher_is_better: bool) -> bool:
-    """Whether a cell of `value` may be marked best or ≈best: better than the column's trivial floor
-    (where one was run) and, where higher is better, above 0 (nothing beat, nothing learned)."""
+    """Whether a mean of `value` is better than the trivial floor's mean `floor` (where one was run) and,
+    where higher is better, above 0: the rule of a statistic column, whose best is tested apart."""
     if higher_is_better and value <= 0:
         return False
     return floor is None or (value > floor if higher_is_better else value < floor)
+
+
+def interval(cell: SeedStats) -> tuple[float, float]:
+    """A cell's 95% interval; its mean as a point where it claims none (one seed of a metric that is
+    not a proportion, or seeds that agree on one)."""
+    if cell.ci_low is None or cell.ci_high is None:
+        return cell.mean, cell.mean
+    return cell.ci_low, cell.ci_high
+
+
+def above_floor(cell: SeedStats, floor: SeedStats | None, higher_is_better: bool) -> bool:
+    """Whether `cell` may be marked best or ≈best: its 95% interval (`interval`) lies wholly on the
+    better side of the floor's, the best trivial baseline's cell in its column where one was run, and,
+    where higher is better, above 0 (nothing beat, nothing learned). Overlapping intervals leave the
+    cell unmarked: a mark says the model is better than the floor, not that one draw happened to be."""
+    low, high = interval(cell)
+    if higher_is_better and low <= 0:
+        return False
+    if floor is None:
+        return True
+    floor_low, floor_high = interval(floor)
+    return low > floor_high if higher_is_better else high < floor_low
 
 
 NOTED_ENTRIES = 2
@@ -196,13 +219,14 @@ class SuiteBoard:
     """model -> what made its runs, for the rows of reference runs (`structbench.reports.builders.provenance`):
     ranked like any other row, and marked."""
 
-    def floor(self, values: dict[str, SeedStats]) -> float | None:
-        """The best mean of the trivial baselines among `values` (model -> cell of one column); None
-        where none of them has one."""
-        found = [values[m].mean for m in self.floors if m in values]
+    def floor(self, values: dict[str, SeedStats]) -> SeedStats | None:
+        """The cell of the trivial baseline with the best mean among `values` (model -> cell of one
+        column), the first by name where two are equal; None where none of them has one."""
+        found = sorted(m for m in self.floors if m in values)
         if not found:
             return None
-        return max(found) if self.spec.higher_is_better else min(found)
+        pick = max if self.spec.higher_is_better else min
+        return values[pick(found, key=lambda m: values[m].mean)]
 
     def mark(self, model: str, split: str) -> str:
         """`best`, `tie` (indistinguishable from the best) or "" for one cell."""

@@ -6,9 +6,11 @@ functions of a value, shared by the HTML pages (as Jinja filters) and `leaderboa
 from __future__ import annotations
 
 import urllib.parse
+from collections.abc import Mapping
 
 import markupsafe
 
+from structbench.reports.builders.provenance import Provenance
 from structbench.specs import SeedStats
 
 UNDEFINED = "metric not defined in the source: not comparable"
@@ -32,12 +34,23 @@ def scale_colour(value: float, higher_is_better: bool) -> tuple[str, str]:
     """(background, text colour) of a cell of `value` (a fraction) on the overview's colour scale."""
     goodness = min(max(value if higher_is_better else 1 - value, 0.0), 1.0)
     index = min(int(goodness * len(SCALE)), len(SCALE) - 1)
-    return SCALE[index], "#ffffff" if index >= 5 else "#1d2330"
+    # WCAG contrast >= 4.5:1 on every step (tests/reports/writers/test_contrast.py): the page's ink on the
+    # light ones, white on the dark ones, and black on #1d91c0, where neither reaches it (3.6 and 4.4)
+    return SCALE[index], "#ffffff" if index >= 6 else "#000000" if index == 5 else "#1d2330"
 
 
 def breakable(name: str) -> markupsafe.Markup:
     """`name`, escaped, with line-break opportunities after underscores (long split names)."""
     return markupsafe.Markup("_<wbr>").join(markupsafe.escape(part) for part in name.split("_"))
+
+
+def made_by(reference_runs: Mapping[str, Provenance]) -> list[tuple[str, str, list[str]]]:
+    """The reference rows grouped by what made their runs, for a page's one footnote on them:
+    (what made them, every commit and epoch cap in full, the models' labels), in first-seen order."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for found in reference_runs.values():
+        groups.setdefault((found.made, found.details), []).append(found.label)
+    return [(made, details, sorted(labels)) for (made, details), labels in groups.items()]
 
 
 def seconds(value: float | None) -> str:

@@ -13,6 +13,7 @@ from structbench.reports.builders.overview import OverviewRow, Summary
 from structbench.reports.builders.plots import Plot, Style
 from structbench.reports.builders.provenance import Provenance
 from structbench.reports.builders.published import PublishedRow
+from structbench.reports.builders.rankings import Ranking
 from structbench.reports.builders.series import Curve
 from structbench.reports.builders.site import Site
 from structbench.reports.builders.suite_board import SuiteBoard, slug
@@ -84,6 +85,8 @@ class IndexPage:
     curves: tuple[Curve, ...]
     reference_runs: Mapping[str, Provenance]
     """model -> what made its runs over every suite, for the rows of reference runs."""
+    rankings: tuple[Ranking, ...] = ()
+    """Per family, its question and the models ranked on its headline suites: the page's first screen."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,7 @@ def pages(site: Site) -> Pages:
         claims=site.claims,
         curves=site.curves,
         reference_runs=site.reference_runs,
+        rankings=site.rankings,
     )
     suites = [
         SuitePage(

@@ -22,11 +22,13 @@ import jinja2
 
 from structbench.analysis.significance import RULE as VERDICT_RULE
 from structbench.reports.builders.families import KINDS, SPARK_HEIGHT, SPARK_WIDTH
+from structbench.reports.builders.overview import MIN_SHARED
 from structbench.reports.views.format import (
     UNDEFINED,
     breakable,
     count,
     link,
+    made_by,
     method,
     percent,
     scale_colour,
@@ -70,9 +72,12 @@ def environment(version: str) -> jinja2.Environment:
     env.filters["link"] = link  # every address from data is linked through it (http(s) only)
     env.globals["undefined_label"] = UNDEFINED
     env.globals["scale_colour"] = scale_colour
+    env.globals["made_by"] = made_by
     env.globals["version"] = version
     env.globals["verdict_rule"] = VERDICT_RULE
     env.globals["kinds"] = KINDS
+    env.globals["min_shared"] = MIN_SHARED
+    env.globals["zip"] = zip
     env.globals["spark_size"] = (int(SPARK_WIDTH), int(SPARK_HEIGHT))
     return env
 

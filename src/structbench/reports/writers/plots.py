@@ -87,15 +87,52 @@ def _slanted_depth(labels: list[str]) -> float:
     """How far (inches) the longest of `labels`, slanted by `SLANT` and ending under its tick, reaches
     below the standard margin's room for one line of labels: measured from the font (no drawing pass),
     so that `around+opposite` is not cut at the foot of the plot."""
+    widest = max(_label_widths(labels), default=0)
+    reach = widest * math.sin(math.radians(SLANT)) + FONT_SIZE * math.cos(math.radians(SLANT))  # points
+    return max(0.0, (reach - FONT_SIZE) / 72)
+
+
+TICK_GAP = 6.0
+"""The least room (points) between two tick labels standing side by side."""
+
+
+def _label_widths(labels: list[str]) -> list[float]:
+    """Each label's width in points at the plots' font size, measured from the font (no drawing pass)."""
     _setup()
     from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import TextToPath
 
     font = FontProperties(size=FONT_SIZE)
     measure = TextToPath()
-    widest = max((measure.get_text_width_height_descent(label, font, ismath=False)[0] for label in labels), default=0)
-    reach = widest * math.sin(math.radians(SLANT)) + FONT_SIZE * math.cos(math.radians(SLANT))  # points
-    return max(0.0, (reach - FONT_SIZE) / 72)
+    return [measure.get_text_width_height_descent(label, font, ismath=False)[0] for label in labels]
+
+
+def shown_ticks(centres: list[float], widths: list[float]) -> list[int]:
+    """Which of the tick labels centred at `centres` (points along the axis, ascending) with `widths`
+    (points) to draw so that no two overlap: the first, then each one that clears the last drawn by
+    `TICK_GAP`, and the last where it clears the one before it (replacing that one where it does not)."""
+    shown: list[int] = []
+    for index, (centre, width) in enumerate(zip(centres, widths, strict=True)):
+        if not shown or centre - width / 2 >= centres[shown[-1]] + widths[shown[-1]] / 2 + TICK_GAP:
+            shown.append(index)
+    last = len(centres) - 1
+    if shown and shown[-1] != last and len(shown) > 1:
+        shown[-1] = last  # the axis's end is worth more than the label before it
+    return shown
+
+
+def _set_numeric_ticks(axes: Any, xs: Any, labels: list[str]) -> None:
+    """Ticks at `xs` with `labels`, leaving out those that would overlap their neighbours (a long
+    breakdown such as scan-length's 24 to 48 actions): positions read from the axes' own transform,
+    so a logarithmic axis is thinned where its ticks crowd."""
+    import numpy as np
+
+    figure = axes.get_figure()
+    axes.set_xticks(xs, labels)
+    axes.get_xlim()  # brings the view's limits up to date with what was plotted, before the transform is read
+    points = axes.transData.transform(np.column_stack([xs, np.zeros(len(xs))]))[:, 0] * 72 / figure.dpi
+    keep = shown_ticks([float(p) for p in points], _label_widths(labels))
+    axes.set_xticks([xs[i] for i in keep], [labels[i] for i in keep])
 
 
 def _line_svg(plot: LinePlot) -> str:
@@ -120,12 +157,14 @@ def _line_svg(plot: LinePlot) -> str:
             axes.errorbar(
                 shifted, means, yerr=errors, color=line.colour, fmt=marker, markersize=4, capsize=2, linewidth=1
             )
-    if slanted:
-        axes.set_xticks(x, plot.levels, rotation=SLANT, ha="right", rotation_mode="anchor")
-    else:
-        axes.set_xticks(x, plot.levels)
     if numbers is None:
         axes.set_xlim(-0.6, len(plot.levels) - 0.4)
+    if slanted:
+        axes.set_xticks(x, plot.levels, rotation=SLANT, ha="right", rotation_mode="anchor")
+    elif numbers is not None:
+        _set_numeric_ticks(axes, x, plot.levels)
+    else:
+        axes.set_xticks(x, plot.levels)
     axes.set_ylim(-2, 102)
     axes.set_xlabel(plot.x_label)
     axes.set_ylabel(plot.y_label)
@@ -159,7 +198,7 @@ def _curve_svg(plot: CurvePlot) -> str:
         )
     if plot.log_axis:
         axes.set_xscale("symlog", base=2, linthresh=1, linscale=0.5)
-    axes.set_xticks(x, [_number(value) for value in plot.xs])
+    _set_numeric_ticks(axes, x, [_number(value) for value in plot.xs])
     axes.minorticks_off()
     axes.set_ylim(-2, 102)
     axes.set_xlabel(plot.x_label)
