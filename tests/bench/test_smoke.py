@@ -193,6 +193,15 @@ def check_induction_metrics(output: str) -> None:
     assert ours == theirs
 
 
+def check_scoring(output: str) -> None:
+    assert re.search(r"BLiMP, 335 pairs \(5 per paradigm\), 670 sentences", output), output
+    assert re.search(r"tool\s+batch\s+s\s+pairs/s\s+time / structbench's", output)
+    assert row(output, "structbench")[0] == "16" and row(output, "structbench")[3] == "1.00"
+    # the bare loop computes the same log-probabilities, so no verdict may differ
+    agreement = re.search(rf"^bare loop\s+({NUMBER}e-\d+)\s+(\d+)\s+(\d+)$", output, re.MULTILINE)
+    assert agreement and float(agreement[1]) < 1e-4 and agreement[2] == agreement[3] == "0", output
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "agreement_at_verb.py": check_agreement_at_verb,
     "blimp_gpt2.py": check_blimp_gpt2,
@@ -202,6 +211,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "interval_coverage.py": check_interval_coverage,
     "overhead.py": check_overhead,
     "report_scale.py": check_report_scale,
+    "scoring.py": check_scoring,
     "sweep_driver.py": check_sweep_driver,
     "sweep_equivalence.py": check_sweep_equivalence,
     "threads.py": check_threads,
