@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,7 @@ from structbench import __version__, registry
 from structbench.cli import main
 from structbench.store import Store
 from tests.support import helpers
+from tests.support.sweep_models import PID_FILE
 
 RECORD_KEYS = {
     "suite",
@@ -28,6 +32,8 @@ RECORD_KEYS = {
     "breakdowns",
     "partial",
     "threads",
+    "convergence",
+    "under_trained",
 }
 STATS_KEYS = {"mean", "std", "min", "max", "ci_low", "ci_high", "interval", "n_seeds", "per_seed"}
 
@@ -175,12 +181,80 @@ def test_ctrl_c_exits_130_and_the_next_run_resumes(
     assert main(args) == 130
     assert "interrupted; finished runs are stored" in capsys.readouterr().err
     with Store(store_path) as opened:
-        assert dict(zip(opened.runs()["seed"], opened.runs()["status"], strict=True)) == {0: "done", 1: "running"}
+        assert dict(zip(opened.runs()["seed"], opened.runs()["status"], strict=True)) == {0: "done", 1: "interrupted"}
     monkeypatch.setattr(helpers.InterruptOnSeed, "transduce", lambda self, inputs: [list(t) for t in inputs])
     assert main([*args, "--json"]) == 0
     captured = capsys.readouterr()
     assert "1 of 3 seeds answered from the store" in captured.err
     assert json.loads(captured.out)["status"] == {"0": "done", "1": "done", "2": "done"}
+
+
+def test_the_json_record_carries_each_seeds_convergence_and_the_under_trained_flag(
+    capsys: pytest.CaptureFixture[str], store_path: Path
+) -> None:
+    """A script tells a converged run from an under-trained one by the record alone (issue 46)."""
+    model = ["--suite", "lookup-tables", "--model", "tests.support.helpers:TrainedToCriterion", "--in-process"]
+    converged = run_json(capsys, *model, "--seeds", "0,1", "--store", str(store_path))
+    assert converged["under_trained"] is False
+    assert converged["convergence"]["0"] == {
+        "criterion": {"statistic": "dev_accuracy", "at_least": 0.9, "at_most": None, "plateau": None},
+        "reached": True, "value": 0.95, "change": None, "epochs": 3, "updates": None, "seconds": None,
+    }  # fmt: skip
+    assert set(converged["convergence"]) == {"0", "1"}
+    missed = run_json(capsys, *model, "--set", "miss_seed=1", "--seeds", "0,1", "--store", str(store_path))
+    assert missed["under_trained"] is True
+    assert {seed: (c["reached"], c["value"]) for seed, c in missed["convergence"].items()} == {
+        "0": (True, 0.95), "1": (False, 0.5),
+    }  # fmt: skip
+    copy = run_json(capsys, "--suite", "lookup-tables", "--model", "copy", "--store", str(store_path))
+    assert (copy["convergence"], copy["under_trained"]) == ({}, False)  # no criterion, nothing to report
+
+
+def _report_texts(site: Path) -> str:
+    return "\n".join(path.read_text(errors="replace") for path in site.rglob("*") if path.suffix in TEXT_SUFFIXES)
+
+
+TEXT_SUFFIXES = {".html", ".md", ".csv", ".json"}
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_run_stopped_by_a_signal_is_interrupted_in_runs_and_absent_from_the_report(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, signal_number: int
+) -> None:
+    """Ctrl-C or `kill` (SIGTERM) on `structbench run` while its model trains: the command releases its
+    claim before it exits, `runs` says `interrupted` (never `running`) and no page of the report shows
+    a row for the run (issue 46)."""
+    store, pid_file, site = tmp_path / "r.sqlite", tmp_path / "model.pid", tmp_path / "site"
+    assert main(["run", "--suite", "lookup-tables", "--model", "oracle", "--store", str(store), "--no-progress"]) == 0
+    command = [sys.executable, "-m", "structbench.cli", "run", "--suite", "lookup-tables", "--model",
+               "tests.support.sweep_models:Hostile", "--set", "behaviour=wait-for-kill", "--seeds", "0",
+               "--store", str(store), "--no-progress"]  # fmt: skip
+    process = subprocess.Popen(
+        command,
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, PID_FILE: str(pid_file)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's foreground job has it
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not (pid_file.is_file() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        capsys.readouterr()
+        assert main(["runs", "--store", str(store), "--model", "hostile*"]) == 0
+        assert "0:running" in capsys.readouterr().out  # its owner is at it
+        process.send_signal(signal_number)
+        _, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 130 and "interrupted; finished runs are stored" in err
+    assert main(["runs", "--store", str(store), "--model", "hostile*"]) == 0
+    assert "0:interrupted" in capsys.readouterr().out
+    assert main(["report", "--store", str(store), "--out", str(site), "--no-reference", "--no-progress"]) == 0
+    texts = _report_texts(site)
+    assert "oracle" in texts and "hostile" not in texts and "running" not in texts
 
 
 @pytest.mark.parametrize(

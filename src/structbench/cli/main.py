@@ -1,10 +1,10 @@
 """The `structbench` parser and dispatch: every command family adds its commands, `main` runs one.
 
 Errors a user can cause end in one sentence on stderr and exit status 2; a data verification
-failure exits with status 1; an interrupt exits with 130 (SIGINT, Ctrl-C) or 143 (SIGTERM). SIGTERM
-(and SIGHUP, a closed terminal) is raised as an interrupt (`Terminated`), unless the process was
-started ignoring it (`nohup`), so that a command ends as after Ctrl-C: the runs it claimed and did not
-finish are released, and shown as `interrupted` until the next ask redoes them. An SQLite error that reaches here (a
+failure exits with status 1; an interrupt exits with 130. SIGTERM (a batch scheduler's cancel, `kill`)
+and SIGHUP (a closed terminal) are raised as an interrupt, unless the process was started ignoring
+them (`nohup`), so that a command ends as after Ctrl-C: the runs it claimed and did not finish are
+released, shown as `interrupted` until the next ask redoes them, and its worker ends. An SQLite error that reaches here (a
 damaged page met while a report reads the store, a disk that fills up) is the results store's, and
 is told as one sentence naming it (`structbench.store.failures`); an OS error on a named file (a
 path too long, a folder that cannot be read) is one sentence naming the file.
@@ -54,21 +54,14 @@ def one_line(message: str) -> str:
     )
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised where the command is, so that it ends as after Ctrl-C."""
-
-    def __init__(self, signal_number: int) -> None:
-        super().__init__(signal_number)
-        self.signal_number = signal_number
-
-
 def _terminate(signal_number: int, _frame: FrameType | None) -> None:
-    raise Terminated(signal_number)
+    """SIGTERM or SIGHUP, raised where the command is, so that it ends as after Ctrl-C."""
+    raise KeyboardInterrupt(signal.Signals(signal_number).name)
 
 
 @contextmanager
 def _terminations_interrupt() -> Iterator[None]:
-    """While the block runs, SIGTERM and SIGHUP raise `Terminated` (where they would otherwise end the
+    """While the block runs, SIGTERM and SIGHUP raise KeyboardInterrupt (where they would otherwise end the
     process at once, leaving its claims for readers to find stale); the handlers before are restored."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -133,7 +126,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as error:
         print(f"structbench: error: {one_line(str(error))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt as error:
-        what = "terminated" if isinstance(error, Terminated) else "interrupted"
-        print(f"structbench: {what}; finished runs are stored and the rest will be redone.", file=sys.stderr)
-        return 128 + error.signal_number if isinstance(error, Terminated) else 130
+    except KeyboardInterrupt:
+        print("structbench: interrupted; finished runs are stored and the rest will be redone.", file=sys.stderr)
+        return 130
