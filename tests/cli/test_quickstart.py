@@ -130,3 +130,19 @@ def test_quickstart_neural_adds_the_neural_baselines_at_their_small_budget(
         assert f'<th scope="row" data-value="{model}">{model}' in (out / "suites" / "miniscan@1.0.0.html").read_text()
     main(["quickstart", "miniscan", "--store", store, "--out", str(out), "--seeds", "0"])
     assert "lla-lstm" not in capsys.readouterr().err  # without --neural only the fast baselines run
+
+
+def test_quickstart_leaves_nothing_in_the_folder_it_ran_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its site is the home's `site/` and its lock is gone at the end (issue 46: a `.structbench-report.lock`
+    stayed in the current folder and showed in `git status`)."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(home))
+    monkeypatch.chdir(work)
+    assert main(["quickstart", "lookup-tables", "--seeds", "0", "--no-reference", "--no-progress"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"leaderboard written to {home / 'site' / 'index.html'}"
+    assert list(work.iterdir()) == []
+    assert sorted(path.name for path in home.iterdir() if path.name.startswith(".")) == []  # no lock, no partial
+    assert (home / "results.sqlite").is_file()

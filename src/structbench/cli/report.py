@@ -24,6 +24,7 @@ from structbench.cli.reference import add_no_reference, reference_copy, results
 from structbench.cli.suites import skipped_summary
 from structbench.data import freeze
 from structbench.errors import SourceUnavailable, UserError
+from structbench.paths import default_site_dir
 from structbench.protocols import recipe_hook
 from structbench.runs.arguments import parse_seeds
 from structbench.runs.normalise import normalise_store
@@ -158,13 +159,14 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
 
 
 def _add_out(parser: argparse.ArgumentParser) -> None:
-    """`--out DIR`: where `report` and `quickstart` write the site, by default the same folder."""
+    """`--out DIR`: where `report` and `quickstart` write the site, by default the same folder in the home
+    (`paths.default_site_dir`): nothing is written into the folder the command is started from."""
     parser.add_argument(
         "--out",
         type=Path,
-        default=Path("structbench-report"),
+        default=default_site_dir(),
         metavar="DIR",
-        help="folder of the leaderboard site (default structbench-report, for report and quickstart alike)",
+        help=f"folder of the leaderboard site (default {default_site_dir()}, for report and quickstart alike)",
     )
 
 
