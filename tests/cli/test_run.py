@@ -16,8 +16,10 @@ from scipy import stats as stats_module
 
 from structbench import __version__, registry
 from structbench.cli import main
+from structbench.errors import UserError
 from structbench.store import Store
 from tests.support import helpers
+from tests.support.helpers import one_sentence_error
 from tests.support.sweep_models import PID_FILE
 
 RECORD_KEYS = {
@@ -125,7 +127,12 @@ def test_a_repeated_run_is_answered_from_the_store(capsys: pytest.CaptureFixture
             "asks for more than 10000 seeds",
         ),  # no OverflowError
         (["--model", "oracle", "--seeds", "99999999999999999999"], "must be integers from 0 to 2**63-1"),
-        (["--model", "oracle", "--set", "novalue"], "is not key=value"),
+        (
+            ["--model", "oracle", "--set", "novalue"],
+            "--set 'novalue' is not key=value; model 'oracle' takes no settings.",
+        ),
+        (["--model", "ngram", "--set", "order"], "--set 'order' is not key=value; e.g. --set order=4."),
+        (["--model", "seq2seq", "--set", "hidden"], "--set 'hidden' is not key=value; e.g. --set epochs=20."),
         (["--model", "tests.support.helpers:Nope"], "has no 'Nope'"),
         (["--model", "no_such_module_xyz:Model"], "cannot import module 'no_such_module_xyz'"),
         (["--model", "oracle", "--suite", "lookup-tabels"], "did you mean lookup-tables"),
@@ -255,6 +262,52 @@ def test_a_run_stopped_by_a_signal_is_interrupted_in_runs_and_absent_from_the_re
     assert main(["report", "--store", str(store), "--out", str(site), "--no-reference", "--no-progress"]) == 0
     texts = _report_texts(site)
     assert "oracle" in texts and "hostile" not in texts and "running" not in texts
+
+
+def test_a_bad_value_names_the_set_value_and_a_recipes_names_the_recipe_never_a_path(
+    capsys: pytest.CaptureFixture[str], store_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 46: the fix was "fix the --set values or /…/site-packages/…/recipes/seq2seq/default.yaml"."""
+    from structbench.baselines.neural import settings
+    from structbench.baselines.neural.seq2seq.nets import Seq2SeqSettings
+
+    run = ["run", "--suite", "lookup-tables", "--model", "seq2seq", "--store", str(store_path), "--no-progress"]
+    assert main([*run, "--set", "hidden=abc", "--in-process"]) == 2
+    err = one_sentence_error(capsys.readouterr().err)
+    assert err == (
+        "structbench: error: invalid settings for 'seq2seq' (--set hidden='abc': Input should be a valid integer, "
+        "unable to parse string as an integer); fix the --set value."
+    )
+    path, recipe = settings.load_recipe("seq2seq", "default")
+    broken = recipe.model_copy(update={"budgets": {"cpu-small": {**recipe.budgets["cpu-small"], "hidden": "wide"}}})
+    monkeypatch.setattr(settings, "load_recipe", lambda model, task: (path, broken))
+    with pytest.raises(UserError) as caught:
+        settings.resolve_settings(Seq2SeqSettings, "seq2seq", "lookup-tables", "cpu-small", {})
+    assert str(caught.value) == (
+        "invalid settings for 'seq2seq' (seq2seq default recipe, budget cpu-small, key hidden: Input should be a "
+        "valid integer, unable to parse string as an integer); reinstall structbench, whose recipe it is."
+    )
+
+
+def test_a_new_store_is_announced_and_its_folder_made_only_when_asked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 46: `--store /nonexistent/dir/results.sqlite` made the folders and an empty store, silently."""
+    run = ["run", "--suite", "lookup-tables", "--model", "copy", "--no-progress", "--json"]
+    typo = tmp_path / "resluts" / "dir" / "r.sqlite"
+    assert main([*run, "--store", str(typo)]) == 2
+    assert one_sentence_error(capsys.readouterr().err) == (
+        f"structbench: error: the folder of --store {typo} does not exist ({tmp_path / 'resluts'} is missing); give "
+        "a path in an existing folder, or add --make-dirs to make it."
+    )
+    assert not (tmp_path / "resluts").exists()
+    assert main([*run, "--store", str(typo), "--make-dirs"]) == 0
+    assert f"new results store at {typo}\n" in capsys.readouterr().err and typo.is_file()
+    assert main([*run, "--store", str(typo)]) == 0
+    assert "new results store" not in capsys.readouterr().err  # once, when it is made
+    beside = tmp_path / "r.sqlite"  # in an existing folder: made, and told
+    assert main([*run, "--store", str(beside)]) == 0
+    assert capsys.readouterr().err.splitlines()[0] == f"new results store at {beside}"
 
 
 @pytest.mark.parametrize(
