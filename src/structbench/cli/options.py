@@ -80,14 +80,15 @@ def store_to_write(args: argparse.Namespace, *, announce: bool = True) -> Store:
     home's (the default store) or `--make-dirs` is given, else one sentence names the missing folder."""
     path = Path(args.store)
     new = not path.exists()
-    if new and not path.parent.is_dir() and path != default_store_path() and not getattr(args, "make_dirs", False):
+    if new and not path.parent.exists() and path != default_store_path() and not getattr(args, "make_dirs", False):
         missing = path.parent
-        while not missing.parent.is_dir() and missing.parent != missing:
+        while not missing.parent.exists() and missing.parent != missing:
             missing = missing.parent
-        raise UserError(
-            f"the folder of --store {path} does not exist ({missing} is missing); give a path in an existing "
-            "folder, or add --make-dirs to make it."
-        )
+        if missing.parent.is_dir():  # else a file stands where a folder should: the store says so as it opens
+            raise UserError(
+                f"the folder of --store {path} does not exist ({missing} is missing); give a path in an existing "
+                "folder, or add --make-dirs to make it."
+            )
     store = Store(path)
     if new and announce:
         print(f"new results store at {path}", file=sys.stderr, flush=True)
