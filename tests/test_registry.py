@@ -49,6 +49,25 @@ def test_unknown_model_suggests_close_names() -> None:
         registry.model_factory("oracel")
 
 
+def test_an_unknown_model_name_suggests_the_module_class_form_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--model memoo`: the close names, and how a model of one's own is named (issue 46)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserError) as caught:
+        registry.model_factory("memoo")
+    assert str(caught.value).endswith(
+        "(`structbench models` lists them); a model of your own is named by its module and class, "
+        "e.g. --model my_model:MyModel for class MyModel in my_model.py."
+    )
+    (tmp_path / "memoo.py").write_text("class Memo:\n    pass\n")
+    with pytest.raises(UserError, match=r"; memoo\.py is in this folder: name the class in it, --model memoo:CLASS\.$"):
+        registry.model_factory("memoo")
+    with pytest.raises(UserError) as suite:
+        registry.suite("memoo")
+    assert ":" not in str(suite.value).split("lists them")[1]  # a suite is no module:Class of the user's
+
+
 def test_unknown_suite_suggests_close_names() -> None:
     with pytest.raises(UserError, match=r"unknown suite 'lookup-table'; did you mean .*lookup-tables"):
         registry.suite("lookup-table")

@@ -49,10 +49,15 @@ STAT_COLUMNS = ["mean", "std", "min", "max", "ci_low", "ci_high", "interval", "n
 CONFIDENCE = 0.95
 
 
+def _not_interrupted(runs: pd.DataFrame) -> pd.DataFrame:
+    """`runs` without the interrupted ones (a `running` row whose holder is gone, as `Store.runs()` shows it)."""
+    return runs[runs["status"] != "interrupted"] if "status" in runs.columns else runs
+
+
 def _of_current(frame: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """The rows of `frame` whose model hash is that of the newest run (in `runs`) of their
-    (suite, version, hash, label)."""
-    newest = runs.sort_values("id").groupby(RUN_CELL, as_index=False)["model_hash"].last()
+    """The rows of `frame` whose model hash is that of the newest run (in `runs`, interrupted ones left
+    out) of their (suite, version, hash, label)."""
+    newest = _not_interrupted(runs).sort_values("id").groupby(RUN_CELL, as_index=False)["model_hash"].last()
     return frame.merge(newest, on=[*RUN_CELL, "model_hash"], how="inner")
 
 
@@ -60,9 +65,10 @@ def current_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The current runs of `runs` (rows of `Store.runs()`): those of the newest configuration of each
     label on each suite version and data hash, i.e. the configuration of the label's newest run there.
     A label names one configuration at a time; runs made before its recipe changed stay in the store
-    without joining the seeds of the current one. Every reader of results (report, compare,
-    statistics, claims) reads runs through this one query."""
-    return _of_current(runs, runs)
+    without joining the seeds of the current one. An interrupted run (Ctrl-C, a killed process: nothing
+    of it is stored and the next ask redoes it) is no current run, so that no page shows a row for it.
+    Every reader of results (report, compare, statistics, claims) reads runs through this one query."""
+    return _of_current(_not_interrupted(runs), runs)
 
 
 def current_scores(scores: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:

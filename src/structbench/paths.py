@@ -3,6 +3,8 @@
 Everything lives under the home folder, `STRUCTBENCH_HOME` (default `~/.cache/structbench`):
 
 - `results.sqlite`: the default results store (`--store` names another);
+- `site/`: the leaderboard site `quickstart` and `report` write (`--out` names another folder), so
+  that neither leaves anything in the folder it was started from;
 - `suites/ID@VERSION/`: a built (frozen) suite, and `suites/.ID@VERSION.lock` its builders' lock;
 - `sources/`: the cache of downloaded source files;
 - `checkpoints/`: trained weights of the neural baselines;
@@ -35,6 +37,11 @@ def structbench_home() -> Path:
 def default_store_path() -> Path:
     """The results store commands read and write when no `--store` is given."""
     return structbench_home() / "results.sqlite"
+
+
+def default_site_dir() -> Path:
+    """The folder `quickstart` and `report` write the leaderboard site into when no `--out` is given."""
+    return structbench_home() / "site"
 
 
 def built_suites_dir() -> Path:

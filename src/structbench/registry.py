@@ -19,6 +19,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from functools import cache, partial
 from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
 from typing import Any
 
 from structbench.errors import UserError, renamed
@@ -120,9 +121,18 @@ def _import_path(path: str, what: str) -> Any:
 
 
 def _unknown(registered: list[str], name: str, what: str) -> UserError:
+    """An unknown name: the registered names closest to it (else all of them), and for a model the
+    `module:Class` form a model of one's own is named by (with this module where `NAME.py` is here)."""
     close = difflib.get_close_matches(name, registered, n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}?" if close else f"known {what}s: {', '.join(sorted(registered))}."
-    return UserError(f"unknown {what} {name!r}; {hint} (`structbench {what}s` lists them)")
+    listing = f"(`structbench {what}s` lists them)"
+    if what != "model":
+        return UserError(f"unknown {what} {name!r}; {hint} {listing}")
+    if name.isidentifier() and Path(f"{name}.py").is_file():
+        own = f"{name}.py is in this folder: name the class in it, --model {name}:CLASS"
+    else:
+        own = "a model of your own is named by its module and class, e.g. --model my_model:MyModel for class MyModel in my_model.py"
+    return UserError(f"unknown model {name!r}; {hint} {listing}; {own}.")
 
 
 def _load(point: EntryPoint, name: str, what: str) -> Any:

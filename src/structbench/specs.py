@@ -413,6 +413,13 @@ class ResultRecord(Frozen):
     """`--limit N`: only the first N examples of each test split were asked; such a run is never ranked."""
     threads: int = Field(default=1, ge=1)
     """The CPU threads every run of this configuration computes on; part of its key when not 1."""
+    convergence: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Per finished seed of the cells (as `scores`) whose model trains to a criterion (a neural
+    baseline's recipe): how its training went, as the store keeps it (`structbench.convergence.Convergence`
+    as JSON): `criterion` (`statistic` and its rule: `at_least`, `at_most` or `plateau`), `reached`,
+    `value` (where it was reached, else the best seen), `change`, `epochs`, `updates`, `seconds`."""
+    under_trained: bool = False
+    """Whether any of those seeds missed its criterion: the leaderboard flags such a row *under-trained*."""
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per (split, metric), in split order: mean, std, ci_low, ci_high, interval, n_seeds

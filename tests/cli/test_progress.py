@@ -30,7 +30,7 @@ def test_run_prints_one_line_per_seed_naming_its_model_position_and_outcome(
     assert main(["build", "lookup-tables", "--no-progress"]) == 0  # built: no build step
     assert main([*RUN, "--store", str(store_path)]) == 0
     err = capsys.readouterr().err
-    assert err.startswith("run: 4 steps\n")  # nothing timed yet: no estimate
+    assert err.startswith(f"new results store at {store_path}\nrun: 4 steps\n")  # nothing timed yet: no estimate
     lines = progress_lines(err)
     assert [line.split(":")[0] for line in lines] == [
         "[1/4] suite lookup-tables, model 1 of 2 copy, seed 0",

@@ -111,10 +111,13 @@ def test_offline_quickstart_ends_with_what_it_skipped_and_the_fix_and_the_site_a
         "suite scan-simple@2.0.0 skipped: scan/tasks_train_simple.txt was not found locally and could not be "
         "downloaded ([Errno -3] Temporary failure in name resolution)",
     ]
+    empty, cache = tmp_path / "empty", tmp_path / "home" / "sources"
     assert err[-1] == (
-        "evaluated 1 of 3 suites; skipped 2, whose source files could not be found or downloaded (reasons above): "
-        "agreement-linzen-number, scan-simple. Set STRUCTBENCH_SOURCE_DIR to a folder that holds the published "
-        "files, or run online to download those that have a download address."
+        f"evaluated 1 of 3 suites; skipped 2, whose source files are not in {empty} (STRUCTBENCH_SOURCE_DIR) or "
+        f"{cache} (the cache) and could not be downloaded (reasons above): agreement-linzen-number, scan-simple. "
+        f"STRUCTBENCH_SOURCE_DIR is set to {empty}, which does not exist: make it and put them there, or point "
+        "STRUCTBENCH_SOURCE_DIR at a folder that holds them; or run online to download those that have a download "
+        "address."
     )
 
 
@@ -130,3 +133,21 @@ def test_quickstart_neural_adds_the_neural_baselines_at_their_small_budget(
         assert f'<th scope="row" data-value="{model}">{model}' in (out / "suites" / "miniscan@1.0.0.html").read_text()
     main(["quickstart", "miniscan", "--store", store, "--out", str(out), "--seeds", "0"])
     assert "lla-lstm" not in capsys.readouterr().err  # without --neural only the fast baselines run
+
+
+def test_quickstart_leaves_nothing_in_the_folder_it_ran_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its site is the home's `site/` and its lock is gone at the end (issue 46: a `.structbench-report.lock`
+    stayed in the current folder and showed in `git status`)."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(home))
+    monkeypatch.chdir(work)
+    assert main(["quickstart", "lookup-tables", "--seeds", "0", "--no-reference", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[-1] == f"leaderboard written to {home / 'site' / 'index.html'}"
+    assert "new results store" not in captured.err  # quickstart makes the home's store: no news
+    assert list(work.iterdir()) == []
+    assert sorted(path.name for path in home.iterdir() if path.name.startswith(".")) == []  # no lock, no partial
+    assert (home / "results.sqlite").is_file()

@@ -30,11 +30,17 @@ def test_report_command_writes_the_four_files(
 def test_report_writes_where_quickstart_does_when_no_folder_is_given(
     runner: Runner, store_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """In the home's `site/` (issue 46): nothing is left in the folder the command ran in, no lock either."""
     runner.evaluate("lookup-tables", ModelSpec(name="copy"), [0])
     runner.store.close()
-    monkeypatch.chdir(tmp_path)
-    assert main(["report", "--store", str(store_path)]) == 0
-    assert "lookup-tables@1.0.0" in (tmp_path / "structbench-report" / "index.html").read_text()
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
+    assert main(["report", "--store", str(store_path), "--no-reference"]) == 0
+    site = tmp_path / "home" / "site"
+    assert "lookup-tables@1.0.0" in (site / "index.html").read_text()
+    assert list(work.iterdir()) == [] and not (site.parent / ".site.lock").exists()
 
 
 def test_report_command_refuses_a_missing_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,8 +16,11 @@ from scipy import stats as stats_module
 
 from structbench import __version__, registry
 from structbench.cli import main
+from structbench.errors import UserError
 from structbench.store import Store
 from tests.support import helpers
+from tests.support.helpers import one_sentence_error
+from tests.support.sweep_models import PID_FILE
 
 RECORD_KEYS = {
     "suite",
@@ -28,6 +34,8 @@ RECORD_KEYS = {
     "breakdowns",
     "partial",
     "threads",
+    "convergence",
+    "under_trained",
 }
 STATS_KEYS = {"mean", "std", "min", "max", "ci_low", "ci_high", "interval", "n_seeds", "per_seed"}
 
@@ -119,7 +127,12 @@ def test_a_repeated_run_is_answered_from_the_store(capsys: pytest.CaptureFixture
             "asks for more than 10000 seeds",
         ),  # no OverflowError
         (["--model", "oracle", "--seeds", "99999999999999999999"], "must be integers from 0 to 2**63-1"),
-        (["--model", "oracle", "--set", "novalue"], "is not key=value"),
+        (
+            ["--model", "oracle", "--set", "novalue"],
+            "--set 'novalue' is not key=value; model 'oracle' takes no settings.",
+        ),
+        (["--model", "ngram", "--set", "order"], "--set 'order' is not key=value; e.g. --set order=4."),
+        (["--model", "seq2seq", "--set", "hidden"], "--set 'hidden' is not key=value; e.g. --set epochs=20."),
         (["--model", "tests.support.helpers:Nope"], "has no 'Nope'"),
         (["--model", "no_such_module_xyz:Model"], "cannot import module 'no_such_module_xyz'"),
         (["--model", "oracle", "--suite", "lookup-tabels"], "did you mean lookup-tables"),
@@ -175,12 +188,126 @@ def test_ctrl_c_exits_130_and_the_next_run_resumes(
     assert main(args) == 130
     assert "interrupted; finished runs are stored" in capsys.readouterr().err
     with Store(store_path) as opened:
-        assert dict(zip(opened.runs()["seed"], opened.runs()["status"], strict=True)) == {0: "done", 1: "running"}
+        assert dict(zip(opened.runs()["seed"], opened.runs()["status"], strict=True)) == {0: "done", 1: "interrupted"}
     monkeypatch.setattr(helpers.InterruptOnSeed, "transduce", lambda self, inputs: [list(t) for t in inputs])
     assert main([*args, "--json"]) == 0
     captured = capsys.readouterr()
     assert "1 of 3 seeds answered from the store" in captured.err
     assert json.loads(captured.out)["status"] == {"0": "done", "1": "done", "2": "done"}
+
+
+def test_the_json_record_carries_each_seeds_convergence_and_the_under_trained_flag(
+    capsys: pytest.CaptureFixture[str], store_path: Path
+) -> None:
+    """A script tells a converged run from an under-trained one by the record alone (issue 46)."""
+    model = ["--suite", "lookup-tables", "--model", "tests.support.helpers:TrainedToCriterion", "--in-process"]
+    converged = run_json(capsys, *model, "--seeds", "0,1", "--store", str(store_path))
+    assert converged["under_trained"] is False
+    assert converged["convergence"]["0"] == {
+        "criterion": {"statistic": "dev_accuracy", "at_least": 0.9, "at_most": None, "plateau": None},
+        "reached": True, "value": 0.95, "change": None, "epochs": 3, "updates": None, "seconds": None,
+    }  # fmt: skip
+    assert set(converged["convergence"]) == {"0", "1"}
+    missed = run_json(capsys, *model, "--set", "miss_seed=1", "--seeds", "0,1", "--store", str(store_path))
+    assert missed["under_trained"] is True
+    assert {seed: (c["reached"], c["value"]) for seed, c in missed["convergence"].items()} == {
+        "0": (True, 0.95), "1": (False, 0.5),
+    }  # fmt: skip
+    copy = run_json(capsys, "--suite", "lookup-tables", "--model", "copy", "--store", str(store_path))
+    assert (copy["convergence"], copy["under_trained"]) == ({}, False)  # no criterion, nothing to report
+
+
+def _report_texts(site: Path) -> str:
+    return "\n".join(path.read_text(errors="replace") for path in site.rglob("*") if path.suffix in TEXT_SUFFIXES)
+
+
+TEXT_SUFFIXES = {".html", ".md", ".csv", ".json"}
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_run_stopped_by_a_signal_is_interrupted_in_runs_and_absent_from_the_report(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, signal_number: int
+) -> None:
+    """Ctrl-C or `kill` (SIGTERM) on `structbench run` while its model trains: the command releases its
+    claim before it exits, `runs` says `interrupted` (never `running`) and no page of the report shows
+    a row for the run (issue 46)."""
+    store, pid_file, site = tmp_path / "r.sqlite", tmp_path / "model.pid", tmp_path / "site"
+    assert main(["run", "--suite", "lookup-tables", "--model", "oracle", "--store", str(store), "--no-progress"]) == 0
+    command = [sys.executable, "-m", "structbench.cli", "run", "--suite", "lookup-tables", "--model",
+               "tests.support.sweep_models:Hostile", "--set", "behaviour=wait-for-kill", "--seeds", "0",
+               "--store", str(store), "--no-progress"]  # fmt: skip
+    process = subprocess.Popen(
+        command,
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, PID_FILE: str(pid_file)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's foreground job has it
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not (pid_file.is_file() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        capsys.readouterr()
+        assert main(["runs", "--store", str(store), "--model", "hostile*"]) == 0
+        assert "0:running" in capsys.readouterr().out  # its owner is at it
+        process.send_signal(signal_number)
+        _, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 130 and "interrupted; finished runs are stored" in err
+    assert main(["runs", "--store", str(store), "--model", "hostile*"]) == 0
+    assert "0:interrupted" in capsys.readouterr().out
+    assert main(["report", "--store", str(store), "--out", str(site), "--no-reference", "--no-progress"]) == 0
+    texts = _report_texts(site)
+    assert "oracle" in texts and "hostile" not in texts and "running" not in texts
+
+
+def test_a_bad_value_names_the_set_value_and_a_recipes_names_the_recipe_never_a_path(
+    capsys: pytest.CaptureFixture[str], store_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 46: the fix was "fix the --set values or /…/site-packages/…/recipes/seq2seq/default.yaml"."""
+    from structbench.baselines.neural import settings
+    from structbench.baselines.neural.seq2seq.nets import Seq2SeqSettings
+
+    run = ["run", "--suite", "lookup-tables", "--model", "seq2seq", "--store", str(store_path), "--no-progress"]
+    assert main([*run, "--set", "hidden=abc", "--in-process"]) == 2
+    err = one_sentence_error(capsys.readouterr().err)
+    assert err == (
+        "structbench: error: invalid settings for 'seq2seq' (--set hidden='abc': Input should be a valid integer, "
+        "unable to parse string as an integer); fix the --set value."
+    )
+    path, recipe = settings.load_recipe("seq2seq", "default")
+    broken = recipe.model_copy(update={"budgets": {"cpu-small": {**recipe.budgets["cpu-small"], "hidden": "wide"}}})
+    monkeypatch.setattr(settings, "load_recipe", lambda model, task: (path, broken))
+    with pytest.raises(UserError) as caught:
+        settings.resolve_settings(Seq2SeqSettings, "seq2seq", "lookup-tables", "cpu-small", {})
+    assert str(caught.value) == (
+        "invalid settings for 'seq2seq' (seq2seq default recipe, budget cpu-small, key hidden: Input should be a "
+        "valid integer, unable to parse string as an integer); reinstall structbench, whose recipe it is."
+    )
+
+
+def test_a_new_store_is_announced_and_its_folder_made_only_when_asked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 46: `--store /nonexistent/dir/results.sqlite` made the folders and an empty store, silently."""
+    run = ["run", "--suite", "lookup-tables", "--model", "copy", "--no-progress", "--json"]
+    typo = tmp_path / "resluts" / "dir" / "r.sqlite"
+    assert main([*run, "--store", str(typo)]) == 2
+    assert one_sentence_error(capsys.readouterr().err) == (
+        f"structbench: error: the folder of --store {typo} does not exist ({tmp_path / 'resluts'} is missing); give "
+        "a path in an existing folder, or add --make-dirs to make it."
+    )
+    assert not (tmp_path / "resluts").exists()
+    assert main([*run, "--store", str(typo), "--make-dirs"]) == 0
+    assert f"new results store at {typo}\n" in capsys.readouterr().err and typo.is_file()
+    assert main([*run, "--store", str(typo)]) == 0
+    assert "new results store" not in capsys.readouterr().err  # once, when it is made
+    beside = tmp_path / "r.sqlite"  # in an existing folder: made, and told
+    assert main([*run, "--store", str(beside)]) == 0
+    assert capsys.readouterr().err.splitlines()[0] == f"new results store at {beside}"
 
 
 @pytest.mark.parametrize(

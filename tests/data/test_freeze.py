@@ -108,7 +108,8 @@ def test_tampered_data_is_never_scored(built_home: Path, store_path: Path, capsy
     captured = capsys.readouterr()
     assert code == 2
     assert "does not match the manifest" in captured.err and str(path) in captured.err
-    assert len(captured.err.strip().splitlines()) == 1 and "Traceback" not in captured.err
+    told = [line for line in captured.err.strip().splitlines() if not line.startswith("new results store at ")]
+    assert len(told) == 1 and "Traceback" not in captured.err
     assert captured.out == ""  # no result record
     with Store(store_path) as store:
         assert store.runs().empty and store.scores().empty
@@ -437,16 +438,22 @@ def test_building_every_suite_skips_those_whose_files_cannot_be_had_and_lists_th
     assert "skipped agreement-linzen-number@2.0.0: linzen/agr_50_mostcommon_10K.tsv was not found" in captured.err
     message = "skipped scan-simple@2.0.0: scan/tasks_train_simple.txt was not found locally and could not be downloaded"
     assert message in captured.err
+    empty, cache = tmp_path / "empty", tmp_path / "home" / "sources"
     assert captured.err.splitlines()[-1] == (
-        "built 1 of 3 suites; skipped 2, whose source files could not be found or downloaded (reasons above): "
-        "agreement-linzen-number, scan-simple. Set STRUCTBENCH_SOURCE_DIR to a folder that holds the published "
-        "files, or run online to download those that have a download address."
+        f"built 1 of 3 suites; skipped 2, whose source files are not in {empty} (STRUCTBENCH_SOURCE_DIR) or {cache} "
+        "(the cache) and could not be downloaded (reasons above): agreement-linzen-number, scan-simple. "
+        f"STRUCTBENCH_SOURCE_DIR is set to {empty}, which does not exist: make it and put them there, or point "
+        "STRUCTBENCH_SOURCE_DIR at a folder that holds them; or run online to download those that have a download "
+        "address."
     )
     skips = [line for line in captured.err.splitlines() if line.startswith("skipped ")]
     assert len(skips) == 2  # one short line each: the reason, not the URL or the fix, which ends the output once
     assert not any("http" in line or "STRUCTBENCH_SOURCE_DIR" in line for line in skips)
     assert main(["build", "agreement-linzen-number"]) == 2  # named, its files are needed
-    assert "set STRUCTBENCH_SOURCE_DIR" in one_sentence_error(capsys.readouterr().err)
+    assert one_sentence_error(capsys.readouterr().err).endswith(
+        f"STRUCTBENCH_SOURCE_DIR is set to {empty}, which does not exist: make it and put it there, or point "
+        "STRUCTBENCH_SOURCE_DIR at a folder that holds it."
+    )
 
 
 def test_splits_are_stored_compressed_and_hashed_by_their_json_lines(built_home: Path) -> None:

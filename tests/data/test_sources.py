@@ -84,3 +84,47 @@ def test_a_blob_id_must_be_40_hex_digits_and_a_file_without_pins_is_the_users_ow
     assert not SourceFile(path="x", url="", sha256="").pinned
     both = SourceFile(path="x", url="", sha256="0" * 64, git_blob="1" * 40)
     assert both.pins() == [("SHA-256", "0" * 64), ("git blob id", "1" * 40)]
+
+
+MISSING = SourceFile(path="linzen/agr.tsv", url="", origin="the authors' page", sha256="0" * 64)
+"""A file no folder holds and nothing downloads: each missing-data message is about it."""
+
+
+def test_a_missing_file_names_the_folders_searched_and_advises_setting_the_variable_only_when_unset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "home" / "sources"
+    monkeypatch.setenv("STRUCTBENCH_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("STRUCTBENCH_SOURCE_DIR", raising=False)
+    with pytest.raises(SourceUnavailable) as unset:
+        resolve(MISSING)
+    assert str(unset.value) == (
+        f"linzen/agr.tsv is not in {cache} (the cache), and it has no download address (it comes from the authors' "
+        "page); set STRUCTBENCH_SOURCE_DIR to a folder that holds it."
+    )
+    empty = tmp_path / "data"
+    empty.mkdir()
+    monkeypatch.setenv("STRUCTBENCH_SOURCE_DIR", str(empty))
+    with pytest.raises(SourceUnavailable) as set_there:
+        resolve(MISSING)
+    assert str(set_there.value) == (
+        f"linzen/agr.tsv is not in {empty} (STRUCTBENCH_SOURCE_DIR) or {cache} (the cache), and it has no download "
+        f"address (it comes from the authors' page); STRUCTBENCH_SOURCE_DIR is set to {empty}, which does not hold "
+        "it: put it there, or point STRUCTBENCH_SOURCE_DIR at a folder that holds it."
+    )
+    monkeypatch.setenv("STRUCTBENCH_SOURCE_DIR", str(tmp_path / "typo"))
+    with pytest.raises(
+        SourceUnavailable, match=r"STRUCTBENCH_SOURCE_DIR is set to \S+typo, which does not exist: make"
+    ):
+        resolve(MISSING)
+    with pytest.raises(SourceUnavailable) as given:
+        resolve(MISSING, empty)
+    assert f"is not in {empty} (--source-dir) or {tmp_path / 'typo'} (STRUCTBENCH_SOURCE_DIR) or {cache}" in str(
+        given.value
+    )
+    assert str(given.value).endswith(f"--source-dir is set to {empty}, which does not hold it: put it there, or "
+                                     "point --source-dir at a folder that holds it.")  # fmt: skip
+    assert (
+        given.value.short
+        == "linzen/agr.tsv was not found locally and has no download address (it comes from the authors' page)"
+    )

@@ -151,4 +151,4 @@ def test_ctrl_c_ends_the_worker_and_leaves_the_seed_to_be_redone(tmp_path: Path)
     assert not alive(int(pid_file.read_text()))
     with Store(store) as opened:
         runs = opened.runs()
-    assert list(runs.status) == ["running"]  # released: the next run redoes it
+    assert list(runs.status) == ["interrupted"] and list(runs.owner.isna()) == [True]  # released: redone next

@@ -90,7 +90,7 @@ def test_an_interrupted_run_is_redone_and_finished_ones_are_kept(
     model = ModelSpec(name="tests.support.helpers:InterruptOnSeed", params={"interrupt_seed": 1})
     with pytest.raises(KeyboardInterrupt):
         runner.evaluate("lookup-tables", model, [0, 1, 2])
-    assert statuses(runner) == {0: "done", 1: "running"}  # seed 2 never started
+    assert statuses(runner) == {0: "done", 1: "interrupted"}  # seed 2 never started
     seed0 = runner.store.runs().set_index("seed").loc[0, ["id", "started_at", "finished_at"]].tolist()
     # the same cell again, this time without the Ctrl-C
     monkeypatch.setattr(helpers.InterruptOnSeed, "transduce", lambda self, inputs: [list(t) for t in inputs])
@@ -117,7 +117,7 @@ def test_a_run_left_running_by_a_killed_process_is_redone_alone(runner: Runner) 
             "harness_version": __version__, "git_commit": None, "environment": "{}",
         },
     )  # fmt: skip
-    assert statuses(runner) == {0: "done", 1: "done", 2: "running"}
+    assert statuses(runner) == {0: "done", 1: "done", 2: "interrupted"}
     stale_id = by_seed(runner, 2, "id")
     stale_started = by_seed(runner, 2, "started_at")
     record = runner.evaluate("lookup-tables", model, [0, 1, 2])

@@ -28,6 +28,7 @@ from structbench.scoring import Score, SplitScores
 from structbench.specs import ModelSpec, Split
 from structbench.store import RUN_FIELDS, SCHEMA_VERSION, ClaimLost, Store, config_hash
 from structbench.store.migration import create_v1_store, score_values, write_v1_run
+from structbench.store.ownership import HELD, HOST, process_start
 
 SCORE_COLUMNS = [
     "suite", "version", "suite_hash", "model", "model_hash", "config_hash", "comparable", "seed", "draw",
@@ -235,7 +236,7 @@ def claim_and_die(path: Path, fields: dict[str, Any]) -> None:
 def test_a_run_held_by_a_dead_process_is_taken_over_in_place(store: Store, store_path: Path) -> None:
     claim_and_die(store_path, run_fields(0))
     (stale,) = store.runs().itertuples()
-    assert stale.status == "running" and stale.owner != store.owner
+    assert stale.status == "interrupted" and stale.owner != store.owner  # the store keeps `running`, its owner dead
     claim = store.claim_run(run_fields(0))
     assert (claim.state, claim.run_id) == ("claimed", stale.id)
     (taken,) = store.runs().itertuples()
@@ -287,10 +288,51 @@ def test_discarding_a_taken_over_claim_restores_the_earlier_attempt(store: Store
 
 def test_a_released_claim_stays_running_and_is_redone(store: Store, store_path: Path) -> None:
     claim = store.claim_run(run_fields(0))
-    store.release(claim)  # what an interrupt leaves
-    assert store.runs().status.tolist() == ["running"] and store.runs().owner.tolist() == [None]
+    store.release(claim)  # what an interrupt leaves: `running`, no owner, shown as interrupted
+    assert store.runs().status.tolist() == ["interrupted"] and store.runs().owner.tolist() == [None]
+    assert store.run_status(claim.run_id) == ("interrupted", None)
+    assert store._db.execute("SELECT status FROM runs").fetchall() == [("running",)]
     with Store(store_path) as other:  # nobody waits for it, whichever process asks
         assert other.claim_run(run_fields(0)).state == "claimed"
+
+
+def _hand_over(store: Store, run_id: int, owner: str | None) -> None:
+    """Sign a claimed row as another process would have (a test's stand-in for that process)."""
+    HELD.discard((store.owner, run_id))
+    with store._transaction() as db:
+        db.execute("UPDATE runs SET owner=? WHERE id=?", (owner, run_id))
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="process start times come from /proc")
+def test_a_live_pid_that_started_after_the_claim_is_not_its_owner(store: Store, store_path: Path) -> None:
+    """A claim records its process's start time: a dead owner's pid, reused by a later process, is not
+    mistaken for it (the row is interrupted and taken over), while the owner itself is still waited for."""
+    parent = os.getppid()  # alive for the whole test, and not this process
+    started = process_start(parent)
+    assert started.isdigit() and store.owner.split(":")[2] == process_start(os.getpid())
+    claim = store.claim_run(run_fields(0))
+    _hand_over(store, claim.run_id, f"{HOST}:{parent}:{started}:feedcafe")
+    assert store.runs().status.tolist() == ["running"]  # its owner runs
+    with Store(store_path) as other:
+        assert other.claim_run(run_fields(0)).state == "busy"
+    _hand_over(store, claim.run_id, f"{HOST}:{parent}:{int(started) - 1}:feedcafe")  # the pid, another process
+    assert store.runs().status.tolist() == ["interrupted"]
+    with Store(store_path) as other:
+        taken = other.claim_run(run_fields(0))
+        assert (taken.state, taken.run_id) == ("claimed", claim.run_id)
+        other.release(taken)
+
+
+def test_an_owner_signed_before_start_times_were_recorded_is_still_read(store: Store) -> None:
+    """Stores hold `host:pid:token` owners from before: a live pid is their owner, a dead one is not."""
+    claim = store.claim_run(run_fields(0))
+    _hand_over(store, claim.run_id, f"{HOST}:{os.getppid()}:feedcafe")
+    assert store.runs().status.tolist() == ["running"]
+    assert store.claim_run(run_fields(0)).holder == f"pid {os.getppid()} on {HOST}"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    _hand_over(store, claim.run_id, f"{HOST}:{int(dead.stdout)}:feedcafe")
+    assert store.runs().status.tolist() == ["interrupted"]
+    assert store.claim_run(run_fields(0)).state == "claimed"
 
 
 # re-scoring

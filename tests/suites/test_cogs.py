@@ -179,7 +179,10 @@ def test_without_the_gen_file_the_suite_is_skipped_with_a_one_line_reason(
     assert main(["build", "--no-progress"]) == 0
     err = capsys.readouterr().err
     assert "skipped cogs@1.0.0: cogs/gen.tsv was not found locally and could not be downloaded (no network)" in err
-    assert "skipped 1, whose source files could not be found or downloaded (reasons above): cogs" in err
+    assert (
+        f"skipped 1, whose source files are not in {os.environ['STRUCTBENCH_SOURCE_DIR']} (STRUCTBENCH_SOURCE_DIR) "
+        f"or {tmp_path / 'home' / 'sources'} (the cache) and could not be downloaded (reasons above): cogs."
+    ) in err
     assert not freeze.is_built(Cogs())
     assert Cogs.released_manifest() is None  # written by the first build that has the file
 

@@ -81,6 +81,33 @@ class InterruptOnSeed:
         return [list(tokens) for tokens in inputs]
 
 
+class TrainedToCriterion:
+    """Copies its input and reports training against a criterion (dev accuracy at least 0.9), reached on
+    every seed but `miss_seed`, where it stopped at 0.5: a neural baseline's report, without the training."""
+
+    name = "trained-to-criterion"
+    protocols = ("transduction",)
+
+    def __init__(self, miss_seed: int = -1) -> None:
+        self.miss_seed = miss_seed
+        self.seed = -1
+
+    def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
+        self.seed = seed
+
+    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
+        return [list(tokens) for tokens in inputs]
+
+    def convergence(self) -> dict[str, Any]:
+        reached = self.seed != self.miss_seed
+        return {
+            "criterion": {"statistic": "dev_accuracy", "at_least": 0.9},
+            "reached": reached,
+            "value": 0.95 if reached else 0.5,
+            "epochs": 3 if reached else 10,
+        }
+
+
 class ClassifierOnly:
     """Speaks only classification."""
 

@@ -24,6 +24,7 @@ from structbench.cli.options import (
     existing_store,
     number,
     patterns,
+    store_to_write,
 )
 from structbench.cli.reference import add_no_reference, reference_copy
 from structbench.errors import UserError
@@ -32,7 +33,7 @@ from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Runner
 from structbench.runs.settings import text_settings
 from structbench.specs import ModelSpec
-from structbench.store import Store, StoreReader
+from structbench.store import StoreReader
 from structbench.store.published import is_published
 from structbench.suite import Suite
 
@@ -222,7 +223,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         asked = [ModelRequest.of(spec, name=args.name) for spec in specs]  # every name checked before anything runs
         metrics = None if args.all_metrics else {registry.suite(suite).spec.primary_metric for suite in suites}
         entries = []
-        with Store(args.store) as store:
+        with store_to_write(args) as store:
             runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
             for suite in suites:
                 for spec, model in zip(specs, asked, strict=True):
@@ -237,7 +238,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"wrote {sum(len(e.cells) for e in entries)} cells of {len(entries)} runs to {args.golden}")
         return 0
     expected = golden.read(args.golden)
-    with Store(args.store) as store:
+    with store_to_write(args) as store:
         runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
         verdicts = golden.check(runner, expected, args.tolerance)
     shown = golden.shown
@@ -418,7 +419,7 @@ def add_check(commands: Commands) -> None:
     checker.add_argument(
         "--all-metrics", action="store_true", help="with --write: every metric, not only each suite's primary one"
     )
-    add_store(checker)
+    add_store(checker, writes=True)
     add_source_dir(checker)
     add_no_progress(checker)
     checker.set_defaults(handler=cmd_check)

@@ -1,7 +1,10 @@
 """The `structbench` parser and dispatch: every command family adds its commands, `main` runs one.
 
 Errors a user can cause end in one sentence on stderr and exit status 2; a data verification
-failure exits with status 1; an interrupt exits with 130. An SQLite error that reaches here (a
+failure exits with status 1; an interrupt exits with 130. SIGTERM (a batch scheduler's cancel, `kill`)
+and SIGHUP (a closed terminal) are raised as an interrupt, unless the process was started ignoring
+them (`nohup`), so that a command ends as after Ctrl-C: the runs it claimed and did not finish are
+released, shown as `interrupted` until the next ask redoes them, and its worker ends. An SQLite error that reaches here (a
 damaged page met while a report reads the store, a disk that fills up) is the results store's, and
 is told as one sentence naming it (`structbench.store.failures`); an OS error on a named file (a
 path too long, a folder that cannot be read) is one sentence naming the file.
@@ -11,9 +14,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import FrameType
 
 from structbench import __version__
 from structbench.cli import analysis, published, reference, report, run, suites, sweep
@@ -47,6 +54,31 @@ def one_line(message: str) -> str:
     )
 
 
+def _terminate(signal_number: int, _frame: FrameType | None) -> None:
+    """SIGTERM or SIGHUP, raised where the command is, so that it ends as after Ctrl-C."""
+    raise KeyboardInterrupt(signal.Signals(signal_number).name)
+
+
+@contextmanager
+def _terminations_interrupt() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP raise KeyboardInterrupt (where they would otherwise end the
+    process at once, leaving its claims for readers to find stale); the handlers before are restored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signals = [signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    before = {number: signal.getsignal(number) for number in signals}
+    for number, handler in before.items():
+        if handler == signal.SIG_DFL:  # a process started to ignore it (nohup) keeps ignoring it
+            signal.signal(number, _terminate)
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            if handler is not None:
+                signal.signal(number, handler)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Every command, in the order `structbench --help` lists them."""
     parser = argparse.ArgumentParser(prog="structbench", description=DESCRIPTION)
@@ -78,7 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.path.append(os.getcwd())
     try:
         try:
-            return int(args.handler(args))
+            with _terminations_interrupt():
+                return int(args.handler(args))
         except UserError:  # its sentence names the file at fault already (an SQLite error may be its context)
             raise
         except Exception as error:

@@ -1,7 +1,9 @@
-"""Options several commands share, each defined once: --store, --source-dir, --json, --seeds, --no-progress.
+"""Options several commands share, each defined once: --store (and --make-dirs), --source-dir, --json,
+--seeds, --no-progress.
 
-Also the small readings of option values that more than one command makes: an existing store,
-comma lists of patterns, and numbers (`number`, `whole`: every numeric option of every command is
+Also the small readings of option values that more than one command makes: an existing store, a store
+to write (`store_to_write`: a new file is announced, and its folder made only where asked), comma lists
+of patterns, and numbers (`number`, `whole`: every numeric option of every command is
 read by one of them, so that `nan`, `inf` or `1e400` is refused where it is given, never taken as
 a time-out that never ends or a tolerance that passes every change).
 """
@@ -11,12 +13,14 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeAlias
 
 from structbench.errors import UserError
 from structbench.paths import default_store_path
+from structbench.store import Store
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 """What each command family adds its commands to (`add_subparsers`' answer)."""
@@ -27,11 +31,19 @@ LARGEST_INTEGER = 2**63 - 1
 SOURCE_HELP = "folder laid out like the published reference data (overrides STRUCTBENCH_SOURCE_DIR)"
 
 
-def add_store(parser: argparse.ArgumentParser) -> None:
-    """`--store PATH`: the results database, by default the home's."""
+def add_store(parser: argparse.ArgumentParser, *, writes: bool = False) -> None:
+    """`--store PATH`: the results database, by default the home's; for a command that `writes` runs
+    into it (and so may create it), `--make-dirs` too (see `store_to_write`)."""
     parser.add_argument(
         "--store", type=Path, default=default_store_path(), help=f"results database (default {default_store_path()})"
     )
+    if writes:
+        parser.add_argument(
+            "--make-dirs",
+            action="store_true",
+            help="make the folders of a new --store that do not exist yet (by default they must exist, so that a "
+            "typo in the path is an error, not a new empty store)",
+        )
 
 
 def add_source_dir(parser: argparse.ArgumentParser) -> None:
@@ -59,6 +71,28 @@ def existing_store(path: Path) -> Path:
     if not Path(path).is_file():
         raise UserError(f"no results store at {path}; run `structbench run` first or pass --store.")
     return path
+
+
+def store_to_write(args: argparse.Namespace, *, announce: bool = True) -> Store:
+    """The store `--store` names, opened for writing runs into it. A store that does not exist yet is
+    created and, where `announce`, told in one line on stderr (`new results store at PATH`), so that a
+    typo in `--store` is seen before its empty leaderboard is; its folder must exist unless it is the
+    home's (the default store) or `--make-dirs` is given, else one sentence names the missing folder."""
+    path = Path(args.store)
+    new = not path.exists()
+    if new and not path.parent.exists() and path != default_store_path() and not getattr(args, "make_dirs", False):
+        missing = path.parent
+        while not missing.parent.exists() and missing.parent != missing:
+            missing = missing.parent
+        if missing.parent.is_dir():  # else a file stands where a folder should: the store says so as it opens
+            raise UserError(
+                f"the folder of --store {path} does not exist ({missing} is missing); give a path in an existing "
+                "folder, or add --make-dirs to make it."
+            )
+    store = Store(path)
+    if new and announce:
+        print(f"new results store at {path}", file=sys.stderr, flush=True)
+    return store
 
 
 def patterns(values: Sequence[str] | None) -> list[str] | None:

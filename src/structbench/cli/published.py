@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 from structbench import registry
-from structbench.cli.options import Commands, add_json, add_source_dir, add_store, patterns, whole
+from structbench.cli.options import Commands, add_json, add_source_dir, add_store, patterns, store_to_write, whole
 from structbench.errors import UserError
-from structbench.store import Store
 
 PUBLISHED_SETS = ("syntaxgym-hu2020",)
 """The published per-item results structbench knows the files of (pinned by URL and SHA-256)."""
@@ -42,7 +41,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             item_offset=args.item_offset,
             source_dir=args.source_dir,
         )
-    with Store(args.store) as store:
+    with store_to_write(args) as store:
         store.add_published(runs)
     summary: dict[str, list[int]] = {}
     for run in runs:
@@ -90,6 +89,6 @@ def add_command(commands: Commands) -> None:
     imported.add_argument("--url", help="where the file was published")
     imported.add_argument("--commit", help="the commit of the repository it was taken from")
     add_source_dir(imported)
-    add_store(imported)
+    add_store(imported, writes=True)
     add_json(imported, "print the imported labels and seeds as JSON")
     imported.set_defaults(handler=cmd_import)

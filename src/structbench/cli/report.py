@@ -18,12 +18,14 @@ from structbench.cli.options import (
     add_source_dir,
     add_store,
     patterns,
+    store_to_write,
 )
 from structbench.cli.progress import SuiteRuns, report_job, seed_ended
 from structbench.cli.reference import add_no_reference, reference_copy, results
 from structbench.cli.suites import skipped_summary
 from structbench.data import freeze
 from structbench.errors import SourceUnavailable, UserError
+from structbench.paths import default_site_dir
 from structbench.protocols import recipe_hook
 from structbench.runs.arguments import parse_seeds
 from structbench.runs.normalise import normalise_store
@@ -108,7 +110,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     # has not started is dropped if quickstart stops.
     builder = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
     built = {name: builder.submit(_build, name, args.source_dir) for name in names}
-    with Store(args.store) as store, _stopped_on_exit(builder):
+    with store_to_write(args, announce=False) as store, _stopped_on_exit(builder):
         runner = Runner(store, source_dir=args.source_dir, progress=False if args.no_progress else None)
         suites = [registry.suite(name) for name in names]
         models = [QUICKSTART_MODELS + (trained_in_quickstart(name) if args.neural else ()) for name in names]
@@ -153,18 +155,19 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
             "`structbench quickstart --all` evaluates them too.",
             file=sys.stderr,
         )
-    print(skipped_summary("evaluated", len(names), unavailable, failed), file=sys.stderr)
+    print(skipped_summary("evaluated", len(names), unavailable, failed, args.source_dir), file=sys.stderr)
     return 0
 
 
 def _add_out(parser: argparse.ArgumentParser) -> None:
-    """`--out DIR`: where `report` and `quickstart` write the site, by default the same folder."""
+    """`--out DIR`: where `report` and `quickstart` write the site, by default the same folder in the home
+    (`paths.default_site_dir`): nothing is written into the folder the command is started from."""
     parser.add_argument(
         "--out",
         type=Path,
-        default=Path("structbench-report"),
+        default=default_site_dir(),
         metavar="DIR",
-        help="folder of the leaderboard site (default structbench-report, for report and quickstart alike)",
+        help=f"folder of the leaderboard site (default {default_site_dir()}, for report and quickstart alike)",
     )
 
 
@@ -196,7 +199,7 @@ def add_quickstart(commands: Commands) -> None:
         action="store_true",
         help="every registered suite, not only the first member of each suite set (SCAN few-shot, logic, ...)",
     )
-    add_store(quick)
+    add_store(quick, writes=True)
     _add_out(quick)
     add_seeds(quick, "0,1,2,3,4", "seeds every baseline runs on, e.g. 0,1,2 or 0-9 (default 0,1,2,3,4)")
     add_source_dir(quick)

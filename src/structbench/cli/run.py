@@ -16,6 +16,7 @@ from structbench.cli.options import (
     add_store,
     number,
     patterns,
+    store_to_write,
     whole,
 )
 from structbench.cli.progress import SuiteRuns, is_quiet, seed_ended
@@ -23,9 +24,8 @@ from structbench.errors import UserError
 from structbench.runs.arguments import parse_seeds, parse_settings
 from structbench.runs.request import ModelRequest
 from structbench.runs.runner import Evaluation, Runner
-from structbench.runs.settings import text_settings
+from structbench.runs.settings import setting_example, text_settings
 from structbench.specs import ModelSpec
-from structbench.store import Store
 
 if TYPE_CHECKING:
     from structbench.execution.supervised import InProcess, SupervisedWorker
@@ -48,11 +48,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         registry.suite(suite)
     asked = []
     for name in names:  # ModelRequest.of refuses an unknown setting or a value its constructor rules out
-        params = parse_settings(args.set, text=text_settings(name))  # a str setting takes `111` as "111"
+        # a str setting takes `111` as "111"; a pair that is no key=value is shown one of the model's settings
+        params = parse_settings(args.set, text=text_settings(name), example=setting_example(name))
         asked.append(ModelRequest.of(ModelSpec(name=name, params=params), name=args.name, limit=args.limit))
     records = []
     quiet = is_quiet(args)
-    with Store(args.store) as store, supervisor_of(args, "run", False if quiet else None) as supervisor:
+    with store_to_write(args) as store, supervisor_of(args, "run", False if quiet else None) as supervisor:
         runner = Runner(store, source_dir=args.source_dir, progress=False if quiet else None, supervisor=supervisor)
         resolved = [registry.suite(suite) for suite in suites]
         labels = [(model.label, model.shown(model.label)) for model in asked]
@@ -208,7 +209,7 @@ def add_command(commands: Commands) -> None:
     run.add_argument(
         "--force", action="store_true", help="run every seed again, replacing what the store holds for them"
     )
-    add_store(run)
+    add_store(run, writes=True)
     add_json(run, "print the result record as JSON (a list of records for several runs)")
     add_source_dir(run)
     add_no_progress(run)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from structbench import registry
 from structbench.cli.options import Commands, add_json, add_no_progress, add_source_dir
 from structbench.cli.progress import build_job
 from structbench.data import freeze
-from structbench.data.sources import SOURCE_DIR_VARIABLE
+from structbench.data.sources import searched, where_to_put
 from structbench.errors import SourceUnavailable
 from structbench.protocols import hook
 
@@ -126,28 +127,29 @@ def cmd_build(args: argparse.Namespace) -> int:
                 )
                 job.finish("built")
     if skipped:
-        print(skipped_summary("built", len(names), skipped), file=sys.stderr)
+        print(skipped_summary("built", len(names), skipped, source_dir=args.source_dir), file=sys.stderr)
     return 1 if failed else 0
 
 
-def skipped_summary(done: str, total: int, skipped: list[str], failed: list[str] | None = None) -> str:
+def skipped_summary(
+    done: str, total: int, skipped: list[str], failed: list[str] | None = None, source_dir: Path | None = None
+) -> str:
     """One line for the end of `build` and `quickstart`: how many of `total` suites were `done`
     (built, evaluated), which were skipped because their source files could not be had, with the
-    fix, and which `failed` for another reason (printed above)."""
+    fix (`sources.where_to_put`: to set STRUCTBENCH_SOURCE_DIR where it is unset, else what it, or
+    `--source-dir`, is set to), and which `failed` for another reason (printed above)."""
     failed = failed or []
     line = f"{done} {total - len(skipped) - len(failed)} of {total} suites"
     if skipped:
         line += (
-            f"; skipped {len(skipped)}, whose source files could not be found or downloaded (reasons above): "
-            f"{', '.join(skipped)}"
+            f"; skipped {len(skipped)}, whose source files are not in {searched(source_dir)} and could not be "
+            f"downloaded (reasons above): {', '.join(skipped)}"
         )
     if failed:
         line += f"; skipped {len(failed)} for other reasons (above): {', '.join(failed)}"
     if skipped:
-        line += (
-            f". Set {SOURCE_DIR_VARIABLE} to a folder that holds the published files, or run online to download "
-            "those that have a download address"
-        )
+        fix = where_to_put(source_dir, "them")
+        line += f". {fix[0].upper()}{fix[1:]}; or run online to download those that have a download address"
     return line + "."
 
 

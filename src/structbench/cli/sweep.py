@@ -7,11 +7,19 @@ import os
 import sys
 from pathlib import Path
 
-from structbench.cli.options import Commands, add_json, add_no_progress, add_source_dir, add_store, number, whole
+from structbench.cli.options import (
+    Commands,
+    add_json,
+    add_no_progress,
+    add_source_dir,
+    add_store,
+    number,
+    store_to_write,
+    whole,
+)
 from structbench.cli.reference import tell
 from structbench.errors import UserError
 from structbench.paths import reference_bundle_dir
-from structbench.store import Store
 from structbench.store.bundle import has_runs, locked, read_into, write_runs
 from structbench.store.bundle_reader import read_bundle
 
@@ -31,7 +39,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             return RayExecutor(args.workers, timeout=args.timeout, address=args.address)
         return LocalExecutor(args.workers or os.cpu_count() or 1, timeout=args.timeout)
 
-    with Store(args.store) as store:
+    with store_to_write(args) as store:
         bundle = None if args.reference is None else Path(args.reference) if args.reference else reference_bundle_dir()
         if bundle is not None and has_runs(bundle):  # the runs bundled already are not made again
             with locked(bundle, shared=True):
@@ -83,7 +91,7 @@ def add_command(commands: Commands) -> None:
         metavar="SECONDS",
         help="fail a run that takes longer, killing its worker (default: none)",
     )
-    add_store(sweep)
+    add_store(sweep, writes=True)
     sweep.add_argument(
         "--reference",
         nargs="?",

@@ -10,6 +10,10 @@ A file no copy of which was at hand when its suite was written (COGS's generalis
 pinned instead by its git blob id, the name git gives the file's bytes in the pinned commit's tree
 (the SHA-1 of `blob <size in bytes>`, a NUL byte and the bytes), which `git ls-tree` lists without
 the file being downloaded. It is checked the same way, on a local copy and on a download.
+
+A file found nowhere is told in one sentence that names every folder searched and the fix that
+applies: to set `STRUCTBENCH_SOURCE_DIR` where it is unset, and where it is set, that it is set to
+a folder that does not hold the file (`searched`, `where_to_put`).
 """
 
 from __future__ import annotations
@@ -91,22 +95,52 @@ def _check(path: Path, source: SourceFile, origin: str) -> Path:
     for kind, expected in source.pins():
         actual = _OF_FILE[kind](path)
         if actual != expected:
+            fix = (
+                "delete it, and it is downloaded again"
+                if origin == "the cache"
+                else f"point {origin} at an unmodified copy of the published data"
+            )
             raise UserError(
                 f"{path} (from {origin}) has {kind} {actual[:12]}… but {source.path} is pinned to "
-                f"{expected[:12]}…; point {origin} at an unmodified copy of the published data."
+                f"{expected[:12]}…; {fix}."
             )
     return path
 
 
-def _local(source: SourceFile, source_dir: Path | None) -> tuple[Path, str] | None:
-    """The first local copy of `source` in lookup order, with where it was found; None without one."""
+def _folders(source_dir: Path | None) -> list[tuple[Path, str]]:
+    """The folders a source file is looked for in, in lookup order, each with what names it."""
     candidates: list[tuple[Path, str]] = []
     if source_dir is not None:
         candidates.append((Path(source_dir), "--source-dir"))
     if env_dir := os.environ.get(SOURCE_DIR_VARIABLE):
         candidates.append((Path(env_dir), SOURCE_DIR_VARIABLE))
     candidates.append((sources_cache_dir(), "the cache"))
-    for folder, origin in candidates:
+    return candidates
+
+
+def searched(source_dir: Path | None = None) -> str:
+    """The folders searched, for a message: `/data (STRUCTBENCH_SOURCE_DIR) or /home/sources (the cache)`."""
+    return " or ".join(f"{folder} ({origin})" for folder, origin in _folders(source_dir))
+
+
+def where_to_put(source_dir: Path | None = None, what: str = "it") -> str:
+    """The fix for source files (`what`: `it`, `them`) found in no folder searched: set
+    STRUCTBENCH_SOURCE_DIR where it is unset; where it (or `--source-dir`) is set, say to what, and
+    that the folder does not hold them (or does not exist)."""
+    if source_dir is not None:
+        given, name = Path(source_dir), "--source-dir"
+    elif env_dir := os.environ.get(SOURCE_DIR_VARIABLE):
+        given, name = Path(env_dir), SOURCE_DIR_VARIABLE
+    else:
+        return f"set {SOURCE_DIR_VARIABLE} to a folder that holds {what}"
+    if not given.is_dir():
+        return f"{name} is set to {given}, which does not exist: make it and put {what} there, or point {name} at a folder that holds {what}"
+    return f"{name} is set to {given}, which does not hold {what}: put {what} there, or point {name} at a folder that holds {what}"
+
+
+def _local(source: SourceFile, source_dir: Path | None) -> tuple[Path, str] | None:
+    """The first local copy of `source` in lookup order, with where it was found; None without one."""
+    for folder, origin in _folders(source_dir):
         if (folder / source.path).is_file():
             return folder / source.path, origin
     return None
@@ -123,14 +157,21 @@ def resolve(source: SourceFile, source_dir: Path | None = None) -> Path:
     if found is not None:
         path, origin = found
         return _check(path, source, origin)
-    return _download(source, sources_cache_dir() / source.path)
+    try:
+        return _download(source, sources_cache_dir() / source.path)
+    except SourceUnavailable as error:
+        raise SourceUnavailable(
+            f"{source.path} is not in {searched(source_dir)}, {error}; {where_to_put(source_dir)}.",
+            short=error.short,  # the reason alone: a list of skipped suites names the folders and the fix once
+        ) from None
 
 
 def _download(source: SourceFile, destination: Path) -> Path:
+    """Download `source` into `destination` and check it; a `SourceUnavailable` whose message is the
+    reason alone, to follow the folders searched (`resolve` names them and the fix)."""
     if not source.url:
         raise SourceUnavailable(
-            f"{source.path} was not found locally and has no download address (it comes from {source.origin}); "
-            f"set {SOURCE_DIR_VARIABLE} to a folder that contains it.",
+            f"and it has no download address (it comes from {source.origin})",
             short=f"{source.path} was not found locally and has no download address (it comes from {source.origin})",
         )
     try:
@@ -139,17 +180,15 @@ def _download(source: SourceFile, destination: Path) -> Path:
     except (urllib.error.URLError, TimeoutError, OSError, http.client.HTTPException) as error:
         reason = error.reason if isinstance(error, urllib.error.URLError) else error
         raise SourceUnavailable(
-            f"{source.path} was not found locally and could not be downloaded from {source.url} "
-            f"({reason}); download it yourself or set {SOURCE_DIR_VARIABLE} to a folder that contains it.",
+            f"and it could not be downloaded from {source.url} ({reason}): download it yourself, or run online",
             short=f"{source.path} was not found locally and could not be downloaded ({reason})",
         ) from None
     for kind, expected in source.pins() or [("SHA-256", "")]:  # a download without a pin is never trusted
         actual = _OF_BYTES[kind](data)
         if actual != expected:
             raise SourceUnavailable(
-                f"the download of {source.url} has {kind} {actual[:12]}… instead of the pinned "
-                f"{expected[:12]}…; the upstream file changed, so set {SOURCE_DIR_VARIABLE} to a copy "
-                "of the pinned version.",
+                f"and its download from {source.url} has {kind} {actual[:12]}… instead of the pinned "
+                f"{expected[:12]}… (the upstream file changed): a copy of the pinned version is needed",
                 short=f"the download of {source.path} is not the pinned file ({kind} {actual[:12]}…)",
             )
     destination.parent.mkdir(parents=True, exist_ok=True)

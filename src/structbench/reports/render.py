@@ -23,8 +23,8 @@ views (`structbench.reports.views`) turn it into page contexts and plots; the wr
 Writing is safe against other reports and against being killed: the site is built first (which
 validates the store and the filters), then written into a hidden folder beside `--out`
 (`.NAME.partial-PID-RANDOM`) and renamed into place, under an exclusive lock on `.NAME.lock`
-beside `--out`, so that reports into one folder at the same time take turns and each leaves a
-complete site. A report killed before its rename (SIGKILL, power cut) leaves its partial folder
+beside `--out` (deleted by its holder when done, so that nothing but the site stays beside it), so
+that reports into one folder at the same time take turns and each leaves a complete site. A report killed before its rename (SIGKILL, power cut) leaves its partial folder
 behind; the next report into that folder deletes it, and any `.NAME.old-PID-RANDOM` folder, once the
 process named in it is gone from this host.
 """
@@ -39,7 +39,7 @@ import re
 import secrets
 import shutil
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from structbench import __version__
@@ -128,20 +128,33 @@ def _clean_stale(out_dir: Path) -> list[Path]:
 def _locked(out_dir: Path) -> Iterator[None]:
     """Hold the exclusive lock of `out_dir` (`flock` on `.NAME.lock` beside it), waiting for any other
     report that holds it: reports into one folder write and swap in their sites one at a time. The
-    lock file stays (deleting it would let two reports lock two files of one name)."""
-    try:
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-        handle = out_dir.with_name(f".{out_dir.name}.lock").open("a")
-    except OSError as error:
-        raise UserError(
-            f"cannot write the site next to --out {out_dir} ({error.strerror or error}); a report writes "
-            "the site beside --out and then moves it there, so give a folder whose parent you can write to."
-        ) from None
-    with handle:
+    holder deletes the lock file before it lets go, so that none is left beside the site; a report that
+    waited on a file deleted meanwhile finds that the path names another file (or none) once it holds
+    the lock, and locks again, so that two reports never hold two files of one name."""
+    path = out_dir.with_name(f".{out_dir.name}.lock")
+    while True:
+        try:
+            out_dir.parent.mkdir(parents=True, exist_ok=True)
+            handle = path.open("a")
+        except OSError as error:
+            raise UserError(
+                f"cannot write the site next to --out {out_dir} ({error.strerror or error}); a report writes "
+                "the site beside --out and then moves it there, so give a folder whose parent you can write to."
+            ) from None
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            current = os.stat(path)
+        except FileNotFoundError:
+            current = None
+        if current is not None and current.st_ino == os.fstat(handle.fileno()).st_ino:
+            break
+        handle.close()  # its holder deleted it while this report waited: lock the file the path names now
+    with handle:
         try:
             yield
         finally:
+            with suppress(OSError):
+                path.unlink()
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 

@@ -61,16 +61,17 @@ def _checked_seeds(seeds: list[int], given: str) -> list[int]:
     return seeds
 
 
-def parse_settings(pairs: Sequence[str], *, text: Collection[str] = ()) -> dict[str, Any]:
+def parse_settings(pairs: Sequence[str], *, text: Collection[str] = (), example: str = "") -> dict[str, Any]:
     """Model settings from `key=value` pairs; a value is read as JSON where it parses to a scalar,
     except for the keys in `text`, settings the model declares as strings
     (`structbench.runs.settings.text_settings`): `--set fallback=111` is then the string "111", not
-    a number its constructor would refuse."""
+    a number its constructor would refuse. `example` follows the refusal of a pair that is not
+    `key=value`: one of the model's own settings (`structbench.runs.settings.setting_example`)."""
     settings: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
-            raise UserError(f"--set {pair!r} is not key=value, e.g. --set hidden_size=256.")
+            raise UserError(f"--set {pair!r} is not key=value{'; ' + example if example else ''}.")
         if key in text:
             settings[key] = raw
             continue

@@ -180,9 +180,14 @@ class Runner:
         label: str,
     ) -> ResultRecord:
         """What `run --json` prints of one model configuration on one suite: the per-seed statuses
-        given and the cells over every finished seed the store holds."""
+        given, and the cells over every finished seed the store holds with how each one's training went
+        against its criterion (`convergence`, `under_trained`)."""
         spec = on_suite.suite.spec
+        model_hash = on_suite.key.model_hash
+        trained = self.store.finished_convergence(spec.id, spec.version, suite_hash, model_hash, label)
         return ResultRecord(
+            convergence={str(seed): judged.model_dump(mode="json") for seed, judged in trained.items()},
+            under_trained=any(not judged.reached for judged in trained.values()),
             suite=spec.id,
             version=spec.version,
             suite_hash=suite_hash,

@@ -10,6 +10,7 @@ run (not those asking for a default) is the run key's rule, `structbench.runs.ke
 from __future__ import annotations
 
 import inspect
+import json
 import types
 import typing
 from collections.abc import Callable
@@ -63,6 +64,37 @@ def text_settings(name: str) -> frozenset[str]:
     )
 
 
+def _defaults(factory: Callable[..., Any]) -> list[tuple[str, Any]]:
+    """(name, default) of each setting of `factory` with a default, in declaration order: the fields of
+    its `settings_class` (a neural baseline's recipe settings, taken as keywords) where it has one, else
+    its constructor's keyword parameters."""
+    fields = getattr(getattr(factory, "settings_class", None), "model_fields", None)
+    if isinstance(fields, dict):
+        return [(name, field.default) for name, field in fields.items() if not field.is_required()]
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return []
+    return [
+        (name, parameter.default)
+        for name, parameter in signature.parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+        and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+    ]
+
+
+def setting_example(name: str) -> str:
+    """How `--set` is written for model `name`, from its own settings: `e.g. --set order=4` (a
+    setting with a number for its default where it has one), or that it takes none."""
+    defaults = _defaults(registry.model_factory(name))
+    for kinds in ((int,), (float,), (str,), (bool,)):
+        for key, value in defaults:
+            if isinstance(value, kinds) and (kinds == (bool,) or not isinstance(value, bool)):
+                shown = value if isinstance(value, str) else json.dumps(value)
+                return f"e.g. --set {key}={shown}"
+    return f"model {name!r} takes no settings"
+
+
 def check_settings(spec: ModelSpec) -> None:
     """Refuse `--set` keys the model's constructor does not take, and values its annotations
     rule out, naming the setting and what it must be."""
@@ -77,7 +109,7 @@ def check_settings(spec: ModelSpec) -> None:
         known = [n for n, p in signature.parameters.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL]
         raise UserError(
             f"model {spec.name!r} has no setting {', '.join(map(repr, unknown))}; "
-            f"its settings are: {', '.join(known) or 'none'}."
+            + (f"its settings are: {', '.join(known)}." if known else "it takes no settings.")
         )
     fields = {name: field for name, field in _annotated_parameters(factory).items() if name in spec.params}
     if not fields:

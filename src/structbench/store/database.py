@@ -20,16 +20,17 @@ no run is stored twice and none is lost, because:
 - opening, creating and migrating the schema happen in one `BEGIN IMMEDIATE` transaction
   after re-reading the version, so two processes never migrate twice (`connection`).
 
-An interrupted run (Ctrl-C) is `release`d: it stays `running` with no owner, and the next ask,
-from any process, redoes it. Limits of the liveness check: a run held by a process on another
-host that died stays `busy` until its row is marked `failed` by hand, and a dead owner whose
-pid was reused by an unrelated process is waited for until that process exits.
+An interrupted run (Ctrl-C, SIGTERM) is `release`d: it stays `running` with no owner, readers show
+it as `interrupted` (so does a `running` row whose owner died without releasing it, SIGKILL:
+`ownership.shown_status`), and the next ask, from any process, redoes it. The owner records its
+process's start time, so that a dead owner's pid reused by an unrelated process is not mistaken for
+it. Limit of the liveness check: a run held by a process on another host that died stays `busy`
+until its row is marked `failed` by hand.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import secrets
 import sqlite3
 import time
@@ -44,7 +45,7 @@ from structbench.specs import SuiteSpec
 from structbench.store import published
 from structbench.store.codec import SplitResult, pack_predictions, with_entries
 from structbench.store.connection import transaction
-from structbench.store.ownership import HELD, HOST, ClaimLost, RunClaim, owner_alive
+from structbench.store.ownership import HELD, ClaimLost, RunClaim, owner_alive, owner_of
 from structbench.store.reader import StoredRun, StoreReader
 from structbench.store.schema import ROW_COLUMNS, RUN_FIELDS, RUN_KEY
 
@@ -57,7 +58,7 @@ class Store(StoreReader):
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)
-        self.owner = f"{HOST}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.owner = owner_of(secrets.token_hex(4))
         """How this Store signs the runs it claims."""
 
     @contextmanager

@@ -18,11 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
+from structbench.convergence import Convergence
 from structbench.errors import UserError
 from structbench.specs import SuiteSpec
 from structbench.store import published
-from structbench.store.codec import JSON, DamagedBlock, unpack_predictions
+from structbench.store.codec import JSON, DamagedBlock, run_convergence, unpack_predictions
 from structbench.store.connection import open_database
+from structbench.store.ownership import shown_status
 from structbench.store.schema import ROW_COLUMNS
 
 if TYPE_CHECKING:
@@ -39,6 +41,19 @@ class StoredRun:
     """(split, metric, breakdown, level, value, n, proportion) rows."""
     predictions: list[tuple[str, int, bytes]]
     """(split, number of examples, `pack_predictions` block), in split order."""
+
+
+def _shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (rows of runs with their `id`, `owner` and `status`) with each `running` row whose holder
+    is gone shown as `interrupted`."""
+    running = frame["status"] == "running"
+    if running.any():
+        owners = [owner if isinstance(owner, str) else None for owner in frame.loc[running, "owner"]]
+        ids = [int(run_id) for run_id in frame.loc[running, "id"]]
+        frame.loc[running, "status"] = [
+            shown_status("running", owner, run_id) for owner, run_id in zip(owners, ids, strict=True)
+        ]
+    return frame
 
 
 class StoreReader:
@@ -89,9 +104,11 @@ class StoreReader:
         return [(str(a), str(b), str(c), str(d)) for a, b, c, d in rows]
 
     def run_status(self, run_id: int) -> tuple[str, str | None]:
-        """(status, error) of one run."""
-        status, error = self._db.execute("SELECT status, error FROM runs WHERE id=?", (run_id,)).fetchone()
-        return str(status), error
+        """(status, error) of one run, `interrupted` for a `running` one whose holder is gone (`shown_status`)."""
+        status, error, owner = self._db.execute(
+            "SELECT status, error, owner FROM runs WHERE id=?", (run_id,)
+        ).fetchone()
+        return shown_status(str(status), owner, run_id), error
 
     def run_record(self, run_id: int) -> dict[str, Any]:
         """Every column of one run, by name."""
@@ -102,11 +119,14 @@ class StoreReader:
         return {column[0]: value for column, value in zip(cursor.description, row, strict=True)}
 
     def runs(self) -> pd.DataFrame:
-        """Every run, one row each, every column (whatever its status)."""
+        """Every run, one row each, every column (whatever its status). A `running` row whose holder is
+        gone (released by an interrupt, or its process dead) has the status `interrupted` here, as in
+        every reader: it is no run in progress, and the next ask redoes it (`ownership.shown_status`)."""
         import pandas as pd
 
         self._check_runs()
-        return pd.read_sql_query("SELECT * FROM runs ORDER BY id", self._db)
+        frame = pd.read_sql_query("SELECT * FROM runs ORDER BY id", self._db)
+        return _shown(frame)
 
     def run_timings(self) -> list[tuple[str, str, int, str, float | None]]:
         """(suite id, model label, seed, status, wall seconds from claim to finish or None) of every run
@@ -163,6 +183,23 @@ class StoreReader:
             (suite, version, suite_hash, model_hash, label),
         )
         return [int(row[0]) for row in rows]
+
+    def finished_convergence(
+        self, suite: str, version: str, suite_hash: str, model_hash: str, label: str
+    ) -> dict[int, Convergence]:
+        """seed -> how training went against its criterion, of each finished (`done`) run of one model
+        configuration shown under `label` on one suite's data that reported it (`run_convergence`)."""
+        rows = self._db.execute(
+            "SELECT seed, environment FROM runs WHERE suite=? AND version=? AND suite_hash=? AND model_hash=? "
+            "AND model=? AND status='done' ORDER BY seed",
+            (suite, version, suite_hash, model_hash, label),
+        )
+        found = {}
+        for seed, environment in rows:
+            judged = run_convergence(environment) if isinstance(environment, str) else None
+            if judged is not None:
+                found[int(seed)] = judged
+        return found
 
     # scores
 
@@ -247,13 +284,14 @@ class StoreReader:
 
         self._check_scores()
         frame = pd.read_sql_query(
-            "SELECT r.suite, r.version, r.suite_hash, r.model, r.seed, r.status, s.split, s.metric, s.value, s.n "
+            "SELECT r.id, r.owner, r.suite, r.version, r.suite_hash, r.model, r.seed, r.status, s.split, s.metric, "
+            "s.value, s.n "
             "FROM runs r LEFT JOIN scores s ON s.run_id = r.id AND s.breakdown = '' ORDER BY r.id",
             self._db,
         )
         frame["value"] = frame["value"].astype(float)
         frame["n"] = frame["n"].astype("Int64")
-        return frame
+        return _shown(frame).drop(columns=["id", "owner"])
 
     # published runs (structbench.store.published)
 

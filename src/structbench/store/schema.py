@@ -7,7 +7,9 @@
   SHA-256 of the configuration alone (NULL for a model without one) and `comparable` (0/1) is
   False for a model that sees test-time information, both as columns so that readers never
   parse `model_spec`. `status` is `running`, `done`, `failed` or `n/a`; `owner`
-  (`host:pid:token`) names the process that last claimed the run. Ids come from
+  (`host:pid:start:token`, `host:pid:token` before start times were kept) names the process that
+  last claimed the run, NULL once it released it. Readers show a `running` row whose owner is gone
+  as `interrupted` (`structbench.store.ownership.shown_status`), a status never stored. Ids come from
   AUTOINCREMENT and are never reused.
 - `runs.environment` is a JSON object: python, platform and package versions, and for a done
   run whose model reported it, `compute` (`parameters`, `device`; read with `run_compute`).

@@ -112,7 +112,11 @@ def load_recipe(model: str, task: str) -> tuple[Path, Recipe]:
                 raw = yaml.safe_load(candidate.read_text(encoding="utf-8"))
                 return candidate, Recipe.model_validate(raw)
             except (yaml.YAMLError, ValidationError) as error:
-                raise UserError(f"recipe {candidate} is malformed ({error}); fix or restore it.") from None
+                shown = " ".join(str(error).split())[:300]
+                raise UserError(
+                    f"the {model} {candidate.stem} recipe, which structbench installs, is malformed ({shown}); "
+                    "reinstall structbench (`pip install --force-reinstall --no-deps structbench`)."
+                ) from None
     raise UserError(f"model {model!r} has no recipe for {task!r} and no default.yaml under {RECIPES / model}.")
 
 
@@ -134,16 +138,33 @@ S = TypeVar("S", bound=BaseModel)
 def resolve_settings(cls: type[S], model: str, suite_id: str, budget: str, overrides: dict[str, Any]) -> tuple[S, str]:
     """Settings for `model` on `suite_id`: the recipe's `budget` block, then `overrides`; and the recipe's citation."""
     path, recipe = load_recipe(model, task_of(suite_id))
+    named = f"the {model} {path.stem} recipe"
     if budget not in recipe.budgets:
-        raise UserError(
-            f"recipe {path.name} of {model!r} has no budget {budget!r}; use one of {', '.join(recipe.budgets)}."
-        )
+        raise UserError(f"{named} has no budget {budget!r}; use one of {', '.join(recipe.budgets)}.")
     judged = {} if recipe.criterion is None else {"criterion": recipe.criterion}
     try:
         return cls.model_validate({**judged, **recipe.budgets[budget], **overrides}), recipe.citation
     except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in error.errors())
-        raise UserError(f"invalid settings for {model!r} ({problems}); fix the --set values or {path}.") from None
+        raise UserError(_invalid(error, f"{model} {path.stem} recipe, budget {budget}", model, overrides)) from None
+
+
+def _invalid(error: ValidationError, recipe: str, model: str, overrides: dict[str, Any]) -> str:
+    """One sentence for settings pydantic refused: each problem named by where its value came from
+    (`--set hidden='abc'`, or `seq2seq default recipe, budget cpu-small, key hidden`: a recipe is a
+    file of the installed package, which a user does not edit) and the fix."""
+    problems, from_recipe = [], False
+    for entry in error.errors():
+        key = ".".join(map(str, entry["loc"])) or "settings"
+        top = str(entry["loc"][0]) if entry["loc"] else ""
+        if top in overrides:
+            problems.append(f"--set {top}={overrides[top]!r}: {entry['msg']}")
+        else:
+            from_recipe = True
+            problems.append(f"{recipe}, key {key}: {entry['msg']}")
+    fix = "fix the --set value" if not from_recipe else "reinstall structbench, whose recipe it is"
+    if from_recipe and len(problems) > 1 and any(p.startswith("--set") for p in problems):
+        fix = "fix the --set value, and reinstall structbench, whose recipe the other is"
+    return f"invalid settings for {model!r} ({'; '.join(problems)}); {fix}."
 
 
 def check_overrides(cls: type[BaseModel], model: str, overrides: dict[str, Any]) -> None:
