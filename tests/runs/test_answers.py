@@ -70,8 +70,8 @@ def test_an_answer_that_cannot_be_scored_fails_the_run_with_one_sentence(
     [
         ("agreement-attractors", "ngram", "order=2.5", "order=2.5: Input should be a valid integer"),
         ("pos-synthetic", "hmm", "iterations=-5", "iterations=-5: Input should be greater than 0"),
-        ("scan-simple", "seq2seq-gru-attn", "epochs=-3", "epochs: Input should be greater than 0"),
-        ("miniscan", "seq2seq", "dropout=1.5", "dropout: Input should be less than or equal to 1"),
+        ("scan-simple", "seq2seq-gru-attn", "epochs=-3", "--set epochs=-3: Input should be greater than 0"),
+        ("miniscan", "seq2seq", "dropout=1.5", "--set dropout=1.5: Input should be less than or equal to 1"),
     ],
 )
 def test_a_setting_out_of_range_stops_before_any_run(
