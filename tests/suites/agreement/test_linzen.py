@@ -249,7 +249,8 @@ def test_the_cli_reports_a_malformed_file_in_one_line_and_stores_no_run(
     store = tmp_path / "r.sqlite"
     args = ["run", "--suite", "agreement-linzen-number", "--model", "majority", "--store", str(store)]
     assert main([*args, "--source-dir", str(source), "--no-progress"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err and "line 7: expected verb_pos VBZ or VBP" in err
+    announced, error = capsys.readouterr().err.splitlines()  # the new store's one line, then the error's
+    assert announced == f"new results store at {store}"
+    assert "Traceback" not in error and "line 7: expected verb_pos VBZ or VBP" in error
     with Store(store) as opened:
         assert opened.runs().empty
