@@ -39,6 +39,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             return RayExecutor(args.workers, timeout=args.timeout, address=args.address)
         return LocalExecutor(args.workers or os.cpu_count() or 1, timeout=args.timeout)
 
+    load_grid(args.grid)  # a grid it refuses makes no store (and announces none)
     with store_to_write(args) as store:
         bundle = None if args.reference is None else Path(args.reference) if args.reference else reference_bundle_dir()
         if bundle is not None and has_runs(bundle):  # the runs bundled already are not made again
