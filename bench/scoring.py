@@ -12,10 +12,12 @@ sentence)`, i.e. the summed natural-log probability of the sub-words of `" " + s
   in a separate Python (`--lm-eval-python`, a virtual environment with lm-eval installed: it is not a dependency
   of structbench), which writes its log-probabilities and wall time to a JSON file this script reads.
 
-Each tool scores every sentence `--repeats` times at each batch size, the tools taking turns (after one untimed
-call of each, which imports transformers and the model's classes), and the best wall time is shown with pairs per second and each tool's time over structbench's. Item by item: the largest
-absolute difference of a sentence's log-probability from structbench's, and the pairs whose verdict differs from
-structbench's under the paper's strict rule (good > bad) and under lm-eval's argmax (a tie counts right).
+Each tool scores every sentence `--repeats` times at each batch size, the tools taking turns (after one
+untimed call of each, which imports transformers and the model's classes), and the best wall time is shown with
+pairs per second and each tool's time over structbench's. Item by item: the largest absolute difference of a
+sentence's log-probability from structbench's, the number of pairs whose verdict differs from structbench's under
+the paper's strict rule (good > bad) and under lm-eval's argmax (a tie counts right), and the first ten pairs
+whose strict verdict differs, with each tool's two log-probabilities.
 
     STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/scoring.py --pretrained DIR \\
         [--per-paradigm 1000] [--batch-sizes 16,64] [--repeats 3] [--lm-eval-python PATH] [--smoke]
@@ -160,6 +162,17 @@ def verdicts(scores: Sequence[float]) -> tuple[list[bool], list[bool]]:
     return [g > b for g, b in zip(goods, bads, strict=True)], [g >= b for g, b in zip(goods, bads, strict=True)]
 
 
+def differing(pairs: Sequence[Example], scores: Sequence[float], reference: Sequence[float]) -> list[str]:
+    """The pairs whose strict verdict differs from structbench's: id, and (good, bad) of each."""
+    strict, strict_ref = verdicts(scores)[0], verdicts(reference)[0]
+    return [
+        f"{pair.id}: ({scores[2 * i]:.7f}, {scores[2 * i + 1]:.7f}) against structbench's "
+        f"({reference[2 * i]:.7f}, {reference[2 * i + 1]:.7f})"
+        for i, pair in enumerate(pairs)
+        if strict[i] != strict_ref[i]
+    ]
+
+
 def agreement(label: str, scores: Sequence[float], reference: Sequence[float]) -> list[str]:
     strict, argmax = verdicts(scores)
     strict_ref, argmax_ref = verdicts(reference)
@@ -228,6 +241,9 @@ def main() -> int:
     ]
     headers = ["against structbench", "largest |Δ log p|", "strict verdicts differ", "argmax verdicts differ"]
     print(tabulate(checks, headers=headers, disable_numparse=True))
+    for tool, values in scored.items():
+        for line in differing(pairs, values, scored["structbench"])[:10] if tool != "structbench" else []:
+            print(f"{tool}, strict verdict differs: {line}")
     return 0
 
 
