@@ -1,13 +1,14 @@
 """The `structbench` parser and dispatch: every command family adds its commands, `main` runs one.
 
 Errors a user can cause end in one sentence on stderr and exit status 2; a data verification
-failure exits with status 1; an interrupt exits with 130. SIGTERM (a batch scheduler's cancel, `kill`)
-and SIGHUP (a closed terminal) are raised as an interrupt, unless the process was started ignoring
-them (`nohup`), so that a command ends as after Ctrl-C: the runs it claimed and did not finish are
-released, shown as `interrupted` until the next ask redoes them, and its worker ends. An SQLite error that reaches here (a
-damaged page met while a report reads the store, a disk that fills up) is the results store's, and
-is told as one sentence naming it (`structbench.store.failures`); an OS error on a named file (a
-path too long, a folder that cannot be read) is one sentence naming the file.
+failure exits with status 1; an interrupt exits with 130. SIGTERM (a batch scheduler's cancel,
+`kill`) and SIGHUP (a closed terminal) are raised as an interrupt, unless the process was started
+ignoring them (`nohup`), so that a command ends as after Ctrl-C: the runs it claimed and did not
+finish are released, shown as `interrupted` until the next ask redoes them, and its worker ends.
+An SQLite error that reaches here (a damaged page met while a report reads the store, a disk that
+fills up) is the results store's, and is told as one sentence naming it
+(`structbench.store.failures`); an OS error on a named file (a path too long, a folder that cannot
+be read) is one sentence naming the file.
 """
 
 from __future__ import annotations
