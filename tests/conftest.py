@@ -27,6 +27,13 @@ ENVIRONMENT = ("STRUCTBENCH_HOME", "STRUCTBENCH_SOURCE_DIR", "STRUCTBENCH_REFERE
 """A third-party suite (`reverse-words`), as a plugin package would ship it."""
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The `long_running` tests first (in collection order otherwise): pytest-xdist hands each worker a
+    contiguous share and lets an idle one take the end of a busy one's queue, so a test of minutes
+    collected last would keep one worker busy while the others wait."""
+    items.sort(key=lambda item: item.get_closest_marker("long_running") is None)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def structbench_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Point the harness at the published reference data and a session-wide temporary home."""

@@ -474,6 +474,7 @@ def run(capsys: pytest.CaptureFixture[str], store: Path, suite: str, *args: str)
     return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
 
 
+@pytest.mark.long_running
 def test_hf_runs_a_minimal_pair_suite_end_to_end(
     capsys: pytest.CaptureFixture[str], store_path: Path, gpt2_dir: Path, gpt2: HfCausalLm
 ) -> None:

@@ -23,6 +23,7 @@ def test_the_score_splits_are_the_ranked_generalisation_splits_else_every_ranked
     assert score_splits(lookup) == [s.name for s in lookup.ranked_splits]
 
 
+@pytest.mark.long_running
 def test_one_score_orders_the_suite_page_fills_the_overview_and_is_the_quickstart_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

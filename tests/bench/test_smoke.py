@@ -225,6 +225,12 @@ def test_every_bench_has_a_smoke_check() -> None:
     assert sorted(p.name for p in BENCH.glob("*.py")) == sorted(CHECKS)
 
 
-@pytest.mark.parametrize("script", sorted(CHECKS))
+LONG_RUNNING = {"blimp_gpt2.py", "chaos.py", "threads.py"}
+"""The smokes that take a minute or more of CPU (scheduled first: `long_running`)."""
+
+
+@pytest.mark.parametrize(
+    "script", [pytest.param(s, marks=pytest.mark.long_running) if s in LONG_RUNNING else s for s in sorted(CHECKS)]
+)
 def test_bench_runs_in_smoke_mode(script: str, bench_home: Path) -> None:
     CHECKS[script](smoke(script, bench_home))

@@ -81,6 +81,7 @@ def test_runs_recorded_at_avx2_are_verified_at_avx2(bundle: Path, monkeypatch: p
     assert simd_pin(at_avx2) == {}
 
 
+@pytest.mark.long_running
 def test_a_sample_of_the_installed_bundle_repeats_bit_for_bit(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -43,6 +43,7 @@ def checked(
     return code, moved
 
 
+@pytest.mark.long_running
 def test_results_match_golden_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     expected = json.loads(GOLDEN.read_text())
     code, moved = checked(expected, tmp_path, capsys)

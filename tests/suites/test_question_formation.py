@@ -167,6 +167,7 @@ def test_on_noagr_gen_the_linear_rule_scores_zero_from_version_2(version: str, l
     assert suite.score(gen, hierarchical).metrics["first_word_accuracy"] == (1.0, 10_000)
 
 
+@pytest.mark.long_running
 @pytest.mark.parametrize(
     ("key", "train"),
     [

@@ -30,6 +30,7 @@ seeds: [0, 1]
 """
 
 
+@pytest.mark.long_running
 def test_a_ray_sweep_stores_what_serial_runs_store_and_survives_hangs_and_dying_workers(tmp_path: Path) -> None:
     grid, store = write_grid(tmp_path, GRID), tmp_path / "ray.sqlite"
     command = [sys.executable, "-m", "structbench.cli", "sweep", str(grid), "--store", str(store)]

@@ -235,6 +235,7 @@ SHORT_DSR: dict[str, Any] = {
 }
 
 
+@pytest.mark.long_running
 @pytest.mark.parametrize("cls", [LstmG, LstmBptt])
 def test_answer_at_mode_learns_short_recall(cls: type[LstmGModel], fresh_home: Path) -> None:
     train, dev = dsr_like(3000, 1, distractors=2), dsr_like(300, 2, distractors=2)

@@ -101,6 +101,7 @@ def test_a_misspelt_component_is_named() -> None:
         Seq2Attn(transcodr=False)
 
 
+@pytest.mark.long_running
 def test_embedding_values_lift_heldout_tables_above_the_baseline(runner: Runner) -> None:
     """Table 6.2's Baseline+E above Baseline on unseen tables (31.08 vs 8.51), at a small budget."""
     small = {"embedding": 64, "hidden": 64, "batch_size": 16, "epochs": 30, "max_length": 12}

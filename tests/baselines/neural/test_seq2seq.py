@@ -275,6 +275,7 @@ def test_every_model_runs_through_the_harness(runner: Runner, name: str) -> None
     check_stored_run(runner, suite)
 
 
+@pytest.mark.long_running
 def test_learned_guidance_beats_the_unguided_baseline_on_heldout_inputs(runner: Runner) -> None:
     """Hupkes et al. 2018's claim on a small budget: guidance toward the diagonal generalises better."""
     scores = {}

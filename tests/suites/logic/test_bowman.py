@@ -106,6 +106,7 @@ def test_a_bins_dev_lines_are_the_same_in_every_suite(le6: Splits) -> None:
     assert [e.id for e in le3["dev"]] == [e.id for e in le6["dev"] if int(e.meta["n_ops"]) <= 3]
 
 
+@pytest.mark.long_running
 def test_suites_share_their_test_items_and_match_their_committed_manifests() -> None:
     pooled = set()
     for path in SUITES:

@@ -75,6 +75,7 @@ def check_rule(example: Example) -> None:
     assert step == len(target), example.id
 
 
+@pytest.mark.long_running
 def test_attention_targets_follow_the_rule_on_100_random_items() -> None:
     """100 examples drawn from every split of every SCAN suite (and every draw of the few-shot ones)."""
     rng = random.Random(18)
