@@ -8,6 +8,7 @@ protocol a language model can answer without training; the class docstring says 
 from __future__ import annotations
 
 import bisect
+import inspect
 import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -30,6 +31,7 @@ from structbench.adapters.hf.common import (
     right_padded,
     sum_target_logprobs,
 )
+from structbench.adapters.hf.prefixes import prefix_groups
 from structbench.devices import DeviceName, resolve_device
 from structbench.errors import NotApplicable, UserError
 from structbench.protocols import REGION_RULE, shared_contexts
@@ -38,6 +40,34 @@ from structbench.specs import Example, Split
 TRANSDUCTION_PROMPT = "Input: {input}\nOutput:"
 CLASSIFICATION_PROMPT = "{input}\nAnswer:"
 SHOT_SEPARATOR = "\n\n"
+MIN_SHARED_PREFIX = 2
+"""Rows share a prefix's pass only when it is this many tokens long (the start token and a sub-word)."""
+
+
+def _cache_of(output: Any) -> Any:
+    """The keys and values a forward pass with `use_cache` returned (`cache` in recent transformers,
+    `past_key_values` in older ones), or None."""
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else getattr(output, "past_key_values", None)
+
+
+def _cache_argument(model: Any) -> str:
+    """The name under which the model's forward takes a cache: `cache`, or `past_key_values` in older transformers."""
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
+def _packed(groups: Sequence[tuple[int, list[int]]], batch_size: int) -> list[list[tuple[int, list[int]]]]:
+    """Groups in batches of at most `batch_size` rows (a larger group alone), longest prefix first, so
+    that little of each prefix pass is padding."""
+    batches: list[list[tuple[int, list[int]]]] = []
+    rows = 0
+    for group in sorted(groups, key=lambda group: -group[0]):
+        if not batches or rows + len(group[1]) > batch_size:
+            batches.append([])
+            rows = 0
+        batches[-1].append(group)
+        rows += len(group[1])
+    return batches
 
 
 class NewlineStop:
@@ -107,16 +137,22 @@ class HfCausalLm(HfModel):
 
     Batching: `batch_size` sequences per forward pass, grouped by length; log-probabilities come
     from one log-softmax and gather per batch, in float32 whatever `dtype` the weights are in.
+    Scored sequences that open with the same sub-words (a minimal pair's sentences) share one pass
+    over that prefix, whose keys and values each of them continues from
+    (`structbench.adapters.hf.prefixes`; `share_prefixes`, on by default). This changes a
+    log-probability only by float rounding (the same sums, in other matrix shapes), like `batch_size`.
 
     Settings: `pretrained` (a local folder or a name in the local HF cache; required), `device`
     (`cpu`; `cuda`, `cuda:N`, `auto`: `structbench.devices`), `dtype` (`float32`; `float16`,
     `bfloat16`, `auto` = the checkpoint's own), `batch_size` (16), `threads` (torch's CPU threads, 1),
-    `shots` (0), `max_new_tokens` (256), `transduction_prompt`, `classification_prompt`. A
+    `shots` (0), `max_new_tokens` (256), `transduction_prompt`, `classification_prompt`,
+    `share_prefixes` (true; `false` reads every sequence whole). A
     template given on the command line as a JSON string may hold real newlines:
     `--set 'transduction_prompt="Q: {input}\\nA:"'`.
     """
 
     name = "hf"
+    unlabelled = HfModel.unlabelled | {"share_prefixes"}
     protocols: ClassVar[tuple[str, ...]] = (
         "minimal-pair",
         "forced-choice",
@@ -136,7 +172,9 @@ class HfCausalLm(HfModel):
         max_new_tokens: PositiveInt = 256,
         transduction_prompt: str = TRANSDUCTION_PROMPT,
         classification_prompt: str = CLASSIFICATION_PROMPT,
+        share_prefixes: bool = True,
     ) -> None:
+        self.share_prefixes = bool(share_prefixes)
         self.transduction_prompt = check_template("transduction_prompt", transduction_prompt)
         self.classification_prompt = check_template("classification_prompt", classification_prompt)
         self.pretrained = pretrained
@@ -221,24 +259,90 @@ class HfCausalLm(HfModel):
             )
 
     def _score(self, contexts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]]) -> list[float]:
-        """Summed log-probability of each continuation after its context (which starts with the start token)."""
+        """Summed log-probability of each continuation after its context (which starts with the start
+        token); rows that open alike share their prefix's pass where `share_prefixes` (`_score_shared`)."""
         rows = [[*context, *continuation] for context, continuation in zip(contexts, continuations, strict=True)]
+        begins = [len(context) for context in contexts]
         if rows:
             self._check_context(max(len(row) for row in rows), "a scored sequence")
         scores = [0.0] * len(rows)
-        for batch in by_length([len(row) for row in rows], self.batch_size):
+        groups = prefix_groups(rows, MIN_SHARED_PREFIX) if self.share_prefixes else [(0, list(range(len(rows))))]
+        self._score_whole(rows, begins, [i for shared, members in groups if not shared for i in members], scores)
+        self._score_shared(rows, begins, [group for group in groups if group[0]], scores)
+        return scores
+
+    def _score_whole(
+        self, rows: Sequence[Sequence[int]], begins: Sequence[int], chosen: Sequence[int], scores: list[float]
+    ) -> None:
+        """Into `scores[i]` for each chosen row: the summed log-probability of its tokens from position
+        `begins[i]` on, each row read in full."""
+        for part in by_length([len(rows[i]) for i in chosen], self.batch_size):
+            batch = [chosen[j] for j in part]
             ids, mask = right_padded([rows[i] for i in batch], self.pad_id, self.device)
             with torch.no_grad():
                 logits = self.model(input_ids=ids, attention_mask=mask).logits
-            # logits at t predict the token at t + 1: score positions [len(context), len(row)) of each row
+            # logits at t predict the token at t + 1: score positions [begin, len(row)) of each row
             positions = torch.arange(1, ids.shape[1], device=self.device)
-            begins = torch.tensor([len(contexts[i]) for i in batch], device=self.device)
+            first = torch.tensor([begins[i] for i in batch], device=self.device)
             ends = torch.tensor([len(rows[i]) for i in batch], device=self.device)
-            scored = (positions[None, :] >= begins[:, None]) & (positions[None, :] < ends[:, None])
+            scored = (positions[None, :] >= first[:, None]) & (positions[None, :] < ends[:, None])
             sums = sum_target_logprobs(logits[:, :-1], ids[:, 1:], scored)
             for i, value in zip(batch, sums.tolist(), strict=True):
                 scores[i] = float(value)
-        return scores
+
+    def _score_shared(
+        self,
+        rows: Sequence[Sequence[int]],
+        begins: Sequence[int],
+        groups: Sequence[tuple[int, list[int]]],
+        scores: list[float],
+    ) -> None:
+        """As `_score_whole`, for groups of rows that share a prefix (`prefix_groups`): one pass over each
+        group's prefix, whose keys and values every row of the group then continues from, its own
+        tokens at their own positions. A model whose cache cannot be reordered reads the rows whole."""
+        for batch in _packed(groups, self.batch_size):
+            prefixes = [rows[members[0]][:shared] for shared, members in batch]
+            ids, mask = right_padded(prefixes, self.pad_id, self.device)
+            with torch.no_grad():
+                read = self.model(input_ids=ids, attention_mask=mask, use_cache=True)
+            cache = _cache_of(read)
+            members = [i for _, group in batch for i in group]
+            if not hasattr(cache, "reorder_cache"):
+                self._score_whole(rows, begins, members, scores)
+                continue
+            owner = torch.tensor([g for g, (_, group) in enumerate(batch) for _ in group], device=self.device)
+            shared = torch.tensor([length for length, group in batch for _ in group], device=self.device)
+            first = torch.tensor([begins[i] for i in members], device=self.device)
+            logprobs = torch.log_softmax(read.logits.float(), dim=-1)
+            # the prefix's own tokens, positions [begin, shared), are read off the prefix's pass ...
+            positions = torch.arange(1, ids.shape[1], device=self.device)
+            in_prefix = (positions[None, :] >= first[:, None]) & (positions[None, :] < shared[:, None])
+            picked = logprobs[:, :-1].gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1).double()
+            totals = (picked[owner] * in_prefix).sum(dim=-1)
+            # ... as is each row's first token after it, from the prefix's last position ...
+            suffixes = [rows[i][length:] for length, group in batch for i in group]
+            opening = torch.tensor([suffix[0] for suffix in suffixes], device=self.device)
+            following = logprobs[owner, shared - 1, opening].double()
+            totals += following * (shared >= first)
+            # ... and the rest from one pass over every row's own tokens, after its group's keys and values
+            cache.reorder_cache(owner)
+            tails, tail_mask = right_padded(suffixes, self.pad_id, self.device)
+            longest = max(len(rows[i]) for i in members)
+            steps = torch.arange(tails.shape[1], device=self.device)
+            with torch.no_grad():
+                logits = self.model(
+                    input_ids=tails,
+                    attention_mask=torch.cat([mask[owner], tail_mask], dim=1),
+                    # a padded step past its row's end gets a position the model has (it is never scored)
+                    position_ids=(shared[:, None] + steps[None, :]).clamp(max=longest - 1),
+                    **{_cache_argument(self.model): cache},
+                ).logits
+            at = shared[:, None] + 1 + steps[None, :-1]  # the position each later token of a row is at
+            ends = torch.tensor([len(rows[i]) for i in members], device=self.device)
+            scored = (at >= first[:, None]) & (at < ends[:, None])
+            totals += sum_target_logprobs(logits[:, :-1], tails[:, 1:], scored)
+            for i, value in zip(members, totals.tolist(), strict=True):
+                scores[i] = float(value)
 
     def _token_logprobs(self, rows: Sequence[Sequence[int]]) -> list[list[float]]:
         """Per row (which starts with the start token), the natural-log probability of each token after
@@ -312,12 +416,13 @@ class HfCausalLm(HfModel):
                 "scored after their bare context, so drop --set shots."
             )
         texts = [" ".join(context) for context, _ in requests]
-        self.check_readable([*texts, *(" ".join(words) for _, words in requests)])
-        context_ids = [[self.start_id, *ids] for ids in self._encode(texts)]
-        whole_ids = self._encode(
-            [f"{text} {' '.join(words)}" for text, (_, words) in zip(texts, requests, strict=True)]
-        )
-        continuations = [whole[len(context) - 1 :] for whole, context in zip(whole_ids, context_ids, strict=True)]
+        wholes = [f"{text} {' '.join(words)}" for text, (_, words) in zip(texts, requests, strict=True)]
+        distinct = list(dict.fromkeys([*texts, *wholes]))  # each string tokenized once (contexts repeat)
+        encoded = dict(zip(distinct, self._encode(distinct), strict=True))
+        self.check_readable(texts, [encoded[text] for text in texts])
+        context_ids = [[self.start_id, *encoded[text]] for text in texts]
+        continuations = [encoded[whole][len(context) - 1 :] for whole, context in zip(wholes, context_ids, strict=True)]
+        self.check_readable([" ".join(words) for _, words in requests], continuations)
         scores = [0.0] * len(requests)
         single = [i for i, ids in enumerate(continuations) if len(ids) == 1]
         contexts, asked = shared_contexts(context_ids, single)

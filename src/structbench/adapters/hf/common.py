@@ -373,16 +373,21 @@ class HfModel:
             generated = generated[: generated.index(self.eos_id)]
         return first_line_words(self.tokenizer.decode(generated, skip_special_tokens=True))
 
-    def check_readable(self, texts: Sequence[str]) -> None:
+    def check_readable(self, texts: Sequence[str], encoded: Sequence[Sequence[int]] | None = None) -> None:
         """One sentence (a `UserError`: the run is refused, nothing is stored) when the tokenizer reads one
         of the suite's texts as no tokens (or special ones only, `<unk>` aside), the first such text named: every word dropped
         (a vocabulary without their characters and without an unknown token), which would be scored as
-        nothing, silently. Blank texts (an empty sentence) are left alone."""
-        asked = [text for text in texts if text.strip()]
-        if not asked:
+        nothing, silently. Blank texts (an empty sentence) are left alone. `encoded`: each text's sub-words
+        where the caller has them already (a text's own, or those it is scored as in its context)."""
+        chosen = [i for i, text in enumerate(texts) if text.strip()]
+        if not chosen:
             return
         special = set(self.tokenizer.all_special_ids) - {self.tokenizer.unk_token_id}  # `<unk>` stands for a word
-        encoded = self.tokenizer(asked, add_special_tokens=False)["input_ids"]
+        asked = [texts[i] for i in chosen]
+        if encoded is None:
+            encoded = self.tokenizer(asked, add_special_tokens=False)["input_ids"]
+        else:
+            encoded = [encoded[i] for i in chosen]
         for text, ids in zip(asked, encoded, strict=True):
             if all(int(index) in special for index in ids):
                 shown = text if len(text) <= 80 else f"{text[:77]}..."
