@@ -28,21 +28,17 @@ ENVIRONMENT = ("STRUCTBENCH_HOME", "STRUCTBENCH_SOURCE_DIR", "STRUCTBENCH_REFERE
 """A third-party suite (`reverse-words`), as a plugin package would ship it."""
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto` (tox, CI): one worker more than the CPUs this process may use. Many tests wait on
-    processes they started, and the hang tests on their deadlines; with one worker per CPU the CPUs
-    were busy 87% of a session (1,851 CPU-s user time in 1,144 s on 2 CPUs)."""
-    return len(os.sched_getaffinity(0)) + 1
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The `long_running` tests first in each worker's share. pytest-xdist's `worksteal` deals each of
+    """The `long_running` tests first in each worker's share, longest first. pytest-xdist's `worksteal` deals each of
     its N workers an equal contiguous share of the collection and lets an idle worker take the end of a
     busy one's queue; so the long tests are dealt in turn to the N shares, each share opening with its
     own, and no worker is left alone with one at the end of the session (all of them at the head of one
     share made that worker's queue the session's last quarter hour)."""
     workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
-    heavy = [item for item in items if item.get_closest_marker("long_running")]
+    heavy = sorted(
+        (item for item in items if item.get_closest_marker("long_running")),
+        key=lambda item: -_expected_seconds(item),
+    )
     light = iter([item for item in items if not item.get_closest_marker("long_running")])
     ordered: list[pytest.Item] = []
     left = len(items)
@@ -53,6 +49,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         left -= size
     ordered += light
     items[:] = ordered
+
+
+def _expected_seconds(item: pytest.Item) -> float:
+    """A `long_running` test's rough length on one quiet core (`seconds=`, default 60): an order to deal
+    them in, never a limit."""
+    marker = item.get_closest_marker("long_running")
+    return float(marker.kwargs.get("seconds", 60)) if marker else 0.0
 
 
 @pytest.fixture(scope="session", autouse=True)

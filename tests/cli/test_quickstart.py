@@ -13,7 +13,7 @@ from structbench.errors import UserError
 from tests.support.helpers import offline
 
 
-@pytest.mark.long_running
+@pytest.mark.long_running(seconds=110)
 def test_quickstart_evaluates_every_family_and_renders_the_leaderboard(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -43,7 +43,7 @@ def checked(
     return code, moved
 
 
-@pytest.mark.long_running
+@pytest.mark.long_running(seconds=260)
 def test_results_match_golden_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     expected = json.loads(GOLDEN.read_text())
     code, moved = checked(expected, tmp_path, capsys)

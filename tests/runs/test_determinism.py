@@ -63,7 +63,7 @@ def run_configuration(folder: Path, hash_seed: str, cpus: int, mode: str) -> Pat
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to compare one against two")
-@pytest.mark.long_running
+@pytest.mark.long_running(seconds=150)
 def test_every_family_stores_the_same_bits_under_any_hash_seed_cpu_count_and_executor(tmp_path: Path) -> None:
     stores = {configuration: run_configuration(tmp_path, *configuration) for configuration in CONFIGURATIONS}
     reference = stored(stores[CONFIGURATIONS[0]])
