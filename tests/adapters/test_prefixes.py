@@ -43,8 +43,8 @@ def gpt2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def models(gpt2_dir: Path) -> Iterator[tuple[HfCausalLm, HfCausalLm]]:
-    shared = HfCausalLm(pretrained=str(gpt2_dir), threads=1, batch_size=7)
-    whole = HfCausalLm(pretrained=str(gpt2_dir), threads=1, batch_size=7, share_prefixes=False)
+    shared = HfCausalLm(pretrained=str(gpt2_dir), threads=1, batch_size=7, share_prefixes=True)
+    whole = HfCausalLm(pretrained=str(gpt2_dir), threads=1, batch_size=7)
     yield shared, whole
     shared.close()
     whole.close()

@@ -56,17 +56,22 @@ def _cache_argument(model: Any) -> str:
     return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 
-def _packed(groups: Sequence[tuple[int, list[int]]], batch_size: int) -> list[list[tuple[int, list[int]]]]:
-    """Groups in batches of at most `batch_size` rows (a larger group alone), longest prefix first, so
-    that little of each prefix pass is padding."""
+def _packed(
+    rows: Sequence[Sequence[int]], groups: Sequence[tuple[int, list[int]]], batch_size: int
+) -> list[list[tuple[int, list[int]]]]:
+    """The rows of `groups` in batches of at most `batch_size`, rows whose own tokens (those after their
+    group's prefix) are about as many together, longest first, so that little of the pass over them is
+    padding; a batch as (prefix length, its rows of that group) per group it has rows of. A group whose
+    rows fall into several batches has its prefix read once in each."""
+    shared_of = {i: shared for shared, members in groups for i in members}
+    group_of = {i: g for g, (_, members) in enumerate(groups) for i in members}
+    order = sorted(shared_of, key=lambda i: (shared_of[i] - len(rows[i]), group_of[i]))
     batches: list[list[tuple[int, list[int]]]] = []
-    rows = 0
-    for group in sorted(groups, key=lambda group: -group[0]):
-        if not batches or rows + len(group[1]) > batch_size:
-            batches.append([])
-            rows = 0
-        batches[-1].append(group)
-        rows += len(group[1])
+    for start in range(0, len(order), batch_size):
+        parts: dict[int, list[int]] = {}
+        for i in order[start : start + batch_size]:
+            parts.setdefault(group_of[i], []).append(i)
+        batches.append([(groups[g][0], part) for g, part in parts.items()])
     return batches
 
 
@@ -137,16 +142,19 @@ class HfCausalLm(HfModel):
 
     Batching: `batch_size` sequences per forward pass, grouped by length; log-probabilities come
     from one log-softmax and gather per batch, in float32 whatever `dtype` the weights are in.
-    Scored sequences that open with the same sub-words (a minimal pair's sentences) share one pass
-    over that prefix, whose keys and values each of them continues from
-    (`structbench.adapters.hf.prefixes`; `share_prefixes`, on by default). This changes a
-    log-probability only by float rounding (the same sums, in other matrix shapes), like `batch_size`.
+    With `share_prefixes`, scored sequences that open with the same sub-words (a minimal pair's
+    sentences) share one pass over that prefix, whose keys and values each of them continues from
+    (`structbench.adapters.hf.prefixes`). This changes a log-probability only by float rounding (the
+    same sums, in other matrix shapes), like `batch_size`. It is off by default: on one CPU thread it
+    was no faster than reading every sequence whole on the GPT-2s measured (bench/scoring.py: 2
+    layers x 64 and 6 x 256), whose saved sub-word reads cost a second forward pass per batch and
+    attention over a padded cache.
 
     Settings: `pretrained` (a local folder or a name in the local HF cache; required), `device`
     (`cpu`; `cuda`, `cuda:N`, `auto`: `structbench.devices`), `dtype` (`float32`; `float16`,
     `bfloat16`, `auto` = the checkpoint's own), `batch_size` (16), `threads` (torch's CPU threads, 1),
     `shots` (0), `max_new_tokens` (256), `transduction_prompt`, `classification_prompt`,
-    `share_prefixes` (true; `false` reads every sequence whole). A
+    `share_prefixes` (false; `true` reads a shared prefix once). A
     template given on the command line as a JSON string may hold real newlines:
     `--set 'transduction_prompt="Q: {input}\\nA:"'`.
     """
@@ -172,7 +180,7 @@ class HfCausalLm(HfModel):
         max_new_tokens: PositiveInt = 256,
         transduction_prompt: str = TRANSDUCTION_PROMPT,
         classification_prompt: str = CLASSIFICATION_PROMPT,
-        share_prefixes: bool = True,
+        share_prefixes: bool = False,
     ) -> None:
         self.share_prefixes = bool(share_prefixes)
         self.transduction_prompt = check_template("transduction_prompt", transduction_prompt)
@@ -300,7 +308,7 @@ class HfCausalLm(HfModel):
         """As `_score_whole`, for groups of rows that share a prefix (`prefix_groups`): one pass over each
         group's prefix, whose keys and values every row of the group then continues from, its own
         tokens at their own positions. A model whose cache cannot be reordered reads the rows whole."""
-        for batch in _packed(groups, self.batch_size):
+        for batch in _packed(rows, groups, self.batch_size):
             prefixes = [rows[members[0]][:shared] for shared, members in batch]
             ids, mask = right_padded(prefixes, self.pad_id, self.device)
             with torch.no_grad():
