@@ -29,11 +29,13 @@ ENVIRONMENT = ("STRUCTBENCH_HOME", "STRUCTBENCH_SOURCE_DIR", "STRUCTBENCH_REFERE
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The `long_running` tests first in each worker's share, longest first. pytest-xdist's `worksteal` deals each of
-    its N workers an equal contiguous share of the collection and lets an idle worker take the end of a
-    busy one's queue; so the long tests are dealt in turn to the N shares, each share opening with its
-    own, and no worker is left alone with one at the end of the session (all of them at the head of one
-    share made that worker's queue the session's last quarter hour)."""
+    """The `long_running` tests first in each worker's share, longest first.
+
+    pytest-xdist's `worksteal` deals each of its N workers an equal contiguous share of the collection
+    and lets an idle worker take the end of a busy one's queue; so the long tests are dealt in turn to
+    the N shares, each share opening with its own, and none is left to start near the end of the
+    session (with all of them at the head of one share, that worker was still running the
+    determinism matrix after the others had finished)."""
     workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
     heavy = sorted(
         (item for item in items if item.get_closest_marker("long_running")),
