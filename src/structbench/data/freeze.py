@@ -273,15 +273,14 @@ def _fresh(suite: Suite, source_dir: Path | None) -> tuple[Manifest, dict[str, b
     released = _released(suite)
     with _collector_paused():
         blobs, audited = _generate(suite, source_dir)
-    manifest = manifest_of(suite, blobs)
-    if released is not None and (changed := _differing(released, manifest)):
-        path = suite.released_manifest()
-        raise DataIntegrityError(
-            f"{suite.spec.key} built from this code differs from its released manifest {path} in "
-            f"{', '.join(changed)}; a change to a suite's data needs a new suite version "
-            f"(if the manifest was edited instead, restore it with `git checkout -- {path}`)."
-        )
-    with _collector_paused():
+        manifest = manifest_of(suite, blobs)
+        if released is not None and (changed := _differing(released, manifest)):
+            path = suite.released_manifest()
+            raise DataIntegrityError(
+                f"{suite.spec.key} built from this code differs from its released manifest {path} in "
+                f"{', '.join(changed)}; a change to a suite's data needs a new suite version "
+                f"(if the manifest was edited instead, restore it with `git checkout -- {path}`)."
+            )
         return manifest, blobs, count_overlap(suite.spec, audited, manifest.suite_hash)
 
 

@@ -308,6 +308,7 @@ class HfCausalLm(HfModel):
         """As `_score_whole`, for groups of rows that share a prefix (`prefix_groups`): one pass over each
         group's prefix, whose keys and values every row of the group then continues from, its own
         tokens at their own positions. A model whose cache cannot be reordered reads the rows whole."""
+        argument = _cache_argument(self.model)  # once per call, not per batch: it inspects a signature
         for batch in _packed(rows, groups, self.batch_size):
             prefixes = [rows[members[0]][:shared] for shared, members in batch]
             ids, mask = right_padded(prefixes, self.pad_id, self.device)
@@ -343,7 +344,7 @@ class HfCausalLm(HfModel):
                     attention_mask=torch.cat([mask[owner], tail_mask], dim=1),
                     # a padded step past its row's end gets a position the model has (it is never scored)
                     position_ids=(shared[:, None] + steps[None, :]).clamp(max=longest - 1),
-                    **{_cache_argument(self.model): cache},
+                    **{argument: cache},
                 ).logits
             at = shared[:, None] + 1 + steps[None, :-1]  # the position each later token of a row is at
             ends = torch.tensor([len(rows[i]) for i in members], device=self.device)
