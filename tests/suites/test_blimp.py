@@ -23,6 +23,8 @@ from structbench.data import freeze
 from structbench.data.sources import resolve
 from structbench.errors import UserError
 from structbench.protocols import ask
+from structbench.reports.builders.boards import split_groups
+from structbench.reports.builders.suite_board import SuiteBoard
 from structbench.runs.runner import Runner
 from structbench.specs import FAMILY_ORDER, ModelSpec, Split
 from structbench.store import Store
@@ -285,6 +287,23 @@ def test_the_published_rows_are_the_authors_results_file_to_the_digit_and_table_
         average = mean(values.values())
         assert round(100 * average, 1) == TABLE_3[model]
         assert average == pytest.approx(overall[column], abs=1e-9)  # the file's own overall row
+
+
+def test_the_pages_phenomenon_means_of_the_published_rows_are_the_authors_own_per_phenomenon_rows() -> None:
+    """The suite page's "By group" table averages a published row's paradigms into the 12 phenomena
+    (`Blimp.split_groups`); the authors' results file has its own "overall" row per phenomenon."""
+    rows = [json.loads(line) for line in resolve(PUBLISHED_MODELS).read_text().splitlines()]
+    theirs = {r["linguistics_term"]: r for r in rows if r["UID"] == "overall" and r["linguistics_term"] != "overall"}
+    suite = registry.suite("blimp")
+    board = SuiteBoard(spec=suite.spec, suite_hash="", splits=list(PHENOMENON), ranked=list(PHENOMENON))
+    board.groups = split_groups(suite.spec)
+    assert list(board.groups) == list(PARADIGMS)
+    references = published()
+    for model, column in COLUMNS.items():
+        means = board.group_means(references[model].values["accuracy"])
+        assert means == pytest.approx({term: theirs[term][column] for term in PARADIGMS}, abs=1e-9)
+    partial = board.group_means({uid: 1.0 for uid in PARADIGMS["binding"][1:]})
+    assert partial["binding"] is None  # a row that lacks a paradigm has no phenomenon mean
 
 
 def test_the_human_row_is_the_authors_validation_file_to_the_digit_and_table_3s_88_6() -> None:

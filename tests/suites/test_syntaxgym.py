@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
@@ -13,11 +14,13 @@ from typing import Any, ClassVar
 import pytest
 
 from structbench import registry
+from structbench.analysis.published import syntaxgym_runs
 from structbench.analysis.suite_score import group_scores, suite_scores
 from structbench.cells import current_scores
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.protocols import ask
+from structbench.reports.render import write_report
 from structbench.runs.runner import Runner
 from structbench.specs import Condition, Example, ModelSpec, Split
 from structbench.store import Store
@@ -275,6 +278,39 @@ def test_a_run_scores_all_34_suites_and_ranks_the_31(runner: Runner, store: Stor
     for name in ("number_src", "npz_obj", "nn-nv-rpl"):
         direct = suite.score(splits[name], ask(RegionLength(), suite.spec, splits[name].examples))
         assert record.scores[name]["accuracy"].mean == direct.metrics["accuracy"][0]
+
+
+def group_row(section: str, label: str) -> list[str]:
+    """The percentages of one row of a page's "By group" table, in its column order (score, then groups)."""
+    (row,) = [r for r in re.findall(r"<tr[^>]*>(.*?)</tr>", section, re.S) if re.search(rf">{label}<", r)]
+    return re.findall(r'<span class="mean">([0-9.]+)</span>', row)
+
+
+def test_the_page_shows_each_circuit_for_measured_and_published_rows(
+    runner: Runner, store: Store, tmp_path: Path
+) -> None:
+    """The suite page's "By group" table: a measured row's circuit cells are its circuit scores, a published
+    row's are the authors' per-item results averaged over each circuit's suites the same way."""
+    record = runner.evaluate("syntaxgym", ModelSpec(name="tests.suites.test_syntaxgym:RegionLength"), [0])
+    suite = registry.suite("syntaxgym")
+    gpt2 = [run for run in syntaxgym_runs(suite) if run.model == "published:gpt-2-pretrained"]
+    store.add_published(gpt2)
+    site = write_report(store, tmp_path / "report")
+    page = (site.parent / "suites" / "syntaxgym@1.0.0.html").read_text(encoding="utf-8")
+    section = page[page.index('<section id="groups">') :]
+    section = section[: section.index("</section>")]
+    headers = re.findall(r'<th scope="col">([^<]+)<span class="status">', section)
+    assert headers == ["score", *CIRCUITS]
+
+    def shown(accuracy: dict[str, float]) -> list[str]:
+        analysed = [value for name, value in accuracy.items() if name not in NOT_ANALYSED]
+        return [f"{100 * v:.1f}" for v in (sum(analysed) / len(analysed), *circuit_scores(accuracy).values())]
+
+    measured = {name: record.scores[name]["accuracy"].mean for name in SUITES}
+    assert group_row(section, record.model) == shown(measured)
+    (run,) = gpt2
+    published = {name: sum(ok for ok, _ in items.values()) / len(items) for name, items in run.items.items()}
+    assert group_row(section, "gpt-2-pretrained") == shown(published)
 
 
 @pytest.mark.parametrize("name", ["ngram", "unigram", "lstm-lm"])

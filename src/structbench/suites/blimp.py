@@ -328,6 +328,9 @@ class Blimp(Suite):
     # github.com/alexwarstadt/blimp, README at 3e56b06: "BLiMP is distributed under a CC-BY license"
     licence = "CC BY 4.0 (the licence the BLiMP repository's README states)"
     breakdown_keys: ClassVar[tuple[str, ...]] = ("linguistics_term", "field")
+    split_groups = PARADIGMS
+    """The paper's 12 phenomena (its Table 3's columns), each its paradigms: on the suite page, every measured
+    and published row's mean over a phenomenon's paradigms, as the paper averages paradigms into phenomena."""
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         try:

@@ -27,7 +27,7 @@ from structbench import registry
 from structbench.analysis.claims import under_trained_cells
 from structbench.analysis.references import Reference
 from structbench.analysis.statistics import Sample, sample, two_sample_test
-from structbench.analysis.suite_score import suite_scores
+from structbench.analysis.suite_score import group_scores, suite_scores
 from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_runs, current_scores
 from structbench.errors import UserError
 from structbench.protocols import hook
@@ -246,6 +246,19 @@ def current_specs(stored: dict[tuple[str, str, str], SuiteSpec]) -> dict[tuple[s
     return current
 
 
+def split_groups(spec: SuiteSpec) -> dict[str, tuple[str, ...]]:
+    """The named groups of `spec`'s splits where this structbench has its suite version
+    (`Suite.split_groups`), only those whose splits the spec ranks; empty otherwise."""
+    if spec.id not in set(registry.suite_names()):
+        return {}
+    try:
+        declared = registry.suite(spec.key).split_groups
+    except UserError:  # another version than this structbench has
+        return {}
+    ranked = {s.name for s in spec.ranked_splits}
+    return {group: tuple(splits) for group, splits in declared.items() if splits and set(splits) <= ranked}
+
+
 def boards(
     store: StoreReader,
     results: pd.DataFrame,
@@ -323,6 +336,9 @@ def boards(
             floor = board.floor(column)
             columns[split] = {m: c for m, c in column.items() if above_floor(c, floor, spec.higher_is_better)}
         board.best, board.ties, board.ties_note = best_and_ties(store, spec, suite_hash, runs, columns)
+        board.groups = split_groups(spec)
+        if board.groups:
+            board.group_cells = group_scores(scores, spec, suite_hash, board.groups)
         board.samples = statistic_samples(board)
         board.statistic_marks = statistic_marks(board)
         attach_references(board, references or [])

@@ -9,7 +9,9 @@ threads, training seconds per seed, and whether its seeds come from machines tha
 A best or ≈best mark also needs a cell whose 95% interval lies wholly above the interval of the
 trivial floor of its column (the best of `FLOORS` there) and, where higher is better, above 0
 (`above_floor`): `copy` at 0.0 is not the best of anything, and neither is 0.3 [0.0, 1.0] beside a
-floor of 0.0 [0.0, 0.3], which one more seed could reverse.
+floor of 0.0 [0.0, 0.3], which one more seed could reverse. Where the suite names groups of its splits
+(BLiMP's phenomena, SyntaxGym's circuits), each model's cell per group, and the same means of published
+rows (`group_means`), averaged as the cells are.
 
 This module holds the values and the rules that read nothing; `structbench.reports.builders.boards`
 reads them from the store. The views and the writers import this module, never the store.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -218,6 +221,22 @@ class SuiteBoard:
     reference_runs: dict[str, Provenance] = field(default_factory=dict)
     """model -> what made its runs, for the rows of reference runs (`structbench.reports.builders.provenance`):
     ranked like any other row, and marked."""
+    groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """The suite's named groups of ranked splits (`Suite.split_groups`: BLiMP's phenomena, SyntaxGym's
+    circuits), in its order; empty where the suite groups none."""
+    group_cells: dict[str, dict[str, SeedStats]] = field(default_factory=dict)
+    """group -> model -> its cell: per seed the mean of the primary metric over the group's splits, then
+    over seeds (`structbench.analysis.suite_score.group_scores`), as a model's suite score is made."""
+
+    @staticmethod
+    def split_mean(values: Mapping[str, float], splits: Sequence[str]) -> float | None:
+        """The unweighted mean of a published row's `values` (split -> value) over `splits`, as a measured row's
+        suite score and group cells average its split means; None where the row lacks one of them."""
+        return sum(values[s] for s in splits) / len(splits) if splits and all(s in values for s in splits) else None
+
+    def group_means(self, values: Mapping[str, float]) -> dict[str, float | None]:
+        """group -> a published row's `split_mean` over the group's splits."""
+        return {group: self.split_mean(values, splits) for group, splits in self.groups.items()}
 
     def floor(self, values: dict[str, SeedStats]) -> SeedStats | None:
         """The cell of the trivial baseline with the best mean among `values` (model -> cell of one

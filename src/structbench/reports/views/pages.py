@@ -106,6 +106,9 @@ class SuitePage:
     """The learning curves the suite is a point of, with its number on each."""
     published: tuple[PublishedRow, ...] = ()
     """The published runs of its suite, version and data: rows apart from the measured ones."""
+    published_values: tuple[tuple[str, str, Mapping[str, float]], ...] = ()
+    """(model, `reported` or `published`, split -> value of the primary metric) of every published row, for
+    the tables that average them as they average measured rows (the "By group" table)."""
 
     @property
     def path(self) -> str:
@@ -121,6 +124,16 @@ class Pages:
     errors: list[ErrorPage]
     plots: dict[str, Plot]
     """path relative to the site root -> the plot drawn there."""
+
+
+def published_values(
+    board: SuiteBoard, published: tuple[PublishedRow, ...]
+) -> tuple[tuple[str, str, Mapping[str, float]], ...]:
+    """The published rows of `board`: its reported numbers (`structbench.analysis.references`), then its
+    published runs, each with its values of the primary metric by split."""
+    metric = board.spec.primary_metric
+    reported = [(r.model, "reported", r.values.get(metric, {})) for r in board.references]
+    return (*reported, *((row.name, "published", row.values) for row in published))
 
 
 def families(board_list: tuple[SuiteBoard, ...]) -> Families:
@@ -182,6 +195,7 @@ def pages(site: Site) -> Pages:
             errors=errors_of.get(board.slug),
             curves=[(c, x) for c in site.curves if (x := c.x_of(board)) is not None],
             published=site.published.get(board.slug, ()),
+            published_values=published_values(board, site.published.get(board.slug, ())),
         )
         for board in site.boards
     ]
