@@ -5,7 +5,7 @@ API change used to break one silently (`report_scale.py` and `overhead.py` did).
 `python bench/X.py --smoke` (tiny sizes, the same code path) as a subprocess, as a maintainer
 would, and checks its result lines: the side-by-side columns and, where the bench checks an
 invariant (a sweep equals serial runs, chaos loses nothing), that it holds. The benches share one
-throw-away STRUCTBENCH_HOME, so each suite is built once for all of them.
+throw-away STRUCTBENCH_HOME whose built suites are the test session's, so each suite is built once.
 """
 
 from __future__ import annotations
@@ -25,9 +25,13 @@ NUMBER = r"[\d.,]+"
 
 
 @pytest.fixture(scope="module")
-def bench_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A STRUCTBENCH_HOME for the benches of this module (suites built by the first that needs them)."""
-    return tmp_path_factory.mktemp("bench-home")
+def bench_home(tmp_path_factory: pytest.TempPathFactory, structbench_environment: Path) -> Path:
+    """A STRUCTBENCH_HOME for the benches of this module whose built suites are the test session's: a suite
+    the tests built is not built again for a bench, nor one a bench built for the tests."""
+    home = tmp_path_factory.mktemp("bench-home")
+    (structbench_environment / "suites").mkdir(exist_ok=True)  # a link where xdist shares them
+    (home / "suites").symlink_to(structbench_environment / "suites", target_is_directory=True)
+    return home
 
 
 def smoke(script: str, home: Path) -> str:
