@@ -48,7 +48,7 @@ def smoke(script: str, home: Path) -> str:
         env=environment,
         capture_output=True,
         text=True,
-        timeout=1800,  # catches a hang; threads.py's nine fresh processes took over 600 s on a loaded 2-core machine
+        timeout=1800,  # catches a hang; threads.py's six fresh processes once took over 600 s on a loaded 2-core machine
         check=False,
     )
     assert done.returncode == 0, f"bench/{script} --smoke exited {done.returncode}:\n{done.stderr[-4000:]}"
@@ -156,10 +156,7 @@ def check_threads(output: str) -> None:
     assert re.search(r"1 thread ex/s\s+2 threads ex/s\s+2 / 1\s+predictions 1 = 2\s+1 = 1 across repeats", output)
     speed, deterministic = output.split("torch.use_deterministic_algorithms(True), 1 thread\n")
     assert re.search(r"plain ex/s\s+deterministic ex/s\s+det / plain\s+predictions plain = det", deterministic)
-    for model, suite, examples, timed in (
-        ("seq2seq-gru-attn", "lookup-tables-mt", "232", "fit"),
-        ("nhmm", "pos-synthetic", "3,000", "fit+predict"),
-    ):
+    for model, suite, examples, timed in (("seq2seq-gru-attn", "lookup-tables-mt", "232", "fit"),):
         *columns, one, two, ratio, same, across = row(speed, model)
         assert columns == [suite, examples, timed] and across == "-", output
         assert float(ratio) == pytest.approx(float(two) / float(one), rel=0.01, abs=0.006), output
