@@ -350,11 +350,19 @@ def daemon_case(folder: Path, how: str) -> list[object]:
             how.split()[-1],
         ]
     started = time.monotonic()
-    process = subprocess.Popen(
-        command, cwd=REPOSITORY, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
-    )  # fmt: skip
-    out, err = process.communicate(timeout=600)
+    # output into files, not pipes: a daemon that kept the command's stdout open would hold a pipe's reader
+    # until the daemon's end, and the command's return is what is measured
+    with (folder / "out").open("w+") as out_file, (folder / "err").open("w+") as err_file:
+        process = subprocess.Popen(command, cwd=REPOSITORY, env=environment, stdout=out_file, stderr=err_file,
+                                   text=True, start_new_session=True)  # fmt: skip
+        try:
+            process.wait(timeout=600)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        out_file.seek(0)
+        err_file.seek(0)
+        out, err = out_file.read(), err_file.read()
     seconds = time.monotonic() - started
     time.sleep(5)
     daemons = [int(pid) for pid in pids.read_text().split()] if pids.is_file() else []
