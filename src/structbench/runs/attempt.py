@@ -177,13 +177,16 @@ def _evaluate_model(model: Any, seed_run: SeedRun, *, log: Callable[[str], None]
         raise NotApplicable(not_spoken(request.label, model, spec))
     own_label = hook(model, "label") if not request.label_is_final else None
     splits = DrawSplits(suite, seed_run.manifest, seed_run.draw)
-    train = [splits[s.name] for s in spec.splits_with_role("train")]
-    dev = [splits[s.name] for s in spec.splits_with_role("dev")]
     if isinstance(model, OracleUser):
         model.use_oracle(suite.oracle(splits))
+    # a model that does not train never sees the train and dev splits: they are not read (the largest
+    # splits of most suites, and most of an `oracle` or `copy` run's time)
+    trains = isinstance(model, Trainable) and bool(spec.splits_with_role("train"))
+    train = [splits[s.name] for s in spec.splits_with_role("train")] if trains else []
+    dev = [splits[s.name] for s in spec.splits_with_role("dev")] if trains else []
     seed_everything(seed)
     started = time.perf_counter()
-    if isinstance(model, Trainable) and train:
+    if train:
         model.fit(train[0], dev[0] if dev else None, seed=seed)
     fit_seconds = time.perf_counter() - started
     tests = spec.splits_with_role("test")
