@@ -330,7 +330,7 @@ class Blimp(Suite):
     breakdown_keys: ClassVar[tuple[str, ...]] = ("linguistics_term", "field")
     split_groups = PARADIGMS
     """The paper's 12 phenomena (its Table 3's columns), each its paradigms: on the suite page, every measured
-    and published row's mean over a phenomenon's paradigms, as the paper averages paradigms into phenomena."""
+    and published row's mean over a phenomenon's paradigms, as the authors' results file averages them."""
 
     def generate(self, draw: int, files: SourceFiles) -> dict[str, list[Example]]:
         try:

@@ -130,9 +130,9 @@ def attention_targets(command: Sequence[str]) -> list[int]:
 @lru_cache(maxsize=1 << 15)
 def annotated_example(example_id: str, command: tuple[str, ...], actions: tuple[str, ...]) -> Example:
     """The example of a published line, its input ending with `.`, with attention targets and the four
-    breakdowns. Remembered: the five draws of a few-shot suite are five train files that hold most lines at
-    the same positions, so a build made each example five times (a third of its time); 2**15 examples
-    hold one draw of the largest."""
+    breakdowns. Remembered (examples are frozen, so one may serve several draws): the five draws of a
+    few-shot suite are five train files that hold most lines at the same positions, and making each example
+    five times was more than half of such a build; 2**15 examples hold one draw of the largest."""
     return Example(
         id=example_id,
         input=[*command, EOS],
