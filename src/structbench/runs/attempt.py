@@ -181,7 +181,7 @@ def _evaluate_model(model: Any, seed_run: SeedRun, *, log: Callable[[str], None]
         model.use_oracle(suite.oracle(splits))
     # a model that does not train never sees the train and dev splits: they are not read (the largest
     # splits of most suites, and most of an `oracle` or `copy` run's time)
-    trains = isinstance(model, Trainable) and bool(spec.splits_with_role("train"))
+    trains = isinstance(model, Trainable)
     train = [splits[s.name] for s in spec.splits_with_role("train")] if trains else []
     dev = [splits[s.name] for s in spec.splits_with_role("dev")] if trains else []
     seed_everything(seed)

@@ -45,6 +45,7 @@ from structbench.reports.builders.suite_board import (
 from structbench.reports.builders.ties import best_and_ties
 from structbench.specs import SeedStats, SuiteSpec, natural_key
 from structbench.store import StoreReader, run_compute, run_statistics
+from structbench.suite import Suite
 
 RESULT_COLUMNS = [
     "suite", "version", "suite_hash", "model", "split", "metric", "breakdown", "level",
@@ -230,33 +231,35 @@ def _rank(row: tuple[str, dict[str, SeedStats | None]], board: SuiteBoard) -> tu
     return (model in board.not_comparable, model in board.ceilings, order, model)
 
 
+def installed_suite(suite: str, version: str) -> Suite | None:
+    """The suite class this structbench has for stored suite version `suite@version`, if it has it."""
+    if suite not in set(registry.suite_names()):
+        return None
+    try:
+        return registry.suite(f"{suite}@{version}")
+    except UserError:  # another version than this structbench has
+        return None
+
+
 def current_specs(stored: dict[tuple[str, str, str], SuiteSpec]) -> dict[tuple[str, str, str], SuiteSpec]:
     """The installed spec of each stored suite version where this structbench has it, else the
     stored one: how a suite is presented (primary metric, split roles, ranked splits) may be
     corrected without a change to its data, and the leaderboard follows the correction."""
     current = {}
-    installed = set(registry.suite_names())
     for (suite, version, suite_hash), spec in stored.items():
-        try:
-            current[(suite, version, suite_hash)] = (
-                registry.suite(f"{suite}@{version}").spec if suite in installed else spec
-            )
-        except UserError:  # another version than this structbench has: what the store holds
-            current[(suite, version, suite_hash)] = spec
+        found = installed_suite(suite, version)
+        current[(suite, version, suite_hash)] = found.spec if found is not None else spec
     return current
 
 
 def split_groups(spec: SuiteSpec) -> dict[str, tuple[str, ...]]:
     """The named groups of `spec`'s splits where this structbench has its suite version
     (`Suite.split_groups`), only those whose splits the spec ranks; empty otherwise."""
-    if spec.id not in set(registry.suite_names()):
-        return {}
-    try:
-        declared = registry.suite(spec.key).split_groups
-    except UserError:  # another version than this structbench has
+    found = installed_suite(spec.id, spec.version)
+    if found is None:
         return {}
     ranked = {s.name for s in spec.ranked_splits}
-    return {group: tuple(splits) for group, splits in declared.items() if splits and set(splits) <= ranked}
+    return {group: tuple(splits) for group, splits in found.split_groups.items() if splits and set(splits) <= ranked}
 
 
 def boards(

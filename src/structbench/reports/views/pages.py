@@ -106,9 +106,9 @@ class SuitePage:
     """The learning curves the suite is a point of, with its number on each."""
     published: tuple[PublishedRow, ...] = ()
     """The published runs of its suite, version and data: rows apart from the measured ones."""
-    published_values: tuple[tuple[str, str, Mapping[str, float]], ...] = ()
-    """(model, `reported` or `published`, split -> value of the primary metric) of every published row, for
-    the tables that average them as they average measured rows (the "By group" table)."""
+    published_values: tuple[tuple[str, str, float | None, Mapping[str, float]], ...] = ()
+    """(model, `reported` or `published`, its suite score, split -> value of the primary metric) of every
+    published row, for the tables that average them as they average measured rows (the "By group" table)."""
 
     @property
     def path(self) -> str:
@@ -128,12 +128,16 @@ class Pages:
 
 def published_values(
     board: SuiteBoard, published: tuple[PublishedRow, ...]
-) -> tuple[tuple[str, str, Mapping[str, float]], ...]:
-    """The published rows of `board`: its reported numbers (`structbench.analysis.references`), then its
-    published runs, each with its values of the primary metric by split."""
-    metric = board.spec.primary_metric
-    reported = [(r.model, "reported", r.values.get(metric, {})) for r in board.references]
-    return (*reported, *((row.name, "published", row.values) for row in published))
+) -> tuple[tuple[str, str, float | None, Mapping[str, float]], ...]:
+    """The published rows of `board`: its reported numbers (`structbench.analysis.references`), scored as
+    the mean over the board's score splits, then its published runs with the score of their seeds
+    (`PublishedRow.score`), each with its values of the primary metric by split."""
+    out: list[tuple[str, str, float | None, Mapping[str, float]]] = []
+    for reference in board.references:
+        values = reference.values.get(board.spec.primary_metric, {})
+        out.append((reference.model, "reported", board.split_mean(values, board.generalisation), values))
+    out += [(row.name, "published", row.score, row.values) for row in published]
+    return tuple(out)
 
 
 def families(board_list: tuple[SuiteBoard, ...]) -> Families:
