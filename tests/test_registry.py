@@ -148,6 +148,18 @@ def test_the_oracle_finds_a_suite_loaded_by_module_path(runner: Runner) -> None:
     assert record.scores["new_compositions"]["sequence_accuracy"].mean == 1.0
 
 
+
+def test_a_neural_baseline_reads_the_recipe_of_a_suite_loaded_by_module_path() -> None:
+    """A model asks about its suite by id (a neural baseline's recipe is the suite spec's `recipe`): a
+    user's suite given as `module:Class` answers under its id, and never shadows an installed suite."""
+    from structbench.baselines.neural.seq2seq.model import Seq2SeqGruAttention
+
+    registry.suite("tests.support.fixtures.plugin.reverse_suite:ReverseWords")
+    assert registry.suite("reverse-words").spec.id == "reverse-words"
+    assert Seq2SeqGruAttention.configuration("reverse-words")["budget"] == "cpu-small"
+    registry.suite("tests.test_registry:CLASHING_SCAN")
+    assert isinstance(registry.suite("scan-simple"), ScanSimple)
+
 # --- suite sets: one entry point, several suites -------------------------------------------------
 
 TOYS = SuiteSet(
@@ -160,6 +172,8 @@ CLASHING = SuiteSet(
     [member(LookupTables, "Clash", "Another suite named scan-simple.", module=__name__, spec=ScanSimple.spec)]
 )
 NOT_A_SET = (LookupTables,)
+CLASHING_SCAN = CLASHING.members["scan-simple"]
+"""A user's suite loaded by path under an installed suite's id."""
 
 
 def test_built_in_suite_sets_register_every_member_under_its_suite_id() -> None:

@@ -175,7 +175,9 @@ def model_names() -> list[str]:
 
 
 _LOADED_BY_PATH: dict[str, Suite] = {}
-"""`ID@VERSION` -> suites loaded by `module:Class`, so that their splits' `suite` field resolves."""
+"""`ID@VERSION`, and `ID` where no installed suite has that id -> suites loaded by `module:Class`, so
+that their splits' `suite` field, and a model that asks about its suite by id (a neural baseline reading
+the suite's recipe), resolve."""
 
 
 @cache
@@ -199,6 +201,8 @@ def suite(reference: str) -> Suite:
     instance = factory()
     if ":" in name:
         _LOADED_BY_PATH[instance.spec.key] = instance
+        if instance.spec.id not in _suites():
+            _LOADED_BY_PATH[instance.spec.id] = instance
     return instance
 
 
