@@ -131,7 +131,9 @@ class Trainer:
                     tokens = int(batch.target_mask.sum())
                     losses += float(batch_loss(output, batch, self.settings.guidance)) * tokens
                     weights += tokens
-                    predicted = self.net.decode(batch, self.max_length)
+                    # a prediction is right only if it equals its target through the target's EOS, so the
+                    # steps past the target's width cannot change a verdict: decoding stops there (exact)
+                    predicted = self.net.decode(batch, min(self.max_length, batch.target.shape[1]))
                 correct += int(sequence_matches(predicted, batch.target).sum())
         return losses / max(weights, 1), correct / max(len(dev), 1)
 
