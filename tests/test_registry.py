@@ -148,7 +148,6 @@ def test_the_oracle_finds_a_suite_loaded_by_module_path(runner: Runner) -> None:
     assert record.scores["new_compositions"]["sequence_accuracy"].mean == 1.0
 
 
-
 def test_a_neural_baseline_reads_the_recipe_of_a_suite_loaded_by_module_path() -> None:
     """A model asks about its suite by id (a neural baseline's recipe is the suite spec's `recipe`): a
     user's suite given as `module:Class` answers under its id, and never shadows an installed suite."""
@@ -159,6 +158,7 @@ def test_a_neural_baseline_reads_the_recipe_of_a_suite_loaded_by_module_path() -
     assert Seq2SeqGruAttention.configuration("reverse-words")["budget"] == "cpu-small"
     registry.suite("tests.test_registry:CLASHING_SCAN")
     assert isinstance(registry.suite("scan-simple"), ScanSimple)
+
 
 # --- suite sets: one entry point, several suites -------------------------------------------------
 
