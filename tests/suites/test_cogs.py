@@ -16,11 +16,13 @@ from structbench.cli.main import main
 from structbench.data import freeze
 from structbench.data.sources import git_blob_bytes, sha256_bytes
 from structbench.errors import SourceUnavailable, UserError
+from structbench.runs.runner import Runner
 from structbench.scoring import score_split
-from structbench.specs import Example, Split, scored_split
+from structbench.specs import Example, ModelSpec, Split, scored_split
 from structbench.suite import SourceFiles
 from structbench.suites.cogs import CASES, GEN_BLOB, SOURCES, Cogs, examples_of
 from structbench.suites.common import GoldTransducer, exact_match
+from tests.conftest import REPO
 
 DIGESTS = {
     "train": "ddd93a02111a9cebf31fa0d760405db21024bfbb49d318f112eff4a080aba9b3",
@@ -206,3 +208,18 @@ def test_the_oracle_answers_every_stored_test_example() -> None:
     scores = Cogs().score(test, solver.transduce([list(e.input) for e in test.examples]))
     assert scores.metrics["exact_match"] == (1.0, 3_000)
     assert solver.transduce([["an", "unknown", "sentence"]]) == [[]]
+
+
+def test_the_in_distribution_example_suite_builds_cogs_three_files_without_gen_and_its_oracle_is_exact(
+    runner: Runner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/examples/cogs_in_distribution.py, what a machine without gen.tsv can measure: the published
+    train, dev and test under an id of its own, ranked on test."""
+    monkeypatch.syspath_prepend(str(REPO / "docs" / "examples"))
+    record = runner.evaluate("cogs_in_distribution:CogsInDistribution", ModelSpec(name="oracle"), [0])
+    assert (record.suite, record.status) == ("cogs-in-distribution", {"0": "done"})
+    assert set(record.scores) == {"test"}
+    assert record.scores["test"]["exact_match"].mean == 1.0
+    suite = registry.suite("cogs-in-distribution")
+    assert [(s.name, s.size) for s in suite.spec.splits] == [("train", 24_155), ("dev", 3_000), ("test", 3_000)]
+    assert [s.path for s in suite.sources] == ["cogs/train.tsv", "cogs/dev.tsv", "cogs/test.tsv"]

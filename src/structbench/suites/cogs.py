@@ -114,7 +114,7 @@ def source(name: str, sha256: str = "", git_blob: str = "") -> SourceFile:
     return SourceFile(path=f"cogs/{name}.tsv", url=f"{URL}/{name}.tsv", sha256=sha256, git_blob=git_blob)
 
 
-SOURCES = (
+SOURCES: tuple[SourceFile, ...] = (
     source("train", sha256="220b3804b562c0156ee986eff1bdd15c27e52142549362a64f57baf86e304c78"),
     source("dev", sha256="ab66388a309c7ac1ad210c781a6a0ce12281a9ef24619a12422a752cef61bc21"),
     source("test", sha256="68f8e51e9f6d9cd22d64efe68dd21d7ea5ba327e9a2359481030161aea757035"),
