@@ -422,13 +422,16 @@ def _checked(answers: Any, expected: int, method: str) -> list[Any]:
 
 def _tokens(answer: Any, example: Example) -> list[str]:
     """A transduction answer: a list of string tokens (a string would be scored as its characters)."""
-    if not isinstance(answer, list | tuple) or not all(isinstance(token, str) for token in answer):
-        shown = type(answer).__name__ if isinstance(answer, list | tuple) else repr(answer)[:40]
-        raise InvalidAnswer(
-            f"transduce answered example {example.id} with {shown}, not a list of string tokens; "
-            "return e.g. ['I_JUMP', 'I_WALK'], never one string."
-        )
-    return [str(token) for token in answer]
+    if isinstance(answer, list | tuple):
+        if set(map(type, answer)) <= {str}:  # the common case, checked at C speed: plain strings
+            return list(answer)
+        if all(isinstance(token, str) for token in answer):  # subclasses of str, stored as plain strings
+            return [str(token) for token in answer]
+    shown = type(answer).__name__ if isinstance(answer, list | tuple) else repr(answer)[:40]
+    raise InvalidAnswer(
+        f"transduce answered example {example.id} with {shown}, not a list of string tokens; "
+        "return e.g. ['I_JUMP', 'I_WALK'], never one string."
+    )
 
 
 def _label(answer: Any, labels: list[str], example: Example) -> str:

@@ -7,6 +7,7 @@ store without the model. Ties in minimal-pair and forced-choice comparisons coun
 from __future__ import annotations
 
 import math
+import operator
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -84,7 +85,7 @@ def aggregate_values(values: PerExample, selected: Sequence[int] | None = None) 
         return (sum(hits) / total if total else math.nan), total, whole
     chosen = values if selected is None else [values[i] for i in selected]
     defined = [float(v) for v in chosen if v is not None]
-    binary = all(v in (0.0, 1.0) for v in defined)
+    binary = set(defined) <= {0.0, 1.0}
     return (sum(defined) / len(defined) if defined else math.nan), len(defined), binary
 
 
@@ -190,9 +191,7 @@ def protocol_values(protocol: str, examples: Sequence[Example], predictions: Seq
         return {
             "sequence_accuracy": [float(list(p) == t) for t, p in zip(targets, predictions, strict=True)],
             "token_accuracy": Counts(
-                hits=[
-                    sum(g == o for g, o in zip(t, p, strict=False)) for t, p in zip(targets, predictions, strict=True)
-                ],
+                hits=[sum(map(operator.eq, t, p)) for t, p in zip(targets, predictions, strict=True)],
                 items=[len(t) for t in targets],
             ),
         }

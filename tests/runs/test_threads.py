@@ -4,12 +4,15 @@ had before, and gives the process its count back; a count other than 1 keys and 
 from __future__ import annotations
 
 import json
+import sys
+import types
 from collections.abc import Iterator
 
 import pytest
 import torch
-from threadpoolctl import threadpool_info
+from threadpoolctl import ThreadpoolController, threadpool_info
 
+from structbench.runs import threads
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, Split
 
@@ -53,3 +56,27 @@ def test_a_run_computes_on_one_thread_unless_its_settings_say_otherwise(
     runs = runner.store.runs()
     assert runs.model_hash.nunique() == 2  # another thread count, another run
     assert sorted(json.loads(e)["threads"] for e in runs.environment) == [1, 2]
+
+
+def test_the_thread_pools_are_looked_up_again_after_an_import_and_remembered_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Finding the loaded BLAS and OpenMP libraries costs milliseconds a run: it is remembered, and made
+    again once anything is imported (how a library that brings its own pool gets loaded)."""
+    made: list[ThreadpoolController] = []
+
+    class Counted(ThreadpoolController):
+        def __init__(self) -> None:
+            super().__init__()
+            made.append(self)
+
+    monkeypatch.setattr(threads, "ThreadpoolController", Counted)
+    monkeypatch.setattr(threads, "_controller", None)
+    for _ in range(3):
+        with threads.pinned(1):
+            assert {pool["num_threads"] for pool in threadpool_info()} == {1}
+    assert len(made) == 1
+    monkeypatch.setitem(sys.modules, "a_module_imported_between_runs", types.ModuleType("a_module"))
+    with threads.pinned(1):
+        pass
+    assert len(made) == 2

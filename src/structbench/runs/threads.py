@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 DEFAULT_THREADS = 1
 """The CPU threads of a run whose settings do not say otherwise."""
@@ -31,6 +31,20 @@ def run_threads(params: Mapping[str, Any], configuration: Mapping[str, Any] | No
     return DEFAULT_THREADS
 
 
+_controller: tuple[int, ThreadpoolController] | None = None
+"""The thread-pool libraries found when `sys.modules` last had the count it holds: finding them
+(threadpoolctl's scan of every loaded shared library) costs 2 ms, most of an `oracle` seed's own time."""
+
+
+def _libraries() -> ThreadpoolController:
+    """The BLAS and OpenMP libraries loaded in this process, found again after any import (which is
+    how a native library gets loaded: an extension module), else remembered."""
+    global _controller
+    if _controller is None or _controller[0] != len(sys.modules):
+        _controller = (len(sys.modules), ThreadpoolController())
+    return _controller[1]
+
+
 @contextmanager
 def pinned(threads: int) -> Iterator[None]:
     """Hold torch and every BLAS and OpenMP library loaded in this process to `threads` threads, and
@@ -41,7 +55,7 @@ def pinned(threads: int) -> Iterator[None]:
     variable = os.environ.get("OMP_NUM_THREADS")
     os.environ["OMP_NUM_THREADS"] = str(threads)
     try:
-        with threadpool_limits(limits=threads):
+        with _libraries().limit(limits=threads):
             if torch is not None:
                 torch.set_num_threads(threads)
             yield
