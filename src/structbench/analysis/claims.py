@@ -377,9 +377,11 @@ def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
 
 def _censoring(suite: str) -> dict[str, str]:
     """statistic -> the statistic that bounds it on a seed that never reached it, as `suite` declares."""
+    if suite not in registry.suite_names():  # a suite not installed here: its statistics are read as reported
+        return {}
     try:
         declared = registry.suite(suite).spec.statistics
-    except UserError:  # a suite no longer installed: its statistics are read as reported
+    except UserError:  # a plugin that cannot be loaded any more: the same
         return {}
     return {s.name: s.censored_by for s in declared if s.censored_by}
 
@@ -395,6 +397,7 @@ def statistic_cells(runs: pd.DataFrame) -> pd.DataFrame:
     done = current[current.status == "done"]
     rows: list[dict[str, object]] = []
     censored: dict[tuple[str, ...], list[float]] = {}
+    censorable = {suite: _censoring(str(suite)) for suite in set(done.suite)}
     for suite, version, suite_hash, model, model_hash, seed, environment in done[
         ["suite", "version", "suite_hash", "model", "model_hash", "seed", "environment"]
     ].itertuples(index=False):
@@ -405,7 +408,7 @@ def statistic_cells(runs: pd.DataFrame) -> pd.DataFrame:
              "proportion": False}
             for name, value in reported.items()
         ]  # fmt: skip
-        for name, bound in _censoring(str(suite)).items():
+        for name, bound in censorable[suite].items():
             if name not in reported and bound in reported:
                 censored.setdefault((*cell, name, "", ""), []).append(reported[bound])
     measured = seed_cells(pd.DataFrame(rows, columns=[*CELL_KEYS, "seed", "value", "n", "proportion"]))
@@ -481,4 +484,16 @@ def claim_cells(results: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
 
 def check_all(cells: pd.DataFrame, claims: list[Claim] | None = None) -> list[Verdict]:
     """Every claim of the claims file on `cells`, in file order."""
-    return [check(claim, cells) for claim in (claims if claims is not None else load_claims())]
+    claims = claims if claims is not None else load_claims()
+    refs = [
+        (claim, ref)
+        for claim in claims
+        for ref in (claim.greater, claim.lower, claim.not_below, claim.cell, *claim.than)
+        if ref is not None
+    ]
+    # each claim looks up a few cells: among the rows of the suites and models some claim names, not every row
+    named = cells["suite"].isin({ref.suite or claim.suite for claim, ref in refs}) & cells["model"].isin(
+        {ref.model for _, ref in refs}
+    )
+    named_rows = cells[named]
+    return [check(claim, named_rows) for claim in claims]

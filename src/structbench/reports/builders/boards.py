@@ -171,8 +171,9 @@ def statistic_samples(board: SuiteBoard) -> dict[str, dict[str, Sample]]:
     that at least one of its seeds reports (those that report the suite's declared bound instead are
     censored there): what `SuiteBoard.statistic_sample` answers."""
     out: dict[str, dict[str, Sample]] = {}
+    names = board.statistic_names  # read once: every model's seeds make it
     for model, compute in board.compute.items():
-        for name in board.statistic_names:
+        for name in names:
             declared = board.statistic_spec(name)
             found = sample(compute.seed_statistics, name, declared.censored_by if declared else None)
             if found.n:
