@@ -165,18 +165,32 @@ def parse_grammar(text: str) -> dict[str, tuple[list[tuple[str, ...]], list[floa
     return rules
 
 
-def sample(rules: dict[str, tuple[list[tuple[str, ...]], list[float]]], rng: random.Random) -> list[str]:
-    """One sentence from ROOT, symbols expanded left to right with the rules' weights."""
+Compiled = dict[str, tuple[tuple[tuple[str, ...], ...], list[float], float]]
+"""A grammar ready to sample: symbol -> (its right-hand sides reversed, cumulative weights, their total)."""
+
+
+def compile_rules(rules: dict[str, tuple[list[tuple[str, ...]], list[float]]]) -> Compiled:
+    """`rules` as `sample` reads them: each side reversed once here, not once per expansion."""
+    return {
+        lhs: (tuple(side[::-1] for side in sides), cumulative, cumulative[-1])
+        for lhs, (sides, cumulative) in rules.items()
+    }
+
+
+def sample(rules: Compiled, rng: random.Random) -> list[str]:
+    """One sentence from ROOT, symbols expanded left to right with the rules' weights (one draw of `rng`
+    per expansion: the draws, and so every generated split, are those of a plain recursive expansion)."""
     out: list[str] = []
     stack = ["ROOT"]
+    pop, push, emit, draw, find = stack.pop, stack.extend, out.append, rng.random, rules.get
     while stack:
-        symbol = stack.pop()
-        if symbol not in rules:
-            out.append(symbol)
+        symbol = pop()
+        rule = find(symbol)
+        if rule is None:
+            emit(symbol)
             continue
-        sides, cumulative = rules[symbol]
-        side = sides[bisect.bisect_right(cumulative, rng.random() * cumulative[-1])]
-        stack.extend(reversed(side))
+        reversed_sides, cumulative, total = rule
+        push(reversed_sides[bisect.bisect_right(cumulative, draw() * total)])
     return out
 
 
@@ -284,7 +298,7 @@ class Sampler:
         exclude: set[tuple[str, ...]],
         shares: dict[tuple[str, str], float] | None = None,
     ) -> None:
-        self.rules = parse_grammar(grammar)
+        self.rules = compile_rules(parse_grammar(grammar))
         self.rng = random.Random(seed)
         self.seen = set(exclude)
         self.cells = list(shares or {})
