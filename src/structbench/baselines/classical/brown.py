@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from functools import lru_cache
 from typing import Literal, get_args
 
 import numpy as np
@@ -180,6 +181,19 @@ def _merge_words(members: list[list[int]], keep: int, gone: int, words: list[str
     return (one, two) if one <= two else (two, one)
 
 
+@lru_cache(maxsize=4)
+def _pairs(m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The slot pairs (a < b) of an m-slot window, and per pair the mask of the other slots: the same
+    for every merge of a window of that size (all but the last few merges), so made once."""
+    a, b = np.triu_indices(m, k=1)
+    others = np.ones((len(a), m), dtype=bool)
+    others[np.arange(len(a)), a] = False
+    others[np.arange(len(a)), b] = False
+    for array in (a, b, others):
+        array.flags.writeable = False
+    return a, b, others
+
+
 def _best_merge(counts: np.ndarray, left: np.ndarray, right: np.ndarray, total: float, scale: float) -> tuple[int, int]:
     """The pair (keep, gone) whose merge loses the least mutual information: `counts` are the
     bigram counts between slots, `left`/`right` each slot's marginal counts, and `total`, `scale`
@@ -188,13 +202,9 @@ def _best_merge(counts: np.ndarray, left: np.ndarray, right: np.ndarray, total: 
         return 0, counts.shape[0] - 1
     q = _q(counts, left[:, None], right[None, :], total, scale)
     row_q, col_q = q.sum(axis=1), q.sum(axis=0)
-    m = counts.shape[0]
-    a, b = np.triu_indices(m, k=1)
+    a, b, others = _pairs(counts.shape[0])
     removed = row_q[a] + row_q[b] + col_q[a] + col_q[b] - q[a, a] - q[a, b] - q[b, a] - q[b, b]
     merged_left, merged_right = left[a] + left[b], right[a] + right[b]
-    others = np.ones((len(a), m), dtype=bool)
-    others[np.arange(len(a)), a] = False
-    others[np.arange(len(a)), b] = False
     row = counts[a] + counts[b]  # pairs x m: merged cluster followed by cluster k
     col = counts[:, a].T + counts[:, b].T  # pairs x m: cluster k followed by merged cluster
     added_row = np.where(others, _q(row, merged_left[:, None], right[None, :], total, scale), 0.0).sum(axis=1)
