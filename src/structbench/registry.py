@@ -175,17 +175,17 @@ def model_names() -> list[str]:
 
 
 _LOADED_BY_PATH: dict[str, Suite] = {}
-"""`ID@VERSION`, and `ID` where no installed suite has that id -> suites loaded by `module:Class`, so
-that their splits' `suite` field, and a model that asks about its suite by id (a neural baseline reading
-the suite's recipe), resolve."""
+"""`ID@VERSION` and `ID` -> suites loaded by `module:Class`, so that their splits' `suite` field, and a
+model that asks about its suite by id (a neural baseline reading the suite's recipe), resolve; an
+installed suite of that id comes first."""
 
 
 @cache
 def suite(reference: str) -> Suite:
     """The suite for `ID`, `ID@VERSION` or `module:Class`; a version must match the installed one."""
-    if reference in _LOADED_BY_PATH:
-        return _LOADED_BY_PATH[reference]
     name, _, version = reference.partition("@")
+    if reference in _LOADED_BY_PATH and name not in _suites():
+        return _LOADED_BY_PATH[reference]
     factory = _lookup(_suites, name, "suite")
     if not (isinstance(factory, type) and issubclass(factory, Suite)):
         raise UserError(f"{name!r} is not a structbench Suite subclass; derive it from structbench.suite.Suite.")
@@ -200,9 +200,7 @@ def suite(reference: str) -> Suite:
         factory = earlier[version]
     instance = factory()
     if ":" in name:
-        _LOADED_BY_PATH[instance.spec.key] = instance
-        if instance.spec.id not in _suites():
-            _LOADED_BY_PATH[instance.spec.id] = instance
+        _LOADED_BY_PATH[instance.spec.key] = _LOADED_BY_PATH[instance.spec.id] = instance
     return instance
 
 

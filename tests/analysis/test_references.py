@@ -26,6 +26,12 @@ def test_every_reference_names_a_suite_split_and_metric_that_exist() -> None:
         for metric, by_split in reference.values.items():
             assert set(by_split) <= tests, f"{reference.model}: {metric} on a split {reference.suite} lacks"
             assert set(reference.spreads.get(metric, {})) <= set(by_split)
+        for metric, by_split in reference.conditions.items():  # per-condition numbers: a split and key it records
+            assert set(by_split) <= tests, f"{reference.model}: {metric} on a split {reference.suite} lacks"
+            for split, by_key in by_split.items():
+                assert set(by_key) <= set(registry.suite(reference.suite).breakdown_keys)
+                spreads = reference.condition_spreads.get(metric, {}).get(split, {})
+                assert all(set(spreads.get(key, {})) <= set(levels) for key, levels in by_key.items())
         for metric, by_split in reference.per_run.items():
             for split, runs in by_split.items():
                 assert reference.runs == len(runs)
@@ -100,6 +106,12 @@ def test_a_malformed_reference_is_named(tmp_path: Path) -> None:
         "- suite: scan-simple\n  model: x\n  citation: c\n  where: w\n  values: {sequence_accuracy: {test: 99.7}}\n"
     )
     with pytest.raises(UserError, match=r"entry 1 .* outside \[0, 1\]"):
+        load_references(path)
+    path.write_text(
+        "- suite: slog\n  model: x\n  citation: c\n  where: w\n  values: {}\n"
+        "  conditions: {exact_match: {gen: {case: {PP_3: 98.2}}}}\n"
+    )
+    with pytest.raises(UserError, match=r"entry 1 .* outside \[0, 1\] \(\[98\.2\]\)"):
         load_references(path)
     path.write_text("- suite: scan-simple\n  model: x\n  values: {}\n")
     with pytest.raises(UserError, match=r"entry 1 .*citation"):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from structbench import registry
+from structbench.analysis.references import load_references
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.reports.render import write_report
@@ -133,3 +134,26 @@ def test_exact_match_is_the_primary_metric_and_the_oracle_scores_1_on_every_spli
         if split.name == "gen":
             assert {f"exact_match[category={c}]" for c in ("recursion", "modifiers", "filler-gap")} <= levels
             assert len([level for level in levels if level.startswith("exact_match[case=")]) == 17
+
+
+def test_the_suite_page_sets_table_7s_per_case_numbers_beside_the_measured_cases(
+    runner: Runner, tmp_path: Path
+) -> None:
+    """Li et al.'s Table 7 (the variable-free forms) in references.yaml: one value per gen case, whose mean is
+    the table's Total, shown in the page's table of gen's cases beside each measured model."""
+    (table7,) = [r for r in load_references() if r.suite == "slog"]
+    per_case = table7.conditions["exact_match"]["gen"]["case"]
+    assert set(per_case) == set(CASES)
+    assert round(100 * sum(per_case.values()) / len(per_case), 1) == round(100 * table7.values["exact_match"]["gen"], 1)
+    runner.evaluate("slog", ModelSpec(name="copy"), [0])
+    page = (write_report(runner.store, tmp_path / "site").parent / "suites" / "slog@1.0.0.html").read_text()
+    table = page[page.index("case, on test split gen") :]
+    table = table[: table.index("</table>")]
+    assert f'{table7.model}<span class="tag">reported</span>' in table
+    for case in CASES:
+        row = table[table.index(f'<th scope="row">{case}</th>') :]
+        row = row[: row.index("</tr>")]
+        assert (
+            f'<td class="reported"><span class="mean">{table7.printed_condition("exact_match", "gen", "case", case)}</span>'
+            in row
+        )

@@ -45,6 +45,11 @@ class Reference(Frozen):
     """metric -> split -> reported spread, as a fraction."""
     per_run: dict[str, dict[str, list[float]]] = Field(default_factory=dict)
     """metric -> split -> per-run values, where the paper lists them."""
+    conditions: dict[str, dict[str, dict[str, dict[str, float]]]] = Field(default_factory=dict)
+    """metric -> split -> breakdown key -> level -> value, as a fraction: the numbers a paper gives per
+    condition (SLOG's per-case table), shown in the suite page's table of that condition."""
+    condition_spreads: dict[str, dict[str, dict[str, dict[str, float]]]] = Field(default_factory=dict)
+    """The same shape as `conditions`: each condition's reported spread, as a fraction."""
     undefined_metrics: list[str] = Field(default_factory=list)
     """Metrics the source reports without defining them: shown, marked as not comparable with
     ours, whose definition may be another quantity of the same name."""
@@ -70,6 +75,17 @@ class Reference(Frozen):
         shown = as_printed(value, places)
         return shown if spread is None else f"{shown} ± {as_printed(spread, places)}"
 
+    def printed_condition(self, metric: str, split: str, key: str, level: str) -> str | None:
+        """The published value of `metric` on `split` where breakdown `key` is `level`, as `printed` shows a
+        split's; None where the source gives none."""
+        value = self.conditions.get(metric, {}).get(split, {}).get(key, {}).get(level)
+        if value is None:
+            return None
+        spread = self.condition_spreads.get(metric, {}).get(split, {}).get(key, {}).get(level)
+        places = self.digits.get(metric, 0)
+        shown = as_printed(value, places)
+        return shown if spread is None else f"{shown} ± {as_printed(spread, places)}"
+
 
 def as_printed(fraction: float, places: int = 0) -> str:
     """A published fraction in percent with at least `places` decimals, and every decimal it was given:
@@ -85,9 +101,18 @@ def load_references(path: Path | None = None) -> list[Reference]:
     references = load_entries(path, Reference, "reference entry")
     for number, reference in enumerate(references, start=1):
         bad = [v for split in reference.values.values() for v in split.values() if not 0.0 <= v <= 1.0]
+        bad += [
+            v
+            for table in (reference.conditions, reference.condition_spreads)
+            for splits in table.values()
+            for keys in splits.values()
+            for levels in keys.values()
+            for v in levels.values()
+            if not 0.0 <= v <= 1.0
+        ]
         if bad:
             raise UserError(f"reference entry {number} in {path} has values outside [0, 1] ({bad}); give fractions.")
-        if unknown := sorted(set(reference.digits) - set(reference.values)):
+        if unknown := sorted(set(reference.digits) - set(reference.values) - set(reference.conditions)):
             raise UserError(
                 f"reference entry {number} in {path} gives `digits` of {unknown}, which it publishes no value of; "
                 "name the metrics of its `values`."

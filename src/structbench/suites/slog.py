@@ -41,7 +41,12 @@ clause on a subject or indirect object, where training modifies only objects) an
 `RC_iobj_extracted` and `wh_Q_*` grammars: relative clauses and wh-questions whose gap is in a
 position training never puts one, with modified NPs, or moved out of an embedded clause). `CASES`
 holds the table. Gen is one split with these breakdowns (the site plots the three categories and
-tables the 17 cases), as COGS's gen is.
+tables the 17 cases, beside Table 7's per-case numbers), as COGS's gen is. The paper's own grouping,
+read since in its §2 headings, has four: novel recursion depth and novel combinations of modified
+phrases and grammatical roles (this suite's `recursion` and `modifiers`), novel gap positions
+(`RC_iobj_extracted`, `Q_iobj_ditransV`) and novel wh-questions (the other `Q_` cases); `filler-gap`
+here joins the last two. The category is in the frozen examples, so following the paper is a new
+version of the suite, not an edit of this one.
 
 Oracle: the gold forms of the frozen splits; it scores 1.0 on every split.
 """

@@ -7,7 +7,9 @@ Two sources of conditions:
 - a breakdown key of the suite's primary metric (`n_actions`, `construction`, `n_attr`, …):
   each level's cell one point, on the test split where the key has the most levels that a plot
   can still show (at most `MAX_CATEGORIES` categories; then a generalisation split, then the
-  earlier split). Where no split has few enough, the condition is a table only.
+  earlier split). Where no split has few enough, the condition is a table only. Where that split
+  is not a generalisation split, the key is also shown on the generalisation split where it has the
+  most levels (SLOG's `case`: seven in-distribution structures on test, the 17 cases on gen).
 
 Every condition's cells, for every model, also go into a table beside the plot, so that no
 number exists only as a line.
@@ -42,6 +44,10 @@ class Condition:
     levels: list[str]
     cells: dict[str, list[SeedStats | None]]
     """model -> its cell per level."""
+    split: str | None = None
+    key: str | None = None
+    """The test split and breakdown key of a condition read from a breakdown (None for a series of splits):
+    where a published per-condition number (`Reference.conditions`) belongs."""
 
     @property
     def plotted(self) -> bool:
@@ -97,15 +103,22 @@ def conditions(board: SuiteBoard, breakdown_rows: pd.DataFrame) -> list[Conditio
         )
         if split is None or len(by_split[split]) < 2:
             continue
-        levels = _ordered(list(by_split[split]))
-        out.append(
-            Condition(
-                title=f"{key.replace('_', ' ')}, on test split {split}",
-                axis=key.replace("_", " "),
-                levels=levels,
-                cells={model: [by_split[split][level].get(model) for level in levels] for model in whole},
+        shown = [split]
+        wide = [s for s in by_split if s in generalisation and len(by_split[s]) >= 2]
+        if split not in generalisation and wide:  # the key on a generalisation split too (SLOG's 17 cases)
+            shown.append(max(wide, key=lambda s: (len(by_split[s]), -order[s])))
+        for chosen in shown:
+            levels = _ordered(list(by_split[chosen]))
+            out.append(
+                Condition(
+                    title=f"{key.replace('_', ' ')}, on test split {chosen}",
+                    axis=key.replace("_", " "),
+                    levels=levels,
+                    cells={model: [by_split[chosen][level].get(model) for level in levels] for model in whole},
+                    split=chosen,
+                    key=key,
+                )
             )
-        )
     return out
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from structbench.reports.builders.cards import SuiteCard
+from structbench.reports.builders.conditions import Condition
 from structbench.reports.builders.families import Column
 from structbench.reports.builders.overview import OverviewRow, Summary
 from structbench.reports.builders.plots import Plot, Style
@@ -113,6 +114,19 @@ class SuitePage:
     @property
     def path(self) -> str:
         return f"suites/{self.board.slug}.html"
+
+    def published_levels(self, condition: Condition) -> list[tuple[str, list[str | None]]]:
+        """(model as the paper names it, its printed number per level of `condition`, None where it gives
+        none) of every published row with numbers for this condition's split and key (SLOG's per-case table)."""
+        if condition.split is None or condition.key is None:
+            return []
+        metric, split, key = self.board.spec.primary_metric, condition.split, condition.key
+        rows = []
+        for reference in self.board.references:
+            printed = [reference.printed_condition(metric, split, key, level) for level in condition.levels]
+            if any(value is not None for value in printed):
+                rows.append((reference.model, printed))
+        return rows
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,10 @@ def write_pages(pages: Pages, out_dir: Path, *, version: str) -> None:
     (out_dir / "index.html").write_text(index, encoding="utf-8")
     suite_template = env.get_template("suite.html.j2")
     for suite in pages.suites:
-        (out_dir / suite.path).write_text(suite_template.render(root="../", **_context(suite)), encoding="utf-8")
+        (out_dir / suite.path).write_text(
+            suite_template.render(root="../", published_levels=suite.published_levels, **_context(suite)),
+            encoding="utf-8",
+        )
     error_template = env.get_template("errors.html.j2")
     families = pages.index.families
     for page in pages.errors:
