@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 import structbench
-from structbench.analysis.claims import CellRef, Claim, check_all, claim_cells
+from structbench import registry
+from structbench.analysis.claims import CellRef, Claim, check_all, claim_cells, under_trained_cells
 from structbench.baselines.neural.classifier.model import LstmLogic
 from structbench.baselines.neural.lstm_g.model import LstmG
 from structbench.baselines.neural.nhmm.model import NeuralHmm
@@ -142,3 +143,23 @@ def test_the_cpu_budgets_that_cannot_converge_say_what_it_takes() -> None:
     assert "45-55 min per seed" in (NeuralHmm.budget_shortfall("pos-ud-ewt-xpos", conv) or "")
     linear = NeuralHmm.configuration("pos-ud-ewt-xpos", emission="linear")
     assert NeuralHmm.budget_shortfall("pos-ud-ewt-xpos", linear) is None  # linear emissions reach it in 20 epochs
+
+
+def test_an_under_trained_neural_run_on_a_suite_not_installed_here_is_flagged_without_a_recipe(
+    runner: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A neural baseline's shortfall comes from its recipe for the suite, which a suite this structbench
+    does not have (a user's, given by module path, reported in another process) has none of: the report
+    flags the run as under-trained and says nothing more, instead of failing."""
+    runner.evaluate(
+        "tests.support.fixtures.plugin.reverse_suite:ReverseWords",
+        ModelSpec(name="seq2seq-gru-attn", params={"epochs": 1, "hidden": 8, "embedding": 8}),
+        [0],
+    )
+    monkeypatch.setattr(registry, "_LOADED_BY_PATH", {})  # what a later `report` process knows
+    registry.clear_cache()
+    under = under_trained_cells(runner.store.runs())
+    ((suite, _, _, model), why), *rest = under.items()
+    assert not rest and (suite, model) == ("reverse-words", "seq2seq-gru-attn[embedding=8,epochs=1,hidden=8]")
+    assert why.startswith("under-trained: 1 of 1 seeds (dev_accuracy ")
+    assert main(["report", "--store", str(runner.store.path), "--out", str(tmp_path / "site"), "--no-progress"]) == 0

@@ -454,7 +454,10 @@ def _shortfall(suite: str, model_spec: str) -> str | None:
     except UserError:  # a model no longer installed: nothing to ask
         return None
     shortfall = recipe_hook(factory, "budget_shortfall")
-    found = None if shortfall is None else shortfall(suite, record.get("configuration") or {})
+    try:
+        found = None if shortfall is None else shortfall(suite, record.get("configuration") or {})
+    except UserError:  # a suite this structbench does not have (a user's, given by module path): no recipe to ask
+        return None
     return str(found) if found else None
 
 
