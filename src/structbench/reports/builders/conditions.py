@@ -96,12 +96,12 @@ def conditions(board: SuiteBoard, breakdown_rows: pd.DataFrame) -> list[Conditio
     generalisation = set(board.generalisation)
     order = {split: index for index, split in enumerate(board.splits)}
     for key, by_split in sorted(by_key.items()):
-        split = max(
-            (s for s in by_split if s in order),
+        split = max(  # among the splits where the key varies (COGS's test has one case, its gen 21)
+            (s for s in by_split if s in order and len(by_split[s]) >= 2),
             key=lambda s: (_plottable(list(by_split[s])), len(by_split[s]), s in generalisation, -order[s]),
             default=None,
         )
-        if split is None or len(by_split[split]) < 2:
+        if split is None:
             continue
         shown = [split]
         wide = [s for s in by_split if s in generalisation and len(by_split[s]) >= 2]
