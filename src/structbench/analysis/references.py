@@ -67,21 +67,18 @@ class Reference(Frozen):
     def printed(self, metric: str, split: str) -> str | None:
         """The published value of (metric, split) in percent with its source's digits, and its spread
         (`100.00 ± 0.00`) where the source gives one; None where it publishes none."""
-        value = self.value(metric, split)
-        if value is None:
-            return None
-        spread = self.spreads.get(metric, {}).get(split)
-        places = self.digits.get(metric, 0)
-        shown = as_printed(value, places)
-        return shown if spread is None else f"{shown} ± {as_printed(spread, places)}"
+        return self._printed(metric, self.value(metric, split), self.spreads.get(metric, {}).get(split))
 
     def printed_condition(self, metric: str, split: str, key: str, level: str) -> str | None:
         """The published value of `metric` on `split` where breakdown `key` is `level`, as `printed` shows a
         split's; None where the source gives none."""
         value = self.conditions.get(metric, {}).get(split, {}).get(key, {}).get(level)
+        spread = self.condition_spreads.get(metric, {}).get(split, {}).get(key, {}).get(level)
+        return self._printed(metric, value, spread)
+
+    def _printed(self, metric: str, value: float | None, spread: float | None) -> str | None:
         if value is None:
             return None
-        spread = self.condition_spreads.get(metric, {}).get(split, {}).get(key, {}).get(level)
         places = self.digits.get(metric, 0)
         shown = as_printed(value, places)
         return shown if spread is None else f"{shown} ± {as_printed(spread, places)}"
