@@ -83,6 +83,12 @@ def reference_cache_dir() -> Path:
     return structbench_home() / "reference"
 
 
+def drawn_plots_dir() -> Path:
+    """The plots reports have drawn on this machine, by the key of what each shows, so that a report draws
+    only plots no earlier report drew (`structbench.reports.writers.plots.reuse_drawn`)."""
+    return structbench_home() / "plots"
+
+
 def audits_dir() -> Path:
     """The cache of the overlap audits the report made itself (of data built without one)."""
     return structbench_home() / "audits"

@@ -50,7 +50,7 @@ from structbench.reports.views.pages import pages
 from structbench.reports.writers.error_browser import write_error_data
 from structbench.reports.writers.html import copy_static, write_pages
 from structbench.reports.writers.markdown import leaderboard_markdown
-from structbench.reports.writers.plots import DRAWN_FROM, Drawing, reuse_drawn
+from structbench.reports.writers.plots import DRAWN_FROM, Drawing, keep_drawn, reuse_drawn
 from structbench.reports.writers.tables import write_tables
 from structbench.store import StoreReader
 
@@ -253,7 +253,7 @@ def write_site(site: Site, out_dir: Path, *, earlier: Path | None = None, drawin
     )
     copy_static(out_dir)
     write_pages(views, out_dir, version=__version__)
-    plotting.wait()
+    keep_drawn(out_dir, plotting.wait())
     return out_dir / "index.html"
 
 

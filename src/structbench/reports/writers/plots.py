@@ -23,11 +23,13 @@ from the earlier site (`reuse_drawn`) and draws only the others.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import multiprocessing
 import os
+import shutil
 from collections.abc import Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from functools import cache
@@ -35,6 +37,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from structbench import paths
 from structbench.reports.builders import plots as plot_values
 from structbench.reports.builders.plots import DASHES, CurvePlot, GapPlot, LinePlot, Plot
 
@@ -257,22 +260,73 @@ def _earlier_keys(earlier: Path) -> dict[str, str]:
 
 
 def reuse_drawn(plots: Mapping[str, Plot], out_dir: Path, earlier: Path | None) -> dict[Path, Plot]:
-    """Write `DRAWN_FROM` of `plots` (path relative to the site root -> plot) into `out_dir`, link into it
-    each plot that the site in `earlier` drew from the same inputs, and return those still to draw
-    (path -> plot)."""
+    """Write `DRAWN_FROM` of `plots` (path relative to the site root -> plot) into `out_dir`, put into it
+    each plot that the site in `earlier`, or any earlier report on this machine (`paths.drawn_plots_dir`),
+    drew from the same inputs, and return those still to draw (path -> plot)."""
     keys = {path: inputs_key(plot) for path, plot in plots.items()}
     before = _earlier_keys(earlier) if earlier is not None else {}
     jobs = {}
     for path, plot in plots.items():
-        if earlier is not None and before.get(path) == keys[path]:
-            try:
-                os.link(earlier / path, out_dir / path)  # the same bytes: a plot file is never rewritten
-                continue
-            except OSError:
-                pass  # gone (another report replaced that site), or links not possible here: draw it
+        if earlier is not None and before.get(path) == keys[path] and _linked(earlier / path, out_dir / path):
+            continue
+        if _copied_from_drawn(keys[path], out_dir / path):
+            continue
         jobs[out_dir / path] = plot
     (out_dir / DRAWN_FROM).write_text(json.dumps(keys, indent=0, sort_keys=True), encoding="utf-8")
     return jobs
+
+
+def _linked(source: Path, target: Path) -> bool:
+    """Whether `target` is now a hard link of `source`: the same bytes, since a plot file is never rewritten."""
+    try:
+        os.link(source, target)
+    except OSError:  # gone (another report replaced that site), or links not possible here: draw it
+        return False
+    return True
+
+
+MAX_DRAWN = 5_000
+"""Plots kept in `paths.drawn_plots_dir()`; the least recently used beyond this are deleted."""
+MAX_SVG_BYTES = 4 * 1024 * 1024
+"""A kept plot larger than this is not a plot this module drew (its largest are tens of kilobytes)."""
+
+
+def _copied_from_drawn(key: str, target: Path) -> bool:
+    """Whether the plot of `key` that an earlier report drew is now at `target`. The kept file is checked
+    as far as a plot's bytes can be without drawing it (an SVG document, bounded): anything else is drawn."""
+    kept = paths.drawn_plots_dir() / f"{key}.svg"
+    try:
+        with kept.open("rb") as file:
+            data = file.read(MAX_SVG_BYTES + 1)
+    except OSError:
+        return False
+    if len(data) > MAX_SVG_BYTES or not data.startswith(b"<?xml") or b"<svg" not in data[:2048]:
+        return False
+    target.write_bytes(data)
+    with contextlib.suppress(OSError):
+        os.utime(kept)  # recently used: kept longest
+    return True
+
+
+def keep_drawn(out_dir: Path, drawn: list[Path]) -> None:
+    """Keep the plots just drawn into `out_dir` (`drawn`) for later reports, by the keys of `DRAWN_FROM`,
+    then delete the least recently used beyond `MAX_DRAWN`. Nothing here fails a report: a plot that
+    cannot be kept is drawn again next time."""
+    folder = paths.drawn_plots_dir()
+    keys = _earlier_keys(out_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for path in drawn:
+            key = keys.get(path.relative_to(out_dir).as_posix())
+            if isinstance(key, str) and len(key) == 64 and all(c in "0123456789abcdef" for c in key):
+                partial = folder / f".{key}.{os.getpid()}.partial"
+                shutil.copyfile(path, partial)
+                os.replace(partial, folder / f"{key}.svg")  # whole or not at all, whoever else keeps it
+        kept = sorted(folder.glob("*.svg"), key=lambda file: file.stat().st_mtime)
+        for old in kept[: max(len(kept) - MAX_DRAWN, 0)]:
+            old.unlink(missing_ok=True)
+    except (OSError, ValueError):
+        return
 
 
 def _draw_to(jobs: list[tuple[Path, Plot]]) -> list[Path]:
