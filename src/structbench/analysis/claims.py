@@ -127,6 +127,12 @@ class Claim(Frozen):
             raise ValueError("give one of `greater`, `lower` or `not_below` with `than`, or `cell` with `at_most`")
         return self
 
+    @property
+    def refs(self) -> list[CellRef]:
+        """The cells the claim reads: its compared cell, then those it is compared with (or its one bounded cell)."""
+        first = self.greater or self.lower or self.not_below
+        return [first, *self.than] if first is not None else [self.cell] if self.cell is not None else []
+
 
 class Comparison(Frozen):
     """One test a verdict rests on: the claim's cell against one other cell, or against its bound."""
@@ -343,9 +349,7 @@ def _against_bound(row: pd.Series, bound: float, kind: Kind) -> Comparison:
 
 def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
     """`claim` on `cells` (rows as the report's `results` frame holds them, with their `per_seed` values)."""
-    first = claim.greater or claim.lower or claim.not_below
-    refs = [first, *claim.than] if first is not None else [claim.cell]
-    found = [(ref, _find(cells, claim, ref)) for ref in refs if ref is not None]
+    found = [(ref, _find(cells, claim, ref)) for ref in claim.refs]
     missing = [ref for ref, row in found if row is None]
     if missing:
         names = "; ".join(_where(claim, ref) for ref in missing)
@@ -488,12 +492,7 @@ def claim_cells(results: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
 def check_all(cells: pd.DataFrame, claims: list[Claim] | None = None) -> list[Verdict]:
     """Every claim of the claims file on `cells`, in file order."""
     claims = claims if claims is not None else load_claims()
-    refs = [
-        (claim, ref)
-        for claim in claims
-        for ref in (claim.greater, claim.lower, claim.not_below, claim.cell, *claim.than)
-        if ref is not None
-    ]
+    refs = [(claim, ref) for claim in claims for ref in claim.refs]
     # each claim looks up a few cells: among the rows of the suites and models some claim names, not every row
     named = cells["suite"].isin({ref.suite or claim.suite for claim, ref in refs}) & cells["model"].isin(
         {ref.model for _, ref in refs}
