@@ -5,9 +5,9 @@ Every sentence is scored as lm-evaluation-harness 0.4's `blimp` task scores it: 
 sentence)`, i.e. the summed natural-log probability of the sub-words of `" " + sentence` after the start token.
 
 - **structbench**: `structbench.protocols.ask` on `HfCausalLm(pretrained=DIR, threads=1, batch_size=B)`, the
-  path of `structbench run --suite blimp --model hf` (tokenizing, the readability check, batching by length).
-- **structbench, shared**: the same with `share_prefixes=True`: one pass over a prefix that sentences share,
-  each sentence's own sub-words after it.
+  path of `structbench run --suite blimp --model hf` (tokenizing, the readability check, the sentences
+  packed as prefix trees so that each distinct prefix is read once: `structbench.adapters.hf.prefixes`).
+- **structbench, whole**: the same with `share_prefixes=False`: every sentence read whole, batched by length.
 - **bare loop**: the floor, written here in a few lines: each sentence tokenized once, sequences sorted by length
   and cut into batches of B, one forward pass, log-softmax and gather per batch; no checks.
 - **lm-eval**: `lm_eval.models.huggingface.HFLM(pretrained=DIR, batch_size=B).loglikelihood` on the same requests,
@@ -97,9 +97,9 @@ def blimp_pairs(per_paradigm: int) -> list[Example]:
     ]
 
 
-def structbench_scores(pretrained: Path, pairs: list[Example], batch_size: int, *, share: bool = False) -> list[float]:
+def structbench_scores(pretrained: Path, pairs: list[Example], batch_size: int, *, share: bool = True) -> list[float]:
     """Every sentence's log-probability as `structbench run --suite blimp --model hf` computes it (with
-    `--set share_prefixes=true` where `share`)."""
+    `--set share_prefixes=false` where not `share`)."""
     model = HfCausalLm(pretrained=str(pretrained), threads=1, batch_size=batch_size, share_prefixes=share)
     try:
         answers = ask(model, registry.suite("blimp").spec, pairs)
@@ -217,7 +217,7 @@ def main() -> int:
         for batch_size in batch_sizes:
             for tool, score in (
                 ("structbench", lambda b=batch_size: structbench_scores(pretrained, pairs, b)),
-                ("structbench, shared", lambda b=batch_size: structbench_scores(pretrained, pairs, b, share=True)),
+                ("structbench, whole", lambda b=batch_size: structbench_scores(pretrained, pairs, b, share=False)),
                 ("bare loop", lambda b=batch_size: bare_scores(pretrained, sentences, b)),
             ):
                 seconds, scored[tool] = best_time(score, args.repeats)

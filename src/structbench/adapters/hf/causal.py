@@ -8,8 +8,8 @@ protocol a language model can answer without training; the class docstring says 
 from __future__ import annotations
 
 import bisect
-import inspect
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -31,7 +31,7 @@ from structbench.adapters.hf.common import (
     right_padded,
     sum_target_logprobs,
 )
-from structbench.adapters.hf.prefixes import prefix_groups
+from structbench.adapters.hf.prefixes import ancestor_mask, prefix_trees
 from structbench.devices import DeviceName, resolve_device
 from structbench.errors import NotApplicable, UserError
 from structbench.protocols import REGION_RULE, shared_contexts
@@ -40,39 +40,11 @@ from structbench.specs import Example, Split
 TRANSDUCTION_PROMPT = "Input: {input}\nOutput:"
 CLASSIFICATION_PROMPT = "{input}\nAnswer:"
 SHOT_SEPARATOR = "\n\n"
-MIN_SHARED_PREFIX = 2
-"""Rows share a prefix's pass only when it is this many tokens long (the start token and a sub-word)."""
-
-
-def _cache_of(output: Any) -> Any:
-    """The keys and values a forward pass with `use_cache` returned (`cache` in recent transformers,
-    `past_key_values` in older ones), or None."""
-    cache = getattr(output, "cache", None)
-    return cache if cache is not None else getattr(output, "past_key_values", None)
-
-
-def _cache_argument(model: Any) -> str:
-    """The name under which the model's forward takes a cache: `cache`, or `past_key_values` in older transformers."""
-    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
-
-
-def _packed(
-    rows: Sequence[Sequence[int]], groups: Sequence[tuple[int, list[int]]], batch_size: int
-) -> list[list[tuple[int, list[int]]]]:
-    """The rows of `groups` in batches of at most `batch_size`, rows whose own tokens (those after their
-    group's prefix) are about as many together, longest first, so that little of the pass over them is
-    padding; a batch as (prefix length, its rows of that group) per group it has rows of. A group whose
-    rows fall into several batches has its prefix read once in each."""
-    shared_of = {i: shared for shared, members in groups for i in members}
-    group_of = {i: g for g, (_, members) in enumerate(groups) for i in members}
-    order = sorted(shared_of, key=lambda i: (shared_of[i] - len(rows[i]), group_of[i]))
-    batches: list[list[tuple[int, list[int]]]] = []
-    for start in range(0, len(order), batch_size):
-        parts: dict[int, list[int]] = {}
-        for i in order[start : start + batch_size]:
-            parts.setdefault(group_of[i], []).append(i)
-        batches.append([(groups[g][0], part) for g, part in parts.items()])
-    return batches
+TREE_PROBE_ROWS = 6
+"""Rows read both ways when a model first shares prefixes (`HfCausalLm._trees_read_as_whole`)."""
+TREE_CAPACITY = 128
+"""Tokens in one packed prefix tree (`share_prefixes`; a longer row is packed alone): long enough to hold
+many rows that share a prefix, short enough that attention over the packed sequence stays cheap."""
 
 
 class NewlineStop:
@@ -140,21 +112,25 @@ class HfCausalLm(HfModel):
       and the query are separated by a blank line. A suite without a train split is `n/a` with
       shots; minimal-pair and forced-choice take no shots (they score bare sentences).
 
-    Batching: `batch_size` sequences per forward pass, grouped by length; log-probabilities come
+    Batching: `batch_size` sequences per forward pass, grouped by length and padded on the right with
+    no attention mask (a causal model's real tokens never attend to the padding after them, so the
+    model may take its fast causal attention, as lm-evaluation-harness does); log-probabilities come
     from one log-softmax and gather per batch, in float32 whatever `dtype` the weights are in.
-    With `share_prefixes`, scored sequences that open with the same sub-words (a minimal pair's
-    sentences) share one pass over that prefix, whose keys and values each of them continues from
-    (`structbench.adapters.hf.prefixes`). This changes a log-probability only by float rounding (the
-    same sums, in other matrix shapes), like `batch_size`. It is off by default: on one CPU thread it
-    was no faster than reading every sequence whole on the GPT-2s measured (bench/scoring.py: 2
-    layers x 64 and 6 x 256), whose saved sub-word reads cost a second forward pass per batch and
-    attention over a padded cache.
+    With `share_prefixes`, scored sequences are packed as prefix trees (`structbench.adapters.hf.prefixes`):
+    sequences that open with the same sub-words (a minimal pair's sentences) share one reading of that
+    prefix in a packed sequence where each token sits at its position in its own sequence and attends to
+    that sequence's earlier tokens only (a custom 4-D attention mask and position ids). This changes a
+    log-probability only by float rounding (the same sums, in other matrix shapes), like `batch_size`;
+    a model that scores a packed tree differently from its rows read whole (one that ignores the mask
+    or the position ids) is found on its first few rows and reads every row whole. It is on by default:
+    on BLiMP on one CPU thread it took 0.65x the time of reading every sentence whole with a 6-layer,
+    256-wide GPT-2 and 0.98x with a 2-layer, 64-wide one (docs/scoring-speed.md).
 
     Settings: `pretrained` (a local folder or a name in the local HF cache; required), `device`
     (`cpu`; `cuda`, `cuda:N`, `auto`: `structbench.devices`), `dtype` (`float32`; `float16`,
     `bfloat16`, `auto` = the checkpoint's own), `batch_size` (16), `threads` (torch's CPU threads, 1),
     `shots` (0), `max_new_tokens` (256), `transduction_prompt`, `classification_prompt`,
-    `share_prefixes` (false; `true` reads a shared prefix once). A
+    `share_prefixes` (true; `false` reads every sequence whole). A
     template given on the command line as a JSON string may hold real newlines:
     `--set 'transduction_prompt="Q: {input}\\nA:"'`.
     """
@@ -180,9 +156,10 @@ class HfCausalLm(HfModel):
         max_new_tokens: PositiveInt = 256,
         transduction_prompt: str = TRANSDUCTION_PROMPT,
         classification_prompt: str = CLASSIFICATION_PROMPT,
-        share_prefixes: bool = False,
+        share_prefixes: bool = True,
     ) -> None:
         self.share_prefixes = bool(share_prefixes)
+        self._trees_checked = False
         self.transduction_prompt = check_template("transduction_prompt", transduction_prompt)
         self.classification_prompt = check_template("classification_prompt", classification_prompt)
         self.pretrained = pretrained
@@ -268,15 +245,16 @@ class HfCausalLm(HfModel):
 
     def _score(self, contexts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]]) -> list[float]:
         """Summed log-probability of each continuation after its context (which starts with the start
-        token); rows that open alike share their prefix's pass where `share_prefixes` (`_score_shared`)."""
+        token); rows read as prefix trees where `share_prefixes` (`_score_trees`), else each whole."""
         rows = [[*context, *continuation] for context, continuation in zip(contexts, continuations, strict=True)]
         begins = [len(context) for context in contexts]
         if rows:
             self._check_context(max(len(row) for row in rows), "a scored sequence")
         scores = [0.0] * len(rows)
-        groups = prefix_groups(rows, MIN_SHARED_PREFIX) if self.share_prefixes else [(0, list(range(len(rows))))]
-        self._score_whole(rows, begins, [i for shared, members in groups if not shared for i in members], scores)
-        self._score_shared(rows, begins, [group for group in groups if group[0]], scores)
+        if self.share_prefixes and rows and self._trees_read_as_whole(rows, begins):
+            self._score_trees(rows, begins, scores)
+        else:
+            self._score_whole(rows, begins, range(len(rows)), scores)
         return scores
 
     def _score_whole(
@@ -286,9 +264,9 @@ class HfCausalLm(HfModel):
         `begins[i]` on, each row read in full."""
         for part in by_length([len(rows[i]) for i in chosen], self.batch_size):
             batch = [chosen[j] for j in part]
-            ids, mask = right_padded([rows[i] for i in batch], self.pad_id, self.device)
-            with torch.no_grad():
-                logits = self.model(input_ids=ids, attention_mask=mask).logits
+            ids, _ = right_padded([rows[i] for i in batch], self.pad_id, self.device)
+            with torch.no_grad():  # no mask: a row's own positions never attend to the padding after them
+                logits = self.model(input_ids=ids).logits
             # logits at t predict the token at t + 1: score positions [begin, len(row)) of each row
             positions = torch.arange(1, ids.shape[1], device=self.device)
             first = torch.tensor([begins[i] for i in batch], device=self.device)
@@ -298,60 +276,67 @@ class HfCausalLm(HfModel):
             for i, value in zip(batch, sums.tolist(), strict=True):
                 scores[i] = float(value)
 
-    def _score_shared(
-        self,
-        rows: Sequence[Sequence[int]],
-        begins: Sequence[int],
-        groups: Sequence[tuple[int, list[int]]],
-        scores: list[float],
-    ) -> None:
-        """As `_score_whole`, for groups of rows that share a prefix (`prefix_groups`): one pass over each
-        group's prefix, whose keys and values every row of the group then continues from, its own
-        tokens at their own positions. A model whose cache cannot be reordered reads the rows whole."""
-        argument = _cache_argument(self.model)  # once per call, not per batch: it inspects a signature
-        for batch in _packed(rows, groups, self.batch_size):
-            prefixes = [rows[members[0]][:shared] for shared, members in batch]
-            ids, mask = right_padded(prefixes, self.pad_id, self.device)
+    def _score_trees(self, rows: Sequence[Sequence[int]], begins: Sequence[int], scores: list[float]) -> None:
+        """As `_score_whole`, the rows packed as prefix trees (`structbench.adapters.hf.prefixes`): one
+        pass per batch of packed sequences, each token at its position in its row and attending to its
+        row's earlier tokens only, so each distinct prefix is read once; the log-softmax is taken only
+        at the positions that predict a scored token, each once."""
+        capacity = max(TREE_CAPACITY, max(len(row) for row in rows))
+        trees = sorted(prefix_trees(rows, begins, capacity), key=lambda tree: -len(tree.tokens))
+        per_pass = max(1, round(self.batch_size * sum(map(len, rows)) / len(rows) / capacity))
+        dtype = self.model.dtype
+        totals = torch.zeros(len(rows), dtype=torch.float64, device=self.device)
+        for start in range(0, len(trees), per_pass):
+            batch = trees[start : start + per_pass]
+            ids, _ = right_padded([tree.tokens for tree in batch], self.pad_id, self.device)
+            depths, _ = right_padded([tree.depths for tree in batch], -1, self.device)
+            parents, _ = right_padded([tree.parents for tree in batch], -1, self.device)
+            allowed = ancestor_mask(parents, depths)
+            mask = torch.zeros(allowed.shape, dtype=dtype, device=self.device)
+            mask = mask.masked_fill(~allowed, torch.finfo(dtype).min)[:, None]
             with torch.no_grad():
-                read = self.model(input_ids=ids, attention_mask=mask, use_cache=True)
-            cache = _cache_of(read)
-            members = [i for _, group in batch for i in group]
-            if not hasattr(cache, "reorder_cache"):
-                self._score_whole(rows, begins, members, scores)
-                continue
-            owner = torch.tensor([g for g, (_, group) in enumerate(batch) for _ in group], device=self.device)
-            shared = torch.tensor([length for length, group in batch for _ in group], device=self.device)
-            first = torch.tensor([begins[i] for i in members], device=self.device)
-            logprobs = torch.log_softmax(read.logits.float(), dim=-1)
-            # the prefix's own tokens, positions [begin, shared), are read off the prefix's pass ...
-            positions = torch.arange(1, ids.shape[1], device=self.device)
-            in_prefix = (positions[None, :] >= first[:, None]) & (positions[None, :] < shared[:, None])
-            picked = logprobs[:, :-1].gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1).double()
-            totals = (picked[owner] * in_prefix).sum(dim=-1)
-            # ... as is each row's first token after it, from the prefix's last position ...
-            suffixes = [rows[i][length:] for length, group in batch for i in group]
-            opening = torch.tensor([suffix[0] for suffix in suffixes], device=self.device)
-            following = logprobs[owner, shared - 1, opening].double()
-            totals += following * (shared >= first)
-            # ... and the rest from one pass over every row's own tokens, after its group's keys and values
-            cache.reorder_cache(owner)
-            tails, tail_mask = right_padded(suffixes, self.pad_id, self.device)
-            longest = max(len(rows[i]) for i in members)
-            steps = torch.arange(tails.shape[1], device=self.device)
-            with torch.no_grad():
-                logits = self.model(
-                    input_ids=tails,
-                    attention_mask=torch.cat([mask[owner], tail_mask], dim=1),
-                    # a padded step past its row's end gets a position the model has (it is never scored)
-                    position_ids=(shared[:, None] + steps[None, :]).clamp(max=longest - 1),
-                    **{argument: cache},
-                ).logits
-            at = shared[:, None] + 1 + steps[None, :-1]  # the position each later token of a row is at
-            ends = torch.tensor([len(rows[i]) for i in members], device=self.device)
-            scored = (at >= first[:, None]) & (at < ends[:, None])
-            totals += sum_target_logprobs(logits[:, :-1], tails[:, 1:], scored)
-            for i, value in zip(members, totals.tolist(), strict=True):
-                scores[i] = float(value)
+                logits = self.model(input_ids=ids, attention_mask=mask, position_ids=depths.clamp(min=0)).logits
+            width = ids.shape[1]
+            sources = torch.tensor(
+                [b * width + s for b, tree in enumerate(batch) for s in tree.sources], device=self.device
+            )
+            predicting, which = torch.unique(sources, return_inverse=True)
+            logprobs = torch.log_softmax(logits.reshape(-1, logits.shape[-1])[predicting].float(), dim=-1)
+            targets = torch.tensor([t for tree in batch for t in tree.targets], device=self.device)
+            owners = torch.tensor([o for tree in batch for o in tree.owners], device=self.device)
+            totals.index_add_(0, owners, logprobs[which, targets].double())
+        scores[:] = totals.tolist()
+
+    def _trees_read_as_whole(self, rows: Sequence[Sequence[int]], begins: Sequence[int]) -> bool:
+        """Whether this model reads prefix trees as it reads rows whole, checked once per model on the
+        first few rows that sort together (so they share prefixes): a model that ignores a custom
+        attention mask or position ids would score them differently. One that does is warned about and
+        reads every row whole from then on."""
+        if self._trees_checked:
+            return self.share_prefixes
+        self._trees_checked = True
+        probe = sorted(range(len(rows)), key=lambda i: list(rows[i]))[:TREE_PROBE_ROWS]
+        probe_rows, probe_begins = [rows[i] for i in probe], [begins[i] for i in probe]
+        tree, whole = [0.0] * len(probe), [0.0] * len(probe)
+        self._score_whole(probe_rows, probe_begins, range(len(probe)), whole)
+        try:
+            self._score_trees(probe_rows, probe_begins, tree)
+        except (TypeError, ValueError, RuntimeError) as error:  # a forward without position_ids or 4-D masks
+            reason = f"its forward pass refuses a packed tree ({type(error).__name__}: {error})"
+        else:
+            tolerance = 1e-4 if self.model.dtype == torch.float32 else 2e-2
+            if all(abs(a - b) <= tolerance * max(1.0, abs(b)) for a, b in zip(tree, whole, strict=True)):
+                return True
+            reason = (
+                "it scores a packed tree differently from its rows read whole "
+                "(it ignores a custom attention mask or position ids)"
+            )
+        self.share_prefixes = False
+        print(
+            f"structbench: {self.pretrained!r}: {reason}, so share_prefixes is off for it: every row is read whole.",
+            file=sys.stderr,
+        )
+        return False
 
     def _token_logprobs(self, rows: Sequence[Sequence[int]]) -> list[list[float]]:
         """Per row (which starts with the start token), the natural-log probability of each token after
@@ -360,9 +345,9 @@ class HfCausalLm(HfModel):
             self._check_context(max(len(row) for row in rows), "a scored sequence")
         out: list[list[float]] = [[] for _ in rows]
         for batch in by_length([len(row) for row in rows], self.batch_size):
-            ids, mask = right_padded([rows[i] for i in batch], self.pad_id, self.device)
-            with torch.no_grad():
-                logits = self.model(input_ids=ids, attention_mask=mask).logits
+            ids, _ = right_padded([rows[i] for i in batch], self.pad_id, self.device)
+            with torch.no_grad():  # no mask: right padding is never attended by a causal model's real tokens
+                logits = self.model(input_ids=ids).logits
             logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1)
             picked = logprobs.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1).double().tolist()
             for row, i in enumerate(batch):
@@ -438,9 +423,9 @@ class HfCausalLm(HfModel):
         if contexts:
             self._check_context(max(len(c) for c in contexts) + 1, "a scored sequence")
         for batch in by_length([len(c) for c in contexts], self.batch_size):
-            ids, mask = right_padded([contexts[j] for j in batch], self.pad_id, self.device)
-            with torch.no_grad():
-                logits = self.model(input_ids=ids, attention_mask=mask).logits
+            ids, _ = right_padded([contexts[j] for j in batch], self.pad_id, self.device)
+            with torch.no_grad():  # no mask: right padding is never attended by a causal model's real tokens
+                logits = self.model(input_ids=ids).logits
             last = torch.tensor([len(contexts[j]) - 1 for j in batch], device=self.device)
             following = torch.log_softmax(logits[torch.arange(len(batch), device=self.device), last].float(), dim=-1)
             rows = [row for row, j in enumerate(batch) for _ in asked[j]]
