@@ -254,16 +254,13 @@ class HfCausalLm(HfModel):
         if self.share_prefixes and rows and self._trees_read_as_whole(rows, begins):
             self._score_trees(rows, begins, scores)
         else:
-            self._score_whole(rows, begins, range(len(rows)), scores)
+            self._score_whole(rows, begins, scores)
         return scores
 
-    def _score_whole(
-        self, rows: Sequence[Sequence[int]], begins: Sequence[int], chosen: Sequence[int], scores: list[float]
-    ) -> None:
-        """Into `scores[i]` for each chosen row: the summed log-probability of its tokens from position
-        `begins[i]` on, each row read in full."""
-        for part in by_length([len(rows[i]) for i in chosen], self.batch_size):
-            batch = [chosen[j] for j in part]
+    def _score_whole(self, rows: Sequence[Sequence[int]], begins: Sequence[int], scores: list[float]) -> None:
+        """Into `scores[i]`: the summed log-probability of row `i`'s tokens from position `begins[i]` on,
+        each row read in full."""
+        for batch in by_length([len(row) for row in rows], self.batch_size):
             ids, _ = right_padded([rows[i] for i in batch], self.pad_id, self.device)
             with torch.no_grad():  # no mask: a row's own positions never attend to the padding after them
                 logits = self.model(input_ids=ids).logits
@@ -318,7 +315,7 @@ class HfCausalLm(HfModel):
         probe = sorted(range(len(rows)), key=lambda i: list(rows[i]))[:TREE_PROBE_ROWS]
         probe_rows, probe_begins = [rows[i] for i in probe], [begins[i] for i in probe]
         tree, whole = [0.0] * len(probe), [0.0] * len(probe)
-        self._score_whole(probe_rows, probe_begins, range(len(probe)), whole)
+        self._score_whole(probe_rows, probe_begins, whole)
         try:
             self._score_trees(probe_rows, probe_begins, tree)
         except (TypeError, ValueError, RuntimeError) as error:  # a forward without position_ids or 4-D masks
