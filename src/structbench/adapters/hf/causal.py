@@ -8,6 +8,7 @@ protocol a language model can answer without training; the class docstring says 
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 import sys
 from collections.abc import Sequence
@@ -26,9 +27,9 @@ from structbench.adapters.hf.common import (
     left_padded,
     load_pretrained,
     load_tokenizer,
+    padded,
     require_transformers,
     resolve_checkpoint,
-    right_padded,
     sum_target_logprobs,
 )
 from structbench.adapters.hf.prefixes import ancestor_mask, prefix_trees
@@ -261,7 +262,7 @@ class HfCausalLm(HfModel):
         """Into `scores[i]`: the summed log-probability of row `i`'s tokens from position `begins[i]` on,
         each row read in full."""
         for batch in by_length([len(row) for row in rows], self.batch_size):
-            ids, _ = right_padded([rows[i] for i in batch], self.pad_id, self.device)
+            ids = padded([rows[i] for i in batch], self.pad_id, self.device)
             with torch.no_grad():  # no mask: a row's own positions never attend to the padding after them
                 logits = self.model(input_ids=ids).logits
             # logits at t predict the token at t + 1: score positions [begin, len(row)) of each row
@@ -285,9 +286,9 @@ class HfCausalLm(HfModel):
         totals = torch.zeros(len(rows), dtype=torch.float64, device=self.device)
         for start in range(0, len(trees), per_pass):
             batch = trees[start : start + per_pass]
-            ids, _ = right_padded([tree.tokens for tree in batch], self.pad_id, self.device)
-            depths, _ = right_padded([tree.depths for tree in batch], -1, self.device)
-            parents, _ = right_padded([tree.parents for tree in batch], -1, self.device)
+            ids = padded([tree.tokens for tree in batch], self.pad_id, self.device)
+            depths = padded([tree.depths for tree in batch], -1, self.device)
+            parents = padded([tree.parents for tree in batch], -1, self.device)
             allowed = ancestor_mask(parents, depths)
             mask = torch.zeros(allowed.shape, dtype=dtype, device=self.device)
             mask = mask.masked_fill(~allowed, torch.finfo(dtype).min)[:, None]
@@ -312,7 +313,7 @@ class HfCausalLm(HfModel):
         if self._trees_checked:
             return self.share_prefixes
         self._trees_checked = True
-        probe = sorted(range(len(rows)), key=lambda i: list(rows[i]))[:TREE_PROBE_ROWS]
+        probe = heapq.nsmallest(TREE_PROBE_ROWS, range(len(rows)), key=lambda i: list(rows[i]))
         probe_rows, probe_begins = [rows[i] for i in probe], [begins[i] for i in probe]
         tree, whole = [0.0] * len(probe), [0.0] * len(probe)
         self._score_whole(probe_rows, probe_begins, whole)
@@ -342,7 +343,7 @@ class HfCausalLm(HfModel):
             self._check_context(max(len(row) for row in rows), "a scored sequence")
         out: list[list[float]] = [[] for _ in rows]
         for batch in by_length([len(row) for row in rows], self.batch_size):
-            ids, _ = right_padded([rows[i] for i in batch], self.pad_id, self.device)
+            ids = padded([rows[i] for i in batch], self.pad_id, self.device)
             with torch.no_grad():  # no mask: right padding is never attended by a causal model's real tokens
                 logits = self.model(input_ids=ids).logits
             logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1)
@@ -420,7 +421,7 @@ class HfCausalLm(HfModel):
         if contexts:
             self._check_context(max(len(c) for c in contexts) + 1, "a scored sequence")
         for batch in by_length([len(c) for c in contexts], self.batch_size):
-            ids, _ = right_padded([contexts[j] for j in batch], self.pad_id, self.device)
+            ids = padded([contexts[j] for j in batch], self.pad_id, self.device)
             with torch.no_grad():  # no mask: right padding is never attended by a causal model's real tokens
                 logits = self.model(input_ids=ids).logits
             last = torch.tensor([len(contexts[j]) - 1 for j in batch], device=self.device)

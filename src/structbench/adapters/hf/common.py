@@ -313,15 +313,15 @@ def sum_target_logprobs(logits: torch.Tensor, targets: torch.Tensor, scored: tor
     return (picked.double() * scored).sum(dim=-1)
 
 
+def padded(rows: Sequence[Sequence[int]], fill: int, device: torch.device) -> torch.Tensor:
+    """`rows` as one (B, W) long tensor, each padded on the right with `fill` to the longest."""
+    width = max(len(row) for row in rows)
+    return torch.tensor([[*row, *[fill] * (width - len(row))] for row in rows], dtype=torch.long, device=device)
+
+
 def right_padded(rows: Sequence[Sequence[int]], pad: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """(ids, attention mask) of `rows`, padded on the right to the longest."""
-    width = max(len(row) for row in rows)
-    ids = torch.full((len(rows), width), pad, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, row in enumerate(rows):
-        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-        mask[i, : len(row)] = 1
-    return ids.to(device), mask.to(device)
+    return padded(rows, pad, device), padded([[1] * len(row) for row in rows], 0, device)
 
 
 def left_padded(rows: Sequence[Sequence[int]], pad: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
