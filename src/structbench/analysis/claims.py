@@ -172,21 +172,29 @@ def load_claims(path: Path | None = None) -> list[Claim]:
     return load_entries(path or CLAIMS, Claim, "claim")
 
 
-def _find(cells: pd.DataFrame, claim: Claim, ref: CellRef) -> pd.Series | None:
-    """The cell of `ref` among `cells` (the report's rows; the whole split's, or its breakdown condition's),
-    on the installed version of its suite (the claim's, unless the cell names one), if measured."""
-    suite = ref.suite or claim.suite
-    rows = cells[
-        (cells["suite"] == suite)
-        & (cells["version"] == registry.suite(suite).spec.version)
-        & (cells["model"] == ref.model)
-        & (cells["split"] == ref.split)
-        & (cells["metric"] == (ref.metric or claim.metric))
-        & (cells["breakdown"] == ref.breakdown)
-    ]
-    if ref.breakdown:
-        rows = rows[rows["level"].astype(str) == ref.level]
-    return None if rows.empty else rows.iloc[0]
+class _Cells:
+    """The report's rows (the whole split's, or a breakdown condition's), found by their cell: a
+    claim looks up a few cells, and comparing every row's keys for each (a boolean mask per key)
+    took most of checking the claims."""
+
+    def __init__(self, cells: pd.DataFrame) -> None:
+        self.cells = cells
+        self._at: dict[tuple[str, ...], int] = {}
+        columns = ["suite", "version", "model", "split", "metric", "breakdown", "level"]
+        keys = zip(*(cells[column].astype(str).tolist() for column in columns), strict=True)
+        for at, (suite, version, model, split, metric, breakdown, level) in enumerate(keys):
+            whole = (suite, version, model, split, metric, breakdown)
+            self._at.setdefault(whole, at)  # the first row, as a mask would give it
+            self._at.setdefault((*whole, level), at)
+
+    def find(self, claim: Claim, ref: CellRef) -> pd.Series | None:
+        """The cell of `ref`, on the installed version of its suite (the claim's, unless the cell names
+        one), if measured."""
+        suite = ref.suite or claim.suite
+        version = registry.suite(suite).spec.version
+        key = (suite, version, ref.model, ref.split, ref.metric or claim.metric, ref.breakdown)
+        at = self._at.get((*key, ref.level) if ref.breakdown else key)
+        return None if at is None else self.cells.iloc[at]
 
 
 def _sample(row: pd.Series) -> Sample:
@@ -347,9 +355,10 @@ def _against_bound(row: pd.Series, bound: float, kind: Kind) -> Comparison:
     )  # fmt: skip
 
 
-def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
+def check(claim: Claim, cells: pd.DataFrame | _Cells) -> Verdict:
     """`claim` on `cells` (rows as the report's `results` frame holds them, with their `per_seed` values)."""
-    found = [(ref, _find(cells, claim, ref)) for ref in claim.refs]
+    found_in = cells if isinstance(cells, _Cells) else _Cells(cells)
+    found = [(ref, found_in.find(claim, ref)) for ref in claim.refs]
     missing = [ref for ref, row in found if row is None]
     if missing:
         names = "; ".join(_where(claim, ref) for ref in missing)
@@ -497,5 +506,5 @@ def check_all(cells: pd.DataFrame, claims: list[Claim] | None = None) -> list[Ve
     named = cells["suite"].isin({ref.suite or claim.suite for claim, ref in refs}) & cells["model"].isin(
         {ref.model for _, ref in refs}
     )
-    named_rows = cells[named]
+    named_rows = _Cells(cells[named])
     return [check(claim, named_rows) for claim in claims]
