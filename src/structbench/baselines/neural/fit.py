@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import torch
 from tqdm import tqdm
 
+from structbench.baselines.neural.resume import Resume
 from structbench.convergence import Convergence, Criterion, recent_improvement
 
 Figures = dict[str, float | None]
@@ -106,6 +107,22 @@ class History:
             **judged,
             **decayed,
         }
+
+    @classmethod
+    def of_dict(cls, record: dict[str, Any]) -> History:
+        """The history `as_dict` gave (a resumed training's, `structbench.baselines.neural.resume`)."""
+        evaluations = []
+        for saved in record["evaluations"]:
+            figures = {k: v for k, v in saved.items() if k not in ("epoch", "seconds", "updates")}
+            evaluations.append(Evaluation(saved["epoch"], figures, saved["seconds"], saved.get("updates")))
+        judged = record.get("convergence")
+        return cls(
+            evaluations,
+            record["selected_epoch"],
+            record["stopped"],
+            None if judged is None else Convergence.model_validate(judged),
+            list(record.get("decayed_after", [])),
+        )
 
     def selected(self) -> Evaluation | None:
         """The evaluation whose weights were kept."""
@@ -198,6 +215,22 @@ class Selector:
             return True
         return False
 
+    def saved_state(self) -> dict[str, Any]:
+        """What `restore_state` takes: the history, the kept weights and the count of evaluations waited."""
+        return {
+            "history": self.history.as_dict(),
+            "best_key": None if self.best_key is None else list(self.best_key),
+            "best_state": self.best_state,
+            "waited": self.waited,
+        }
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        """Go on from `saved_state` (a resumed training's)."""
+        self.history = History.of_dict(state["history"])
+        self.best_key = None if state["best_key"] is None else tuple(state["best_key"])
+        self.best_state = state["best_state"]
+        self.waited = int(state["waited"])
+
     def restore(self, net: torch.nn.Module) -> History:
         """Give `net` the kept state; the history of the run."""
         if self.best_state is not None:
@@ -244,6 +277,7 @@ def fit(
     evaluate: Callable[[float], Figures],
     description: str,
     progress: bool | None = None,
+    resume: Resume | None = None,
 ) -> History:
     """Train `net` for `schedule.epochs` passes; the kept weights are restored into it.
 
@@ -251,16 +285,19 @@ def fit(
     calling `update(loss)` for each optimiser step, and answers the batch's loss and its weight
     (examples or tokens), whose weighted mean is the epoch's training loss; `evaluate(train_loss)`
     measures the model after an epoch (its figures; `net` is back in training mode after it).
+    With `resume`, training goes on after the epoch its saved state was saved after, and saves it
+    now and then (`structbench.baselines.neural.resume`).
     """
     optimiser = Optimiser(net, schedule.lr, schedule.clip, schedule.amp)
+    done, seconds_before = resume.restore(net, optimiser, selector) if resume is not None else (0, 0.0)
     bar = tqdm(
-        range(1, schedule.epochs + 1),
+        range(done + 1, schedule.epochs + 1),
         desc=description,
         unit="epoch",
         disable=progress is False or None,
         leave=False,
     )
-    started = time.perf_counter()
+    started = time.perf_counter() - seconds_before
     for epoch in bar:
         net.train()
         total, count = 0.0, 0
@@ -271,18 +308,22 @@ def fit(
         train_loss = total / max(count, 1)
         if not math.isfinite(train_loss):
             raise FloatingPointError(f"training loss became {train_loss} in epoch {epoch}; lower lr or set clip.")
-        if epoch % schedule.eval_every and epoch != schedule.epochs:
-            continue
-        evaluation = Evaluation(epoch, evaluate(train_loss), time.perf_counter() - started, optimiser.updates)
-        bar.set_postfix({name: "-" if value is None else f"{value:.3f}" for name, value in evaluation.figures.items()})
-        if selector.consider(net, evaluation):
-            break
-        if schedule.lr_decay is not None and selector.history.selected_epoch != epoch:
-            history = selector.history
-            if schedule.max_decays is not None and len(history.decayed_after) >= schedule.max_decays:
-                history.stopped = f"no improvement after {len(history.decayed_after)} learning-rate decays"
+        if not epoch % schedule.eval_every or epoch == schedule.epochs:
+            evaluation = Evaluation(epoch, evaluate(train_loss), time.perf_counter() - started, optimiser.updates)
+            figures = evaluation.figures
+            bar.set_postfix({name: "-" if value is None else f"{value:.3f}" for name, value in figures.items()})
+            if selector.consider(net, evaluation):
                 break
-            optimiser.decay(schedule.lr_decay)
-            history.decayed_after.append(epoch)
+            if schedule.lr_decay is not None and selector.history.selected_epoch != epoch:
+                history = selector.history
+                if schedule.max_decays is not None and len(history.decayed_after) >= schedule.max_decays:
+                    history.stopped = f"no improvement after {len(history.decayed_after)} learning-rate decays"
+                    break
+                optimiser.decay(schedule.lr_decay)
+                history.decayed_after.append(epoch)
+        if resume is not None:
+            resume.save_now_and_then(epoch, time.perf_counter() - started, net, optimiser, selector)
     bar.close()
+    if resume is not None:
+        resume.discard()
     return selector.restore(net)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -19,6 +20,7 @@ import torch.nn.functional as F
 from structbench.baselines.neural.batching import IGNORE, Batch, example_batches, length_buckets, make_batch
 from structbench.baselines.neural.fit import Figures, History, Schedule, Selector, fit
 from structbench.baselines.neural.net import NetOutput, TransductionNet
+from structbench.baselines.neural.resume import Resume
 from structbench.baselines.neural.settings import TrainSettings
 from structbench.baselines.neural.vocab import EOS, PAD, Vocabulary
 from structbench.specs import Example
@@ -138,12 +140,27 @@ class Trainer:
         return losses / max(weights, 1), correct / max(len(dev), 1)
 
     def train(
-        self, train: Sequence[Example], dev: Sequence[Example] | None, *, progress: bool | None = None
+        self,
+        train: Sequence[Example],
+        dev: Sequence[Example] | None,
+        *,
+        progress: bool | None = None,
+        resume: Resume | None = None,
     ) -> History:
+        """Train on `train`, selecting on `dev`; with `resume`, going on from its saved state (its
+        generators are set to this training's batch order and teacher-forcing coin here)."""
         settings = self.settings
         net = self.net.to(self.device)
         rng = np.random.default_rng(self.seed)
         coin = random.Random(self.seed)
+        if resume is not None:
+            resume.generators = lambda: {"order": rng.bit_generator.state, "coin": coin.getstate()}
+
+            def restore(state: dict[str, Any]) -> None:
+                rng.bit_generator.state = state["order"]
+                coin.setstate(state["coin"])
+
+            resume.restore_generators = restore
         net.pretrain(lambda epoch: self.batches(train, rng), self.device, progress is not False)
         dev_set = self.limited(dev) if dev else []
 
@@ -175,4 +192,5 @@ class Trainer:
             evaluate=evaluate,
             description=self.description,
             progress=progress,
+            resume=resume,
         )

@@ -15,6 +15,7 @@ from structbench.baselines.neural import checkpoint
 from structbench.baselines.neural.fit import History
 from structbench.baselines.neural.model import NeuralModel
 from structbench.baselines.neural.net import TransductionNet
+from structbench.baselines.neural.resume import Resume
 from structbench.baselines.neural.settings import TrainSettings
 from structbench.baselines.neural.trainer import Trainer, decode_all
 from structbench.baselines.neural.vocab import Vocabulary
@@ -63,7 +64,14 @@ class NeuralTransducer(NeuralModel):
             max_length=self.max_length,
             description=run_bar(train.suite, self.name, seed),
         )
-        history: History = trainer.train(train.examples, dev.examples if dev else None)
+        identity = {
+            "settings": self.described(settings),
+            "seed": seed,
+            "source": source.tokens,
+            "target": target.tokens,
+        }
+        resume = Resume(path.with_suffix(".resume"), identity, log=self.log)
+        history: History = trainer.train(train.examples, dev.examples if dev else None, resume=resume)
         self.history = history.as_dict()
         self.save_trained(path, self.net, train.suite, seed, settings, source=source.tokens, target=target.tokens)
 
