@@ -89,6 +89,20 @@ def test_a_shared_prefix_gives_each_sentence_its_whole_reading(models: tuple[HfC
     assert shared.loglikelihood(requests) == pytest.approx(whole.loglikelihood(requests), abs=1e-5)
 
 
+def test_continuations_after_contexts_read_as_trees_score_as_each_context_read_once(
+    models: tuple[HfCausalLm, HfCausalLm],
+) -> None:
+    shared, whole = models
+    suite = registry.suite("agreement-attractors")
+    manifest = freeze.ensure_built(suite)
+    examples = [
+        e for split in ("attractors-2", "mixed") for e in freeze.load_split(suite, manifest, 0, split).examples[:8]
+    ]
+    requests = [(e.input, candidate) for e in examples for candidate in e.candidates or []]
+    requests.append((examples[0].input, ["has", "smiled", "."]))  # a continuation of several sub-words too
+    assert shared.loglikelihood(requests) == pytest.approx(whole.loglikelihood(requests), abs=1e-5)
+
+
 def test_a_packed_reading_equals_a_position_by_position_reading(models: tuple[HfCausalLm, HfCausalLm]) -> None:
     shared, _ = models
     examples = blimp_pairs("wh_island", 3)

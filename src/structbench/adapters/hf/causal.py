@@ -399,9 +399,11 @@ class HfCausalLm(HfModel):
 
         The continuation's sub-words are those of context + " " + continuation beyond the context's own,
         as in `classify`; after an empty context, those of " " + continuation (lm-eval's continuation of an
-        empty context, whose space is its target delimiter: BLiMP's sentences). A one-sub-word continuation
-        (an agreement verb, mostly) is read off one forward pass over its context, shared by every candidate
-        after that context; a longer one is scored on its own row (`_score`)."""
+        empty context, whose space is its target delimiter: BLiMP's sentences). With `share_prefixes` every
+        request is read as part of a prefix tree (`_score`), so that a context and the beginnings contexts
+        share are read once; without it, a one-sub-word continuation (an agreement verb, mostly) is read off
+        one forward pass over its context, shared by every candidate after that context, and a longer one
+        is scored on its own row."""
         if self.shots:
             raise UserError(
                 f"shots={self.shots} applies to transduction and classification only; continuations are "
@@ -415,6 +417,8 @@ class HfCausalLm(HfModel):
         context_ids = [[self.start_id, *encoded[text]] for text in texts]
         continuations = [encoded[whole][len(context) - 1 :] for whole, context in zip(wholes, context_ids, strict=True)]
         self.check_readable([" ".join(words) for _, words in requests], continuations)
+        if self.share_prefixes:  # contexts and their common beginnings read once across all requests
+            return self._score(context_ids, continuations)
         scores = [0.0] * len(requests)
         single = [i for i, ids in enumerate(continuations) if len(ids) == 1]
         contexts, asked = shared_contexts(context_ids, single)
