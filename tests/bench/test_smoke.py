@@ -195,14 +195,17 @@ def check_induction_metrics(output: str) -> None:
 
 
 def check_scoring(output: str) -> None:
-    assert re.search(r"BLiMP, 335 pairs \(5 per paradigm\), 670 sentences", output), output
-    assert re.search(r"tool\s+batch\s+s\s+pairs/s\s+time / structbench's", output)
-    assert row(output, "structbench")[0] == "16" and row(output, "structbench")[3] == "1.00"
-    # the bare loop computes the same log-probabilities, so no verdict may differ
-    # and so does structbench reading every sentence whole instead of as prefix trees
-    for tool in ("bare loop", "structbench, whole"):
-        agreement = re.search(rf"^{tool}\s+({NUMBER}e[-+]\d+)\s+(\d+)\s+(\d+)$", output, re.MULTILINE)
-        assert agreement and float(agreement[1]) < 1e-4 and agreement[2] == agreement[3] == "0", output
+    blimp, agreement = output.split("\nagreement, ")
+    assert re.search(r"BLiMP, 335 pairs \(5 per paradigm\), 670 scored sequences", blimp), output
+    assert agreement.startswith("30 items (5 per test split), 60 scored sequences"), output
+    for section in (blimp, agreement):
+        assert re.search(r"tool\s+batch\s+s\s+pairs/s\s+time / structbench's", section)
+        assert row(section, "structbench")[0] == "16" and row(section, "structbench")[3] == "1.00"
+        # the bare loop computes the same log-probabilities, so no verdict may differ
+        # and so does structbench reading every sequence whole instead of as prefix trees
+        for tool in ("bare loop", "structbench, whole"):
+            agreed = re.search(rf"^{tool}\s+({NUMBER}e[-+]\d+)\s+(\d+)\s+(\d+)$", section, re.MULTILINE)
+            assert agreed and float(agreed[1]) < 1e-4 and agreed[2] == agreed[3] == "0", output
 
 
 CHECKS: dict[str, Callable[[str], None]] = {
