@@ -6,8 +6,8 @@ on one checkpoint and one thread: pairs per second, and whether they agree item 
   start token. Checkpoint: `--pretrained DIR` (`python bench/blimp_gpt2.py --out DIR` trains a small GPT-2 with
   a BPE tokenizer).
 - **agreement** (`agreement-attractors@2.0.0`'s six test splits, 3,000 items): each verb form after its prefix,
-  the request `(prefix, " " + verb)`, after the start token for structbench and the bare loop (lm-eval puts no
-  start token before a non-empty context, so its numbers differ by that). Checkpoint: a 6-layer 256-wide GPT-2
+  the request `(prefix, " " + verb)`, after the start token (lm-eval with `add_bos_token=True`, as it puts
+  no start token before a non-empty context otherwise). Checkpoint: a 6-layer 256-wide GPT-2
   with random weights and a word-level tokenizer over the suite's words, made here (random weights: the
   timing is the point, not the verdicts).
 
@@ -73,11 +73,12 @@ LM_EVAL_SCRIPT = textwrap.dedent(
     torch.set_num_threads(1)
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
-    pretrained, requests_path, batch_sizes, repeats, out = sys.argv[1:6]
+    pretrained, requests_path, batch_sizes, repeats, out, add_bos = sys.argv[1:7]
     pairs = json.loads(open(requests_path).read())
     result = {"version": __import__("lm_eval").__version__, "seconds": {}, "logprobs": None}
     for batch_size in map(int, batch_sizes.split(",")):
-        lm = HFLM(pretrained=pretrained, batch_size=batch_size, device="cpu")
+        bos = {"add_bos_token": True} if add_bos == "bos" else {}
+        lm = HFLM(pretrained=pretrained, batch_size=batch_size, device="cpu", **bos)
         requests = [
             Instance(request_type="loglikelihood", doc={}, arguments=(context, continuation), idx=0)
             for context, continuation in pairs
@@ -107,6 +108,9 @@ class Workload:
     items: list[Example]
     requests: list[tuple[str, str]]
     """(context, continuation) per candidate, items in order, each item's candidates in order."""
+    lm_eval_bos: bool = False
+    """Whether lm-eval is asked to put the start token before a context (`add_bos_token`), as structbench
+    does; an empty context gets it anyway."""
 
 
 def first_items(suite_key: str, splits: Sequence[str], per_split: int) -> list[Example]:
@@ -130,7 +134,8 @@ def agreement(per_split: int) -> Workload:
         for example in items
         for candidate in example.candidates or []
     ]
-    return Workload(f"agreement, {len(items):,} items ({per_split} per test split)", AGREEMENT, items, requests)
+    title = f"agreement, {len(items):,} items ({per_split} per test split)"
+    return Workload(title, AGREEMENT, items, requests, lm_eval_bos=True)
 
 
 def word_gpt2(folder: Path, layers: int, width: int) -> Path:
@@ -206,12 +211,14 @@ def lm_eval_scores(
     batch_sizes: Sequence[int],
     repeats: int,
     folder: Path,
+    *,
+    bos: bool,
 ) -> dict[str, Any]:
     """lm-eval's log-probabilities and best wall time per batch size, from its own Python."""
     (folder / "requests.json").write_text(json.dumps(list(requests)))
     out = folder / "lm-eval.json"
     command = [python, "-c", LM_EVAL_SCRIPT, str(pretrained), str(folder / "requests.json")]
-    command += [",".join(map(str, batch_sizes)), str(repeats), str(out)]
+    command += [",".join(map(str, batch_sizes)), str(repeats), str(out), "bos" if bos else "-"]
     done = subprocess.run(
         command, capture_output=True, text=True, check=False, env={**os.environ, "OMP_NUM_THREADS": "1"}
     )
@@ -279,7 +286,15 @@ def compare(
             rows.append([tool, batch_size, seconds])
     if lm_eval_python:
         with tempfile.TemporaryDirectory(prefix="scoring-lm-eval-") as scratch:
-            result = lm_eval_scores(lm_eval_python, pretrained, workload.requests, batch_sizes, repeats, Path(scratch))
+            result = lm_eval_scores(
+                lm_eval_python,
+                pretrained,
+                workload.requests,
+                batch_sizes,
+                repeats,
+                Path(scratch),
+                bos=workload.lm_eval_bos,
+            )
         rows += [[f"lm-eval {result['version']}", int(b), s] for b, s in result["seconds"].items()]
         scored["lm-eval"] = result["logprobs"]
     ours = {batch: seconds for tool, batch, seconds in rows if tool == "structbench"}
