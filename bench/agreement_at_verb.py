@@ -40,7 +40,7 @@ from structbench.baselines.neural.lm.model import LstmLanguageModel  # noqa: E40
 from structbench.data import freeze  # noqa: E402
 from structbench.specs import Example, Split  # noqa: E402
 from structbench.suites.agreement.attractors import TEST_SPLITS  # noqa: E402
-from tests.support.hf_models import suite_words, word_tokenizer  # noqa: E402
+from tests.support.hf_models import suite_words, tiny_gpt2  # noqa: E402
 
 OLD, NEW = "agreement-attractors@1.0.0", "agreement-attractors@2.0.0"
 
@@ -66,16 +66,7 @@ def at_verb(model: Any, examples: list[Example], continued: bool) -> list[bool]:
 
 
 def gpt2(folder: Path, words: list[str], layers: int = 6, width: int = 256) -> HfCausalLm:
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    tokenizer = word_tokenizer(words)
-    config = GPT2Config(
-        vocab_size=len(tokenizer), n_positions=512, n_embd=width, n_layer=layers, n_head=4,
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    GPT2LMHeadModel(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
+    tiny_gpt2(words, folder, layers=layers, width=width, heads=4)
     return HfCausalLm(pretrained=str(folder), threads=1, batch_size=64)
 
 

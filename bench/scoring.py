@@ -64,7 +64,7 @@ from structbench.adapters.hf.causal import HfCausalLm  # noqa: E402
 from structbench.data import freeze  # noqa: E402
 from structbench.protocols import ask  # noqa: E402
 from structbench.specs import Example  # noqa: E402
-from tests.support.hf_models import bpe_gpt2, suite_words, word_tokenizer  # noqa: E402
+from tests.support.hf_models import bpe_gpt2, suite_words, tiny_gpt2  # noqa: E402
 
 LM_EVAL_SCRIPT = textwrap.dedent(
     """
@@ -113,44 +113,37 @@ class Workload:
     does; an empty context gets it anyway."""
 
 
-def first_items(suite_key: str, splits: Sequence[str], per_split: int) -> list[Example]:
+def first_items(suite_key: str, splits: Sequence[str], per_split: int) -> tuple[list[Example], int]:
+    """The first `per_split` items of each of `splits`, and how many that is per split at most."""
     suite = registry.suite(suite_key)
     manifest = freeze.ensure_built(suite)
-    return [e for split in splits for e in freeze.load_split(suite, manifest, 0, split).examples[:per_split]]
+    taken = [freeze.load_split(suite, manifest, 0, split).examples[:per_split] for split in splits]
+    return [e for examples in taken for e in examples], max(map(len, taken))
 
 
 def blimp(per_split: int) -> Workload:
     """The first `per_split` pairs of each of BLiMP's 67 paradigms, each sentence after an empty context."""
-    items = first_items("blimp", [split.name for split in registry.suite("blimp").spec.splits], per_split)
+    items, per = first_items("blimp", [split.name for split in registry.suite("blimp").spec.splits], per_split)
     requests = [("", " " + " ".join(candidate)) for example in items for candidate in example.candidates or []]
-    return Workload(f"BLiMP, {len(items):,} pairs ({per_split} per paradigm)", "blimp", items, requests)
+    title = f"BLiMP, {len(items):,} pairs ({per} per paradigm)"
+    return Workload(title, "blimp", items, requests)
 
 
 def agreement(per_split: int) -> Workload:
     """The first `per_split` items of each of the agreement suite's six test splits, each verb after its prefix."""
-    items = first_items(AGREEMENT, AGREEMENT_SPLITS, per_split)
+    items, per = first_items(AGREEMENT, AGREEMENT_SPLITS, per_split)
     requests = [
         (" ".join(example.input), " " + " ".join(candidate))
         for example in items
         for candidate in example.candidates or []
     ]
-    title = f"agreement, {len(items):,} items ({per_split} per test split)"
+    title = f"agreement, {len(items):,} items ({per} per test split)"
     return Workload(title, AGREEMENT, items, requests, lm_eval_bos=True)
 
 
 def word_gpt2(folder: Path, layers: int, width: int) -> Path:
     """A GPT-2 with random weights and a word-level tokenizer over the agreement suite's words."""
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    tokenizer = word_tokenizer(suite_words([AGREEMENT]))
-    config = GPT2Config(
-        vocab_size=len(tokenizer), n_positions=512, n_embd=width, n_layer=layers, n_head=4,
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    GPT2LMHeadModel(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return tiny_gpt2(suite_words([AGREEMENT]), folder, layers=layers, width=width, heads=4)
 
 
 def structbench_scores(

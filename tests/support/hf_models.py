@@ -107,9 +107,19 @@ def byte_level_bpe(texts: Iterable[str], vocab_size: int = 400) -> Any:
     return fast_class(tokenizer_object=bpe._tokenizer, bos_token=end, eos_token=end, unk_token=end)
 
 
-def tiny_gpt2(words: Iterable[str], out: Path, *, seed: int = 0, bos: bool = True, tokenizer: Any = None) -> Path:
-    """A random 2-layer, 32-dimension GPT-2 with a word-level tokenizer over `words` (or `tokenizer`, e.g.
-    `byte_level_bpe`'s), saved in `out`."""
+def tiny_gpt2(
+    words: Iterable[str],
+    out: Path,
+    *,
+    seed: int = 0,
+    bos: bool = True,
+    tokenizer: Any = None,
+    layers: int = 2,
+    width: int = 32,
+    heads: int = 2,
+) -> Path:
+    """A random GPT-2 (2 layers, 32 wide, unless told) with a word-level tokenizer over `words` (or
+    `tokenizer`, e.g. `byte_level_bpe`'s), saved in `out`."""
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -117,9 +127,9 @@ def tiny_gpt2(words: Iterable[str], out: Path, *, seed: int = 0, bos: bool = Tru
     config = GPT2Config(
         vocab_size=len(tokenizer),
         n_positions=512,
-        n_embd=32,
-        n_layer=2,
-        n_head=2,
+        n_embd=width,
+        n_layer=layers,
+        n_head=heads,
         bos_token_id=tokenizer.bos_token_id if bos else tokenizer.eos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
