@@ -355,10 +355,13 @@ def _against_bound(row: pd.Series, bound: float, kind: Kind) -> Comparison:
     )  # fmt: skip
 
 
-def check(claim: Claim, cells: pd.DataFrame | _Cells) -> Verdict:
+def check(claim: Claim, cells: pd.DataFrame) -> Verdict:
     """`claim` on `cells` (rows as the report's `results` frame holds them, with their `per_seed` values)."""
-    found_in = cells if isinstance(cells, _Cells) else _Cells(cells)
-    found = [(ref, found_in.find(claim, ref)) for ref in claim.refs]
+    return _check(claim, _Cells(cells))
+
+
+def _check(claim: Claim, cells: _Cells) -> Verdict:
+    found = [(ref, cells.find(claim, ref)) for ref in claim.refs]
     missing = [ref for ref, row in found if row is None]
     if missing:
         names = "; ".join(_where(claim, ref) for ref in missing)
@@ -507,4 +510,4 @@ def check_all(cells: pd.DataFrame, claims: list[Claim] | None = None) -> list[Ve
         {ref.model for _, ref in refs}
     )
     named_rows = _Cells(cells[named])
-    return [check(claim, named_rows) for claim in claims]
+    return [_check(claim, named_rows) for claim in claims]
