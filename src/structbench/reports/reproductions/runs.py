@@ -31,6 +31,9 @@ class Provenance:
     versions: str
     threads: str
     simd: str
+    processors: str
+    """The CPU models the runs recorded: under one SIMD pin, CPUs of two vendors can still train a
+    network to other last bits."""
     budgets: str
     seeds: str
     cpu: str
@@ -116,6 +119,7 @@ def provenance(runs: pd.DataFrame) -> Provenance:
         versions=tally(runs["harness_version"].tolist()),
         threads=tally(env.get("threads") for env in environments),
         simd=tally(simd),
+        processors=tally(env.get("cpu") for env in environments),
         budgets=tally((budget(spec) for spec in runs["model_spec"].tolist()), missing="none (not a trained network)"),
         seeds=tally((seed_list(cell["seed"].tolist()) for _, cell in runs.groupby(RUN_CELL)), unit="cell"),
         cpu=seconds(cpu_seconds(runs)),

@@ -73,6 +73,11 @@ SECTIONS = (
     Layout(
         "monner", "Monner 2011: Distracted Sequence Recall and grounded language", (("dsr*", "*"), ("grounded-*", "*"))
     ),
+    Layout(
+        "semantic-parsing",
+        "Kim & Linzen 2020 and Li et al. 2023: COGS and SLOG",
+        (("cogs*", "*"), ("slog*", "*")),
+    ),
     Layout("other", "Other reference runs", (("*", "*"),)),
 )
 """The page's sections in order; a cell belongs to the first that holds it."""
