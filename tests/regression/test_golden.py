@@ -48,8 +48,9 @@ def test_results_match_golden_table(tmp_path: Path, capsys: pytest.CaptureFixtur
     table = expected()  # golden.json, with this CPU vendor's own cells where it has any
     code, moved = checked(table, tmp_path, capsys)
     moved += coverage(table, compute(tmp_path / "golden.sqlite"))  # every run is in the store by now
-    assert code == 0 and not moved, f"{len(moved)} cells drifted from tests/regression/golden.json:\n" + "\n".join(
-        moved[:40]
+    assert code == 0 and not moved, (
+        f"{len(moved)} cells drifted from tests/regression/golden.json (with {BY_VENDOR.name}'s cells for this CPU vendor):\n"
+        + "\n".join(moved[:40])
     )
 
 
