@@ -12,7 +12,9 @@ process differs from the one that made the run.
 
 The SIMD level is one of those entries, and the one a user can set: torch's and numpy's AVX-512
 kernels round differently from their AVX2 ones. Runs recorded at AVX2 are verified with both
-libraries pinned to AVX2 (as tox pins them), unless `ATEN_CPU_CAPABILITY` is set already.
+libraries pinned to AVX2 (as tox pins them), unless `ATEN_CPU_CAPABILITY` is set already. The CPU
+model is another, which no setting makes equal: under that pin an Intel and an AMD CPU have trained
+a network to other last bits, so a trained run made on one vendor's CPU may differ on the other's.
 
 A bundle never runs code by itself (`refusal`): a run is made again only where its model is one
 an installed package registers (an entry point of `structbench.models`), or a `module:Class` the
