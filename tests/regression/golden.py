@@ -42,6 +42,7 @@ from structbench import __version__, registry
 from structbench.analysis.golden import GoldenCell, GoldenEntry, GoldenFile, environment
 from structbench.data import freeze
 from structbench.errors import SourceUnavailable
+from structbench.runs.provenance import cpuinfo_field
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, ResultRecord
 from structbench.store import Store
@@ -223,11 +224,7 @@ def made_with() -> dict[str, Any]:
 def cpu_vendor() -> str:
     """This machine's CPU vendor as Linux names it (`GenuineIntel`, `AuthenticAMD`); "" where
     /proc/cpuinfo does not say."""
-    try:
-        lines = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return ""
-    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith("vendor_id")), "")
+    return cpuinfo_field("vendor_id")
 
 
 def expected(vendor: str | None = None) -> dict[str, Any]:

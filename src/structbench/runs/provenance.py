@@ -41,15 +41,21 @@ def git_commit() -> str | None:
 
 
 @cache
-def cpu_model() -> str:
-    """The CPU's model name (Linux: /proc/cpuinfo), else what `platform` knows of it."""
+def cpuinfo_field(name: str) -> str:
+    """The first value of field `name` in Linux's /proc/cpuinfo (`model name`, `vendor_id`); "" where
+    there is no such file or field."""
     try:
         for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.startswith("model name"):
+            if line.startswith(name):
                 return line.partition(":")[2].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return ""
+
+
+def cpu_model() -> str:
+    """The CPU's model name (Linux: /proc/cpuinfo), else what `platform` knows of it."""
+    return cpuinfo_field("model name") or platform.processor() or platform.machine()
 
 
 def numpy_simd() -> str | None:
