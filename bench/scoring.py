@@ -15,6 +15,8 @@ on one checkpoint and one thread: pairs per second, and whether they agree item 
   path of `structbench run --suite blimp --model hf` (tokenizing, the readability check, the sentences
   packed as prefix trees so that each distinct prefix is read once: `structbench.adapters.hf.prefixes`).
 - **structbench, whole**: the same with `share_prefixes=False`: every sentence read whole, batched by length.
+- **structbench, transformers' GELU**: the same with `fuse_gelu=False`: GPT-2's activation computed by
+  transformers' own module (six tensor operations) instead of torch's fused kernel of the same function.
 - **bare loop**: the floor, written here in a few lines: each request tokenized once, sequences sorted by length
   and cut into batches of B, one forward pass, log-softmax and gather per batch; a context whose continuations
   are all one token long is read once for all of them (as lm-eval groups them); no checks.
@@ -147,11 +149,20 @@ def word_gpt2(folder: Path, layers: int, width: int) -> Path:
 
 
 def structbench_scores(
-    pretrained: Path, workload: Workload, batch_size: int, *, share: bool = True, items: int | None = None
+    pretrained: Path,
+    workload: Workload,
+    batch_size: int,
+    *,
+    share: bool = True,
+    fuse: bool = True,
+    items: int | None = None,
 ) -> list[float]:
     """Every candidate's log-probability as `structbench run --model hf` computes it (with `--set
-    share_prefixes=false` where not `share`), for the first `items` items (all where None)."""
-    model = HfCausalLm(pretrained=str(pretrained), threads=1, batch_size=batch_size, share_prefixes=share)
+    share_prefixes=false` where not `share`, `--set fuse_gelu=false` where not `fuse`), for the first
+    `items` items (all where None)."""
+    model = HfCausalLm(
+        pretrained=str(pretrained), threads=1, batch_size=batch_size, share_prefixes=share, fuse_gelu=fuse
+    )
     try:
         answers = ask(model, registry.suite(workload.suite).spec, workload.items[:items])
     finally:
@@ -273,6 +284,10 @@ def compare(
         for tool, score in (
             ("structbench", lambda b=batch_size: structbench_scores(pretrained, workload, b)),
             ("structbench, whole", lambda b=batch_size: structbench_scores(pretrained, workload, b, share=False)),
+            (
+                "structbench, transformers' GELU",
+                lambda b=batch_size: structbench_scores(pretrained, workload, b, fuse=False),
+            ),
             ("bare loop", lambda b=batch_size: bare_scores(pretrained, workload.requests, b)),
         ):
             seconds, scored[tool] = best_time(score, repeats)

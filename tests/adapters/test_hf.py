@@ -18,6 +18,7 @@ import torch
 
 from structbench import registry
 from structbench.adapters.hf.causal import HfCausalLm
+from structbench.adapters.hf.common import FusedGeluTanh
 from structbench.adapters.hf.seq2seq import HfSeq2Seq
 from structbench.cli import main
 from structbench.data import freeze
@@ -102,6 +103,26 @@ def test_logprob_is_the_sum_of_subword_logprobs_after_bos(gpt2: HfCausalLm) -> N
     # batches of 2 sentences of different lengths: padding must not change any score
     assert gpt2.logprob(SENTENCES) == pytest.approx(expected, abs=1e-5)
     assert expected[3] == 0.0 and expected[2] < 0.0, "the first word is scored, after the start token"
+
+
+def test_gpt2s_tanh_gelu_is_fused_and_scores_as_transformers_own_modules(gpt2: HfCausalLm, gpt2_dir: Path) -> None:
+    """`fuse_gelu` (the default) computes GPT-2's `gelu_new` with torch's fused kernel of the same function
+    (issue 49): every score stays within 1e-5 of transformers' own modules read position by position, and
+    `fuse_gelu=false` keeps those modules."""
+    from transformers import AutoModelForCausalLM
+    from transformers.activations import NewGELUActivation
+
+    own = AutoModelForCausalLM.from_pretrained(str(gpt2_dir)).eval()
+    assert sum(isinstance(module, NewGELUActivation) for module in own.modules()) == 2
+    assert sum(isinstance(module, FusedGeluTanh) for module in gpt2.model.modules()) == 2
+    assert not any(isinstance(module, NewGELUActivation) for module in gpt2.model.modules())
+    expected = [direct_logprob(own, [gpt2.start_id, *encode(gpt2.tokenizer, " ".join(s))], 1) for s in SENTENCES]
+    assert gpt2.logprob(SENTENCES) == pytest.approx(expected, abs=1e-5)
+    kept = HfCausalLm(pretrained=str(gpt2_dir), threads=1, fuse_gelu=False)
+    try:
+        assert sum(isinstance(module, NewGELUActivation) for module in kept.model.modules()) == 2
+    finally:
+        kept.close()
 
 
 def test_loglikelihood_scores_the_continuation_after_its_context(gpt2: HfCausalLm) -> None:
@@ -376,6 +397,18 @@ def test_fingerprint_follows_the_files_not_the_path(tmp_path: Path, gpt2_dir: Pa
     tokenizer = json.loads((moved / "tokenizer_config.json").read_text())
     (moved / "tokenizer_config.json").write_text(json.dumps({**tokenizer, "unk_token": "<pad>"}))
     assert HfCausalLm.fingerprint(pretrained=str(moved)) != first, "a new tokenizer is a new run"
+
+
+def test_fused_gelu_is_a_new_run_only_where_it_changes_the_rounding(tmp_path: Path, gpt2_dir: Path) -> None:
+    """Runs with GPT-2's `gelu_new` fused differ in their last bits from runs made without it, so their
+    key differs; a checkpoint with another activation keeps its key (its numbers do not change)."""
+    fused = HfCausalLm.fingerprint(pretrained=str(gpt2_dir))
+    assert fused != HfCausalLm.fingerprint(pretrained=str(gpt2_dir), fuse_gelu=False)
+    assert HfCausalLm.fingerprint(pretrained=str(gpt2_dir), fuse_gelu=True) == fused
+    relu = shutil.copytree(gpt2_dir, tmp_path / "relu")
+    config = json.loads((relu / "config.json").read_text())
+    (relu / "config.json").write_text(json.dumps({**config, "activation_function": "relu"}))
+    assert HfCausalLm.fingerprint(pretrained=str(relu)) == HfCausalLm.fingerprint(pretrained=str(relu), fuse_gelu=False)
 
 
 def test_label_is_the_folder_name_and_the_settings_that_change_results(gpt2_dir: Path) -> None:

@@ -8,6 +8,7 @@ protocol a language model can answer without training; the class docstring says 
 from __future__ import annotations
 
 import bisect
+import hashlib
 import heapq
 import math
 import sys
@@ -23,14 +24,19 @@ from structbench.adapters.hf.common import (
     HfModel,
     by_length,
     check_template,
+    checkpoint_fingerprint,
     fill,
     left_padded,
     load_pretrained,
     load_tokenizer,
+    names_python_gelu,
     padded,
     require_transformers,
     resolve_checkpoint,
     sum_target_logprobs,
+)
+from structbench.adapters.hf.common import (
+    fuse_gelu as fuse_gelu_modules,
 )
 from structbench.adapters.hf.prefixes import ancestor_mask, prefix_trees
 from structbench.devices import DeviceName, resolve_device
@@ -131,13 +137,15 @@ class HfCausalLm(HfModel):
     (`cpu`; `cuda`, `cuda:N`, `auto`: `structbench.devices`), `dtype` (`float32`; `float16`,
     `bfloat16`, `auto` = the checkpoint's own), `batch_size` (16), `threads` (torch's CPU threads, 1),
     `shots` (0), `max_new_tokens` (256), `transduction_prompt`, `classification_prompt`,
-    `share_prefixes` (true; `false` reads every sequence whole). A
+    `share_prefixes` (true; `false` reads every sequence whole), `fuse_gelu` (true: GPT-2's tanh-approximate
+    GELU, written in transformers as six tensor operations, computed by torch's fused kernel of the
+    same function, `structbench.adapters.hf.common.fuse_gelu`; `false` keeps the checkpoint's modules). A
     template given on the command line as a JSON string may hold real newlines:
     `--set 'transduction_prompt="Q: {input}\\nA:"'`.
     """
 
     name = "hf"
-    unlabelled = HfModel.unlabelled | {"share_prefixes"}
+    unlabelled = HfModel.unlabelled | {"share_prefixes", "fuse_gelu"}
     protocols: ClassVar[tuple[str, ...]] = (
         "minimal-pair",
         "forced-choice",
@@ -158,6 +166,7 @@ class HfCausalLm(HfModel):
         transduction_prompt: str = TRANSDUCTION_PROMPT,
         classification_prompt: str = CLASSIFICATION_PROMPT,
         share_prefixes: bool = True,
+        fuse_gelu: bool = True,
     ) -> None:
         self.share_prefixes = bool(share_prefixes)
         self._trees_checked = False
@@ -180,6 +189,8 @@ class HfCausalLm(HfModel):
             kind="a causal language model",
             hint="for an encoder-decoder (T5, BART) use --model hf-seq2seq",
         )
+        if fuse_gelu:
+            fuse_gelu_modules(self.model)
         start = self.tokenizer.bos_token_id
         if start is None:
             start = self.tokenizer.eos_token_id
@@ -199,6 +210,17 @@ class HfCausalLm(HfModel):
         self._shot_examples: list[Example] | None = None
         """The train examples shown before each prompt; None until `fit` (then [] without shots)."""
         self.use_threads(int(threads))  # last: a constructor that fails leaves torch as it was
+
+    @classmethod
+    def fingerprint(cls, pretrained: str = "", **settings: object) -> str:
+        """The checkpoint's files by content (`checkpoint_fingerprint`: new weights are a new run), and
+        whether `fuse_gelu` changes its activations' rounding: such runs differ in their last bits from
+        runs made without it (before structbench fused them, or with `fuse_gelu=false`)."""
+        files = checkpoint_fingerprint(pretrained)
+        fused = settings.get("fuse_gelu", True) is not False
+        if fused and names_python_gelu(pretrained):
+            return hashlib.sha256(f"{files} fused-gelu".encode()).hexdigest()
+        return files
 
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
         """Keep `shots` examples of `train` for the prompts (nothing is trained); `dev` is unused."""

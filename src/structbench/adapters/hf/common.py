@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
 import inspect
 import json
 import pickle
@@ -200,6 +201,53 @@ def load_pretrained(
     except (OSError, ValueError, KeyError) as error:
         raise UserError(f"cannot load {pretrained!r} as {kind} ({_first_line(error)}); {hint}.") from None
     return model.to(device).eval()
+
+
+class FusedGeluTanh(torch.nn.Module):
+    """The tanh approximation of GELU in torch's fused kernel (`gelu(x, approximate="tanh")`)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.gelu(x, approximate="tanh")
+
+
+PYTHON_GELU = frozenset({"gelu_new", "gelu_fast"})
+"""transformers' names of the activations `fuse_gelu` replaces, as a config.json gives them."""
+
+
+def names_python_gelu(pretrained: str) -> bool:
+    """Whether the checkpoint's config.json names a `PYTHON_GELU` activation (at its top level or in a
+    sub-config, as `activation_function`, `hidden_act` or any other key): a checkpoint `fuse_gelu`
+    changes the rounding of. An unreadable config says False here; loading it says what is wrong."""
+    try:
+        config = json.loads((resolve_checkpoint(pretrained) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, UserError):
+        return False
+    values = list(config.values()) if isinstance(config, dict) else []
+    values += [v for sub in values if isinstance(sub, dict) for v in sub.values()]
+    return any(isinstance(value, str) and value in PYTHON_GELU for value in values)
+
+
+def fuse_gelu(model: torch.nn.Module) -> int:
+    """Put `FusedGeluTanh` in place of every activation module of `model` that computes the tanh
+    approximation of GELU in separate tensor operations (transformers' `NewGELUActivation`, GPT-2's
+    `gelu_new`, and `FastGELUActivation`); the number of modules replaced.
+
+    The function is the same; only float rounding differs (a few 1e-7 per activation: within 6e-6 of
+    a sentence's log-probability on BLiMP-length sentences). On one CPU thread those modules took a
+    fifth to a quarter of a small GPT-2's forward pass: six tensor operations, each a pass over memory,
+    against one."""
+    activations = importlib.import_module("transformers.activations")
+    python_written = tuple(
+        kind for kind in (getattr(activations, name, None) for name in ("NewGELUActivation", "FastGELUActivation"))
+        if isinstance(kind, type)
+    )  # fmt: skip
+    replaced = 0
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) in python_written:
+                setattr(parent, name, FusedGeluTanh())
+                replaced += 1
+    return replaced
 
 
 GENERIC_TOKENIZERS = frozenset({"PreTrainedTokenizerFast", "TokenizersBackend"})
