@@ -286,7 +286,7 @@ class HfCausalLm(HfModel):
         for batch in by_length([len(row) for row in rows], self.batch_size):
             ids = padded([rows[i] for i in batch], self.pad_id, self.device)
             with torch.no_grad():  # no mask: a row's own positions never attend to the padding after them
-                logits = self.model(input_ids=ids).logits
+                logits = self.model(input_ids=ids, use_cache=False).logits
             # logits at t predict the token at t + 1: score positions [begin, len(row)) of each row
             positions = torch.arange(1, ids.shape[1], device=self.device)
             first = torch.tensor([begins[i] for i in batch], device=self.device)
@@ -315,7 +315,9 @@ class HfCausalLm(HfModel):
             mask = torch.zeros(allowed.shape, dtype=dtype, device=self.device)
             mask = mask.masked_fill(~allowed, torch.finfo(dtype).min)[:, None]
             with torch.no_grad():
-                logits = self.model(input_ids=ids, attention_mask=mask, position_ids=depths.clamp(min=0)).logits
+                logits = self.model(
+                    input_ids=ids, attention_mask=mask, position_ids=depths.clamp(min=0), use_cache=False
+                ).logits
             width = ids.shape[1]
             sources = torch.tensor(
                 [b * width + s for b, tree in enumerate(batch) for s in tree.sources], device=self.device
@@ -367,7 +369,7 @@ class HfCausalLm(HfModel):
         for batch in by_length([len(row) for row in rows], self.batch_size):
             ids = padded([rows[i] for i in batch], self.pad_id, self.device)
             with torch.no_grad():  # no mask: right padding is never attended by a causal model's real tokens
-                logits = self.model(input_ids=ids).logits
+                logits = self.model(input_ids=ids, use_cache=False).logits
             logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1)
             picked = logprobs.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1).double().tolist()
             for row, i in enumerate(batch):
@@ -449,7 +451,7 @@ class HfCausalLm(HfModel):
         for batch in by_length([len(c) for c in contexts], self.batch_size):
             ids = padded([contexts[j] for j in batch], self.pad_id, self.device)
             with torch.no_grad():  # no mask: right padding is never attended by a causal model's real tokens
-                logits = self.model(input_ids=ids).logits
+                logits = self.model(input_ids=ids, use_cache=False).logits
             last = torch.tensor([len(contexts[j]) - 1 for j in batch], device=self.device)
             following = torch.log_softmax(logits[torch.arange(len(batch), device=self.device), last].float(), dim=-1)
             rows = [row for row, j in enumerate(batch) for _ in asked[j]]
