@@ -16,7 +16,7 @@ on one checkpoint and one thread: pairs per second, and whether they agree item 
   packed as prefix trees so that each distinct prefix is read once: `structbench.adapters.hf.prefixes`).
 - **structbench, whole**: the same with `share_prefixes=False`: every sentence read whole, batched by length.
 - **structbench, transformers' GELU**: the same with `fuse_gelu=False`: GPT-2's activation computed by
-  transformers' own module (six tensor operations) instead of torch's fused kernel of the same function.
+  transformers' own module (eight tensor operations) instead of torch's fused kernel of the same function.
 - **bare loop**: the floor, written here in a few lines: each request tokenized once, sequences sorted by length
   and cut into batches of B, one forward pass, log-softmax and gather per batch; a context whose continuations
   are all one token long is read once for all of them (as lm-eval groups them); no checks.

@@ -138,7 +138,7 @@ class HfCausalLm(HfModel):
     `bfloat16`, `auto` = the checkpoint's own), `batch_size` (16), `threads` (torch's CPU threads, 1),
     `shots` (0), `max_new_tokens` (256), `transduction_prompt`, `classification_prompt`,
     `share_prefixes` (true; `false` reads every sequence whole), `fuse_gelu` (true: GPT-2's tanh-approximate
-    GELU, written in transformers as six tensor operations, computed by torch's fused kernel of the
+    GELU, written in transformers as eight tensor operations, computed by torch's fused kernel of the
     same function, `structbench.adapters.hf.common.fuse_gelu`; `false` keeps the checkpoint's modules). A
     template given on the command line as a JSON string may hold real newlines:
     `--set 'transduction_prompt="Q: {input}\\nA:"'`.

@@ -232,10 +232,9 @@ def fuse_gelu(model: torch.nn.Module) -> int:
     approximation of GELU in separate tensor operations (transformers' `NewGELUActivation`, GPT-2's
     `gelu_new`, and `FastGELUActivation`); the number of modules replaced.
 
-    The function is the same; only float rounding differs (a few 1e-7 per activation: within 6e-6 of
-    a sentence's log-probability on BLiMP-length sentences). On one CPU thread those modules took a
-    fifth to a quarter of a small GPT-2's forward pass: six tensor operations, each a pass over memory,
-    against one."""
+    The function is the same; only float rounding differs (within 7e-6 of a sentence's log-probability
+    on BLiMP, docs/scoring-speed.md). On one CPU thread those modules took a quarter of a small GPT-2's
+    forward pass: eight elementwise tensor operations, each a pass over memory, against one."""
     activations = importlib.import_module("transformers.activations")
     python_written = tuple(
         kind for kind in (getattr(activations, name, None) for name in ("NewGELUActivation", "FastGELUActivation"))
