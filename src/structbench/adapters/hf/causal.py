@@ -26,6 +26,7 @@ from structbench.adapters.hf.common import (
     check_template,
     checkpoint_fingerprint,
     fill,
+    fuse_tanh_gelu,
     left_padded,
     load_pretrained,
     load_tokenizer,
@@ -34,9 +35,6 @@ from structbench.adapters.hf.common import (
     require_transformers,
     resolve_checkpoint,
     sum_target_logprobs,
-)
-from structbench.adapters.hf.common import (
-    fuse_gelu as fuse_gelu_modules,
 )
 from structbench.adapters.hf.prefixes import ancestor_mask, prefix_trees
 from structbench.devices import DeviceName, resolve_device
@@ -139,7 +137,7 @@ class HfCausalLm(HfModel):
     `shots` (0), `max_new_tokens` (256), `transduction_prompt`, `classification_prompt`,
     `share_prefixes` (true; `false` reads every sequence whole), `fuse_gelu` (true: GPT-2's tanh-approximate
     GELU, written in transformers as eight tensor operations, computed by torch's fused kernel of the
-    same function, `structbench.adapters.hf.common.fuse_gelu`; `false` keeps the checkpoint's modules). A
+    same function, `structbench.adapters.hf.common.fuse_tanh_gelu`; `false` keeps the checkpoint's modules). A
     template given on the command line as a JSON string may hold real newlines:
     `--set 'transduction_prompt="Q: {input}\\nA:"'`.
     """
@@ -190,7 +188,7 @@ class HfCausalLm(HfModel):
             hint="for an encoder-decoder (T5, BART) use --model hf-seq2seq",
         )
         if fuse_gelu:
-            fuse_gelu_modules(self.model)
+            fuse_tanh_gelu(self.model)
         start = self.tokenizer.bos_token_id
         if start is None:
             start = self.tokenizer.eos_token_id

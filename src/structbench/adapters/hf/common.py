@@ -17,7 +17,8 @@
   label, the folder's last path component plus the settings that change results.
 - `transformers` is an optional extra, imported only when a model is built: `structbench models`
   lists the adapters without it, and building one without it says how to install it.
-- Scoring: `sum_target_logprobs`, the one vectorised gather of log-softmax both adapters score with.
+- Scoring: `sum_target_logprobs`, the one vectorised gather of log-softmax both adapters score with;
+  `fuse_tanh_gelu`, GPT-2's activation in torch's fused kernel (the causal adapter's `fuse_gelu`).
 """
 
 from __future__ import annotations
@@ -211,12 +212,12 @@ class FusedGeluTanh(torch.nn.Module):
 
 
 PYTHON_GELU = frozenset({"gelu_new", "gelu_fast"})
-"""transformers' names of the activations `fuse_gelu` replaces, as a config.json gives them."""
+"""transformers' names of the activations `fuse_tanh_gelu` replaces, as a config.json gives them."""
 
 
 def names_python_gelu(pretrained: str) -> bool:
     """Whether the checkpoint's config.json names a `PYTHON_GELU` activation (at its top level or in a
-    sub-config, as `activation_function`, `hidden_act` or any other key): a checkpoint `fuse_gelu`
+    sub-config, as `activation_function`, `hidden_act` or any other key): a checkpoint `fuse_tanh_gelu`
     changes the rounding of. An unreadable config says False here; loading it says what is wrong."""
     try:
         config = json.loads((resolve_checkpoint(pretrained) / "config.json").read_text(encoding="utf-8"))
@@ -227,7 +228,7 @@ def names_python_gelu(pretrained: str) -> bool:
     return any(isinstance(value, str) and value in PYTHON_GELU for value in values)
 
 
-def fuse_gelu(model: torch.nn.Module) -> int:
+def fuse_tanh_gelu(model: torch.nn.Module) -> int:
     """Put `FusedGeluTanh` in place of every activation module of `model` that computes the tanh
     approximation of GELU in separate tensor operations (transformers' `NewGELUActivation`, GPT-2's
     `gelu_new`, and `FastGELUActivation`); the number of modules replaced.
