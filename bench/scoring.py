@@ -24,8 +24,9 @@ on one checkpoint and one thread: pairs per second, and whether they agree item 
   in a separate Python (`--lm-eval-python`, a virtual environment with lm-eval installed: it is not a dependency
   of structbench), which writes its log-probabilities and wall time to a JSON file this script reads.
 
-Each tool scores every sentence `--repeats` times at each batch size, the tools taking turns (after one
-untimed call of each, which imports transformers and the model's classes), and the best wall time is shown with
+Each tool scores every sentence `--repeats` times at each batch size, in rounds where every tool takes its turn
+(lm-eval in a new process each round), after one untimed call of each, which imports transformers and the
+model's classes, so that a change in the machine's speed reaches every tool alike; the best wall time is shown with
 pairs per second and each tool's time over structbench's. Item by item: the largest absolute difference of a
 sentence's log-probability from structbench's, the number of pairs whose verdict differs from structbench's under
 the paper's strict rule (good > bad) and under lm-eval's argmax (a tie counts right), and the first ten pairs
@@ -42,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -50,6 +52,7 @@ import textwrap
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -75,25 +78,20 @@ LM_EVAL_SCRIPT = textwrap.dedent(
     torch.set_num_threads(1)
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
-    pretrained, requests_path, batch_sizes, repeats, out, add_bos = sys.argv[1:7]
+    pretrained, requests_path, batch_size, out, add_bos = sys.argv[1:6]
     pairs = json.loads(open(requests_path).read())
-    result = {"version": __import__("lm_eval").__version__, "seconds": {}, "logprobs": None}
-    for batch_size in map(int, batch_sizes.split(",")):
-        bos = {"add_bos_token": True} if add_bos == "bos" else {}
-        lm = HFLM(pretrained=pretrained, batch_size=batch_size, device="cpu", **bos)
-        requests = [
-            Instance(request_type="loglikelihood", doc={}, arguments=(context, continuation), idx=0)
-            for context, continuation in pairs
-        ]
-        best = None
-        lm.loglikelihood(requests[:16], disable_tqdm=True)  # untimed, as the other tools' first call
-        for _ in range(int(repeats)):
-            started = time.perf_counter()
-            answers = lm.loglikelihood(requests, disable_tqdm=True)
-            seconds = time.perf_counter() - started
-            best = seconds if best is None else min(best, seconds)
-        result["seconds"][str(batch_size)] = best
-        result["logprobs"] = [float(value) for value, _ in answers]
+    bos = {"add_bos_token": True} if add_bos == "bos" else {}
+    lm = HFLM(pretrained=pretrained, batch_size=int(batch_size), device="cpu", **bos)
+    requests = [
+        Instance(request_type="loglikelihood", doc={}, arguments=(context, continuation), idx=0)
+        for context, continuation in pairs
+    ]
+    lm.loglikelihood(requests[:16], disable_tqdm=True)  # untimed, as the other tools' first call
+    started = time.perf_counter()
+    answers = lm.loglikelihood(requests, disable_tqdm=True)
+    seconds = time.perf_counter() - started
+    version = __import__("lm_eval").__version__
+    result = {"version": version, "seconds": seconds, "logprobs": [float(value) for value, _ in answers]}
     open(out, "w").write(json.dumps(result))
     """
 )
@@ -212,17 +210,16 @@ def lm_eval_scores(
     python: str,
     pretrained: Path,
     requests: Sequence[tuple[str, str]],
-    batch_sizes: Sequence[int],
-    repeats: int,
+    batch_size: int,
     folder: Path,
     *,
     bos: bool,
 ) -> dict[str, Any]:
-    """lm-eval's log-probabilities and best wall time per batch size, from its own Python."""
+    """lm-eval's log-probabilities and wall time at `batch_size`, from one call in its own Python."""
     (folder / "requests.json").write_text(json.dumps(list(requests)))
     out = folder / "lm-eval.json"
     command = [python, "-c", LM_EVAL_SCRIPT, str(pretrained), str(folder / "requests.json")]
-    command += [",".join(map(str, batch_sizes)), str(repeats), str(out), "bos" if bos else "-"]
+    command += [str(batch_size), str(out), "bos" if bos else "-"]
     done = subprocess.run(
         command, capture_output=True, text=True, check=False, env={**os.environ, "OMP_NUM_THREADS": "1"}
     )
@@ -230,16 +227,6 @@ def lm_eval_scores(
         sys.exit(f"lm-eval ({python}) failed:\n{done.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(out.read_text())
     return result
-
-
-def best_time(score: Callable[[], list[float]], repeats: int) -> tuple[float, list[float]]:
-    """The fastest of `repeats` calls, and the scores of the last."""
-    best, scores = float("inf"), []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        scores = score()
-        best = min(best, time.perf_counter() - started)
-    return best, scores
 
 
 def verdicts(scores: Sequence[float]) -> tuple[list[bool], list[bool]]:
@@ -275,36 +262,42 @@ def agreeing(label: str, scores: Sequence[float], reference: Sequence[float]) ->
 def compare(
     workload: Workload, pretrained: Path, batch_sizes: Sequence[int], repeats: int, lm_eval_python: str | None
 ) -> None:
-    """Time each tool on `workload` (taking turns, best of `repeats`) and print the tables."""
-    rows, scored = [], {}
+    """Time each tool on `workload` (in rounds, best of `repeats`) and print the tables."""
+    rows: list[tuple[str, int, float]] = []
+    scored: dict[str, list[float]] = {}
     # untimed: the first call of a process imports transformers and the model's classes, for both tools
     structbench_scores(pretrained, workload, batch_sizes[0], items=8)
     bare_scores(pretrained, workload.requests[:16], batch_sizes[0])
-    for batch_size in batch_sizes:
-        for tool, score in (
-            ("structbench", lambda b=batch_size: structbench_scores(pretrained, workload, b)),
-            ("structbench, whole", lambda b=batch_size: structbench_scores(pretrained, workload, b, share=False)),
-            (
-                "structbench, transformers' GELU",
-                lambda b=batch_size: structbench_scores(pretrained, workload, b, fuse=False),
-            ),
-            ("bare loop", lambda b=batch_size: bare_scores(pretrained, workload.requests, b)),
-        ):
-            seconds, scored[tool] = best_time(score, repeats)
-            rows.append([tool, batch_size, seconds])
-    if lm_eval_python:
-        with tempfile.TemporaryDirectory(prefix="scoring-lm-eval-") as scratch:
-            result = lm_eval_scores(
-                lm_eval_python,
-                pretrained,
-                workload.requests,
-                batch_sizes,
-                repeats,
-                Path(scratch),
-                bos=workload.lm_eval_bos,
-            )
-        rows += [[f"lm-eval {result['version']}", int(b), s] for b, s in result["seconds"].items()]
-        scored["lm-eval"] = result["logprobs"]
+    with tempfile.TemporaryDirectory(prefix="scoring-lm-eval-") as scratch:
+        for batch_size in batch_sizes:
+            tools: dict[str, Callable[[], list[float]]] = {
+                "structbench": partial(structbench_scores, pretrained, workload, batch_size),
+                "structbench, whole": partial(structbench_scores, pretrained, workload, batch_size, share=False),
+                "structbench, transformers' GELU": partial(
+                    structbench_scores, pretrained, workload, batch_size, fuse=False
+                ),
+                "bare loop": partial(bare_scores, pretrained, workload.requests, batch_size),
+            }
+            best: dict[str, float] = {}
+            # rounds, each tool once per round: a change in the machine's speed reaches every tool alike
+            for _ in range(repeats):
+                for tool, score in tools.items():
+                    started = time.perf_counter()
+                    scored[tool] = score()
+                    best[tool] = min(best.get(tool, math.inf), time.perf_counter() - started)
+                if lm_eval_python:  # its own process each round, timed inside it after an untimed call
+                    result = lm_eval_scores(
+                        lm_eval_python,
+                        pretrained,
+                        workload.requests,
+                        batch_size,
+                        Path(scratch),
+                        bos=workload.lm_eval_bos,
+                    )
+                    tool = f"lm-eval {result['version']}"
+                    best[tool] = min(best.get(tool, math.inf), float(result["seconds"]))
+                    scored["lm-eval"] = result["logprobs"]
+            rows += [(tool, batch_size, seconds) for tool, seconds in best.items()]
     ours = {batch: seconds for tool, batch, seconds in rows if tool == "structbench"}
     print(
         f"{workload.title}, {len(workload.requests):,} scored sequences; torch {torch.__version__}, one thread, "
