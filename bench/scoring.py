@@ -206,19 +206,11 @@ def bare_scores(pretrained: Path, requests: Sequence[tuple[str, str]], batch_siz
     return scores
 
 
-def lm_eval_scores(
-    python: str,
-    pretrained: Path,
-    requests: Sequence[tuple[str, str]],
-    batch_size: int,
-    folder: Path,
-    *,
-    bos: bool,
-) -> dict[str, Any]:
-    """lm-eval's log-probabilities and wall time at `batch_size`, from one call in its own Python."""
-    (folder / "requests.json").write_text(json.dumps(list(requests)))
-    out = folder / "lm-eval.json"
-    command = [python, "-c", LM_EVAL_SCRIPT, str(pretrained), str(folder / "requests.json")]
+def lm_eval_scores(python: str, pretrained: Path, requests_file: Path, batch_size: int, *, bos: bool) -> dict[str, Any]:
+    """lm-eval's log-probabilities and wall time at `batch_size` for the requests in `requests_file` (a JSON
+    list of (context, continuation)), from one call in its own Python."""
+    out = requests_file.with_name("lm-eval.json")
+    command = [python, "-c", LM_EVAL_SCRIPT, str(pretrained), str(requests_file)]
     command += [str(batch_size), str(out), "bos" if bos else "-"]
     done = subprocess.run(
         command, capture_output=True, text=True, check=False, env={**os.environ, "OMP_NUM_THREADS": "1"}
@@ -269,6 +261,8 @@ def compare(
     structbench_scores(pretrained, workload, batch_sizes[0], items=8)
     bare_scores(pretrained, workload.requests[:16], batch_sizes[0])
     with tempfile.TemporaryDirectory(prefix="scoring-lm-eval-") as scratch:
+        requests_file = Path(scratch) / "requests.json"
+        requests_file.write_text(json.dumps(list(workload.requests)))
         for batch_size in batch_sizes:
             tools: dict[str, Callable[[], list[float]]] = {
                 "structbench": partial(structbench_scores, pretrained, workload, batch_size),
@@ -287,12 +281,7 @@ def compare(
                     best[tool] = min(best.get(tool, math.inf), time.perf_counter() - started)
                 if lm_eval_python:  # its own process each round, timed inside it after an untimed call
                     result = lm_eval_scores(
-                        lm_eval_python,
-                        pretrained,
-                        workload.requests,
-                        batch_size,
-                        Path(scratch),
-                        bos=workload.lm_eval_bos,
+                        lm_eval_python, pretrained, requests_file, batch_size, bos=workload.lm_eval_bos
                     )
                     tool = f"lm-eval {result['version']}"
                     best[tool] = min(best.get(tool, math.inf), float(result["seconds"]))
