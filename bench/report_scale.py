@@ -7,8 +7,11 @@ shared leaderboard would hold), each split scored like a transduction suite (seq
 token accuracy, final-target accuracy, four length conditions) with a predictions block of
 200 to 500 examples (drawn from a pool of 25 per split, as generating them costs more than
 storing them). It then times `structbench report --store S --out DIR` as a subprocess
-(wall time, best of `--repeats`): the whole site, overview, suite pages, plots and error
-browsers, and prints the site's size.
+(wall time, best of `--repeats`, each into a new folder): the whole site, overview, suite pages,
+plots and error browsers, and prints the site's size. Several `--runs` give the curve (one block
+each); `--stores DIR` keeps the synthetic stores there and reuses them (a 100,000-run store takes
+about 9 minutes to write); `--before TREE/src` times another source tree's report too, the two
+taking turns in each round, and prints the ratio.
 
 Part 2 measures what one real run costs the store: the `random` model on lookup-tables via
 the Runner, seeds 0 to `--seeds`-1, into a fresh v2 store, and the very same results (captured
@@ -16,8 +19,8 @@ from `finish_run`) written in the v1 layout (`structbench.store.migration.write_
 a fresh v1 store, side by side. Bytes per run are marginal: (file size after all seeds -
 file size after seed 0) / (seeds - 1), so that the empty schema does not count.
 
-    STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/report_scale.py [--runs 10000] [--seeds 11] [--repeats 1]
-        [--smoke]
+    STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/report_scale.py [--runs 10000 ...] [--seeds 11] [--repeats 1]
+        [--stores DIR] [--before OTHER/src] [--smoke]
 
 `--smoke` (30 runs on 6 suites from a pool of 2 results per split, 2 real seeds) runs the same
 code in seconds.
@@ -28,7 +31,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
+import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -120,18 +125,27 @@ def write_synthetic_store(path: Path, runs: int, pool_size: int = POOL) -> tuple
     return written, time.perf_counter() - started
 
 
-def time_report(store: Path, out: Path, repeats: int) -> float:
-    """Best wall time of `structbench report` over `repeats` runs (a fresh process each)."""
-    times = []
+def time_reports(store: Path, out: Path, repeats: int, trees: list[Path | None]) -> list[float]:
+    """Best wall time of `structbench report` over `repeats` rounds (a fresh process each), for each
+    source tree of `trees` (its `src` folder put first on PYTHONPATH; None: the installed structbench),
+    each tree once per round, so that a change in the machine's speed reaches every tree alike. The
+    site of the last report (the last tree's) is left in `out`."""
+    times: list[list[float]] = [[] for _ in trees]
     for _ in range(repeats):
-        started = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-m", "structbench.cli", "report", "--store", str(store), "--out", str(out)],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        times.append(time.perf_counter() - started)
-    return min(times)
+        for tree, measured in zip(trees, times, strict=True):
+            environment = dict(os.environ)
+            if tree is not None:
+                environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
+            shutil.rmtree(out, ignore_errors=True)  # a new folder each time: nothing linked from a site before
+            started = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "structbench.cli", "report", "--store", str(store), "--out", str(out)],
+                check=True,
+                stdout=subprocess.DEVNULL,
+                env=environment,
+            )
+            measured.append(time.perf_counter() - started)
+    return [min(measured) for measured in times]
 
 
 class Capturing(Store):
@@ -178,29 +192,55 @@ def bytes_per_run(folder: Path, seeds: int) -> tuple[float, float]:
     return (sizes_v2[-1] - sizes_v2[0]) / (seeds - 1), (sizes_v1[-1] - sizes_v1[0]) / (seeds - 1)
 
 
+def synthetic_store(folder: Path, runs: int, pool_size: int) -> tuple[Path, float | None]:
+    """The synthetic store of `runs` runs in `folder` (written now, or kept from an earlier call with
+    `--stores`) and the seconds writing it took (None where it was kept)."""
+    path = folder / f"synthetic-{runs}-pool{pool_size}.sqlite"
+    if path.is_file():
+        return path, None
+    partial = path.with_suffix(".partial")
+    partial.unlink(missing_ok=True)
+    written, seconds = write_synthetic_store(partial, runs, pool_size)
+    assert written == runs
+    partial.rename(path)
+    return path, seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--runs", type=int, default=10_000, help="runs in the synthetic store")
+    parser.add_argument(
+        "--runs", type=int, nargs="+", default=[10_000], help="runs in the synthetic store (several: a curve)"
+    )
     parser.add_argument("--seeds", type=int, default=11, help="real lookup-tables runs per layout (at least 2)")
     parser.add_argument("--repeats", type=int, default=1, help="report timings (best is printed)")
+    parser.add_argument("--stores", type=Path, help="keep the synthetic stores in this folder and reuse them")
+    parser.add_argument(
+        "--before", type=Path, help="also time the report of this source tree (its src folder), in rounds"
+    )
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, the same code: a few seconds")
     args = parser.parse_args()
     if args.smoke:
-        args.runs, args.seeds, args.repeats = SMOKE_RUNS, SMOKE_SEEDS, 1
+        args.runs, args.seeds, args.repeats = [SMOKE_RUNS], SMOKE_SEEDS, 1
+    trees: list[Path | None] = [None] if args.before is None else [args.before.resolve(), None]
     with tempfile.TemporaryDirectory() as folder_name:
         folder = Path(folder_name)
-        store = folder / "scale.sqlite"
-        written, write_s = write_synthetic_store(store, args.runs, SMOKE_POOL if args.smoke else POOL)
-        size = store.stat().st_size
-        report_s = time_report(store, folder / "site", args.repeats)
-        print(f"{'store runs':<24} {written:>10}")
-        print(f"{'store MB':<24} {size / 1e6:>10.1f}  ({size / written:,.0f} bytes/run)")
-        print(f"{'write s':<24} {write_s:>10.1f}  ({1e3 * write_s / written:.2f} ms/run)")
-        print(f"{'report wall s':<24} {report_s:>10.1f}  ({1e3 * report_s / written:.2f} ms/run)")
-        site = [path for path in (folder / "site").rglob("*") if path.is_file()]
-        print(f"{'site MB':<24} {sum(p.stat().st_size for p in site) / 1e6:>10.1f}  ({len(site)} files)")
+        for runs in args.runs:
+            store, write_s = synthetic_store(args.stores or folder, runs, SMOKE_POOL if args.smoke else POOL)
+            size = store.stat().st_size
+            *before, report_s = time_reports(store, folder / "site", args.repeats, trees)
+            print(f"{'store runs':<24} {runs:>10}")
+            print(f"{'store MB':<24} {size / 1e6:>10.1f}  ({size / runs:,.0f} bytes/run)")
+            if write_s is not None:
+                print(f"{'write s':<24} {write_s:>10.1f}  ({1e3 * write_s / runs:.2f} ms/run)")
+            for seconds in before:
+                print(f"{'report wall s, before':<24} {seconds:>10.1f}  ({1e3 * seconds / runs:.2f} ms/run)")
+            print(f"{'report wall s':<24} {report_s:>10.1f}  ({1e3 * report_s / runs:.2f} ms/run)")
+            for seconds in before:
+                print(f"{'before / now':<24} {seconds / report_s:>10.2f}")
+            site = [path for path in (folder / "site").rglob("*") if path.is_file()]
+            print(f"{'site MB':<24} {sum(p.stat().st_size for p in site) / 1e6:>10.1f}  ({len(site)} files)")
+            print()
         v2, v1 = bytes_per_run(folder, max(2, args.seeds))
-        print()
         print(f"{'lookup-tables random run':<24} {'v1 bytes':>10} {'v2 bytes':>10} {'v2 / v1':>8}")
         print(f"{'(marginal, per seed)':<24} {v1:>10,.0f} {v2:>10,.0f} {v2 / v1:>8.3f}")
 

@@ -45,7 +45,7 @@ import json
 import math
 import statistics
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -439,10 +439,11 @@ def statistic_cells(runs: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def under_trained_cells(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], str]:
-    """(suite, version, suite_hash, model) -> why the cell's finished runs (each cell's newest
-    configuration) did not all reach their recipe's criterion, and what reaching it takes where the
-    model states it (`budget_shortfall`); cells whose runs did are absent."""
+def under_trained_configurations(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], tuple[str, str]]:
+    """(suite, version, suite_hash, model) -> (why the cell's finished runs, each cell's newest
+    configuration, did not all reach their recipe's criterion; that configuration's stored model record),
+    for the cells whose runs did not: what `under_trained_cells` tells, before asking the model for its
+    `budget_shortfall`."""
     current = current_runs(runs)
     done = current[current.status == "done"].sort_values("seed")
     records: dict[tuple[str, str, str, str], list[Convergence]] = {}
@@ -452,15 +453,26 @@ def under_trained_cells(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], s
             key = (str(cell[0]), str(cell[1]), str(cell[2]), str(cell[3]))
             records.setdefault(key, []).append(judged)
             specs.setdefault(key, str(spec))
+    return {key: (why, specs[key]) for key, found in records.items() if (why := under_trained(found)) is not None}
+
+
+def under_trained_cells(
+    runs: pd.DataFrame, shortfalls: Mapping[tuple[str, str], str | None] | None = None
+) -> dict[tuple[str, str, str, str], str]:
+    """(suite, version, suite_hash, model) -> why the cell's finished runs (each cell's newest
+    configuration) did not all reach their recipe's criterion, and what reaching it takes where the
+    model states it (`budget_shortfall`); cells whose runs did are absent. `shortfalls` holds the
+    models' answers ((suite, model record) -> shortfall) where the caller asked them already
+    (`structbench.reports.builders.model_facts`); any other is asked here."""
     under: dict[tuple[str, str, str, str], str] = {}
-    for key, found in records.items():
-        if (why := under_trained(found)) is not None:
-            shortfall = _shortfall(key[0], specs[key])
-            under[key] = why if shortfall is None else f"{why}; {shortfall}"
+    for key, (why, spec) in under_trained_configurations(runs).items():
+        asked = (key[0], spec)
+        shortfall = shortfalls[asked] if shortfalls is not None and asked in shortfalls else shortfall_of(*asked)
+        under[key] = why if shortfall is None else f"{why}; {shortfall}"
     return under
 
 
-def _shortfall(suite: str, model_spec: str) -> str | None:
+def shortfall_of(suite: str, model_spec: str) -> str | None:
     """What the stored configuration (`model_spec`, the run's model record) lacks to reach its criterion
     on `suite`, as its model states it (`structbench.protocols.BuiltInRecipes.budget_shortfall`); None
     where it states nothing."""
@@ -477,16 +489,19 @@ def _shortfall(suite: str, model_spec: str) -> str | None:
     return str(found) if found else None
 
 
-def claim_cells(results: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+def claim_cells(
+    results: pd.DataFrame, runs: pd.DataFrame, shortfalls: Mapping[tuple[str, str], str | None] | None = None
+) -> pd.DataFrame:
     """What claims are checked on: the report's cells (`results`) and the training statistics of `runs`,
-    each with `under_trained`, why its runs count as under-trained ("" where they do not).
+    each with `under_trained`, why its runs count as under-trained ("" where they do not; `shortfalls`
+    as `under_trained_cells` takes them).
 
     A censorable training statistic (trials to Monner's criterion) measures the criterion itself: a seed
     that never reached it is a censored observation of that statistic, counted at its bound, so such a
     cell is never undecided for being under-trained."""
     statistics = statistic_cells(runs)
     cells = results if statistics.empty else pd.concat([results, statistics], ignore_index=True)
-    under = under_trained_cells(runs)
+    under = under_trained_cells(runs, shortfalls)
     keys = zip(*(cells[column].astype(str).tolist() for column in RUN_CELL), strict=True)
     splits, metrics, suites = (cells[column].astype(str).tolist() for column in ("split", "metric", "suite"))
     censorable = {suite: _censoring(suite) for suite in set(suites)}

@@ -50,7 +50,7 @@ from structbench.reports.views.pages import pages
 from structbench.reports.writers.error_browser import write_error_data
 from structbench.reports.writers.html import copy_static, write_pages
 from structbench.reports.writers.markdown import leaderboard_markdown
-from structbench.reports.writers.plots import DRAWN_FROM, Drawing, keep_drawn, reuse_drawn
+from structbench.reports.writers.plots import Drawing, keep_drawn, reuse_drawn
 from structbench.reports.writers.tables import write_tables
 from structbench.store import StoreReader
 
@@ -280,10 +280,11 @@ def write_report(
     # the folder it points to is replaced
     folder = out_dir.resolve() if out_dir.is_symlink() else Path(os.path.abspath(out_dir))
     _check_out(folder)
-    # no earlier plots to reuse: the drawing workers start now, importing matplotlib while the site is built
-    drawing = Drawing(ahead=not (folder / DRAWN_FROM).is_file())
+    # the worker processes start now: they ask the model classes (importing PyTorch) and import matplotlib
+    # while this process reads the store and builds the site
+    drawing = Drawing()
     try:
-        site = build_site(store, suites=suites, models=models, title=title)
+        site = build_site(store, suites=suites, models=models, title=title, worker=drawing.worker())
         if read is not None:
             read()
         with _locked(folder):

@@ -30,7 +30,7 @@ from structbench.analysis.statistics import Sample, sample, two_sample_test
 from structbench.analysis.suite_score import group_scores, suite_scores
 from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_runs, current_scores
 from structbench.errors import UserError
-from structbench.protocols import hook
+from structbench.reports.builders.model_facts import ModelFacts, answers, ceiling_labels, model_names, questions
 from structbench.reports.builders.reference_runs import reference_rows
 from structbench.reports.builders.suite_board import (
     FLOORS,
@@ -86,37 +86,9 @@ def _flagged(runs: pd.DataFrame) -> tuple[set[tuple[str, str, str, str]], set[tu
     return seeing, limited
 
 
-def model_names(runs: pd.DataFrame) -> dict[str, str]:
-    """model label -> the registered name its stored spec gives (`name`; "" where unreadable)."""
-    names: dict[str, str] = {}
-    for label, spec in zip(runs["model"].tolist(), runs["model_spec"].tolist(), strict=True):
-        if label not in names:
-            try:
-                names[str(label)] = str(json.loads(spec).get("name", ""))
-            except (ValueError, AttributeError):
-                names[str(label)] = ""
-    return names
-
-
 def floor_labels(runs: pd.DataFrame) -> set[str]:
     """The model labels of the trivial baselines (`FLOORS`), under any settings."""
     return {label for label, name in model_names(runs).items() if name in FLOORS}
-
-
-def ceiling_labels(runs: pd.DataFrame) -> set[str]:
-    """The model labels whose registered model class declares `ceiling = True` (the oracle).
-
-    Only names the store holds are imported, and only registered ones: a label's class is
-    found through its stored spec's `name`."""
-    registered = set(registry.model_names())
-    names = model_names(runs)
-    ceiling: dict[str, bool] = {}
-    for name in set(names.values()) & registered:
-        try:
-            ceiling[name] = bool(hook(registry.model_factory(name), "ceiling", False))
-        except UserError:
-            ceiling[name] = False
-    return {label for label, name in names.items() if ceiling.get(name, False)}
 
 
 def _problems(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], list[RunProblem]]:
@@ -269,22 +241,25 @@ def boards(
     references: list[Reference] | None = None,
     runs: pd.DataFrame | None = None,
     scores: pd.DataFrame | None = None,
+    facts: ModelFacts | None = None,
 ) -> list[SuiteBoard]:
     """Every board of the suite versions `runs` (default: the whole store) holds, in suite order;
-    `scores` are the score rows of their current runs where the caller has read them already."""
+    `scores` are the score rows of their current runs and `facts` the models' answers about `runs`
+    (`structbench.reports.builders.model_facts`) where the caller has them already."""
     runs = store.runs() if runs is None else runs
     if scores is None:
         scores = current_scores(store.scores(), runs)
+    facts = answers(questions(runs)) if facts is None else facts
     runs = current_runs(runs)
     held = set(zip(runs["suite"].tolist(), runs["version"].tolist(), runs["suite_hash"].tolist(), strict=True))
     specs = {key: spec for key, spec in current_specs(store.suite_specs()).items() if key in held}
     statuses = _status_summary(runs)
     flagged, limited = _flagged(runs)
-    ceilings = ceiling_labels(runs)
+    ceilings = ceiling_labels(runs, facts)
     floors = floor_labels(runs)
     problems = _problems(runs)
     compute = _compute(runs)
-    under = under_trained_cells(runs)
+    under = under_trained_cells(runs, facts.shortfalls)
     _, reference = reference_rows(runs)
     whole_split = results[results.breakdown == ""]
     by_suite = dict(list(whole_split.groupby(["suite", "version", "suite_hash"])))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Sequence
+from concurrent.futures import Executor
 
 import pandas as pd
 
@@ -31,6 +32,7 @@ from structbench.reports.builders.boards import boards, cell_table
 from structbench.reports.builders.cards import suite_card
 from structbench.reports.builders.conditions import Condition, conditions
 from structbench.reports.builders.families import columns
+from structbench.reports.builders.model_facts import answers, questions
 from structbench.reports.builders.overview import overview_rows, summarise
 from structbench.reports.builders.plots import model_styles
 from structbench.reports.builders.predictions import board_predictions
@@ -40,6 +42,8 @@ from structbench.reports.builders.reference_runs import claim_checks, reference_
 from structbench.reports.builders.series import curves
 from structbench.reports.builders.site import DEFAULT_TITLE, Site
 from structbench.reports.builders.suite_board import SuiteBoard, board_order
+from structbench.reports.builders.verdicts import ClaimCheck
+from structbench.reports.worker import outcome, submit
 from structbench.store import StoreReader
 from structbench.store.bundle import plain_label
 
@@ -127,9 +131,12 @@ def build_site(
     suites: Sequence[str] | None = None,
     models: Sequence[str] | None = None,
     title: str = DEFAULT_TITLE,
+    worker: Executor | None = None,
 ) -> Site:
     """The site of `store`; `suites` and `models` keep only the matching suite ids and model labels
-    (shell patterns)."""
+    (shell patterns). `worker`, where given, asks the model classes (`structbench.reports.builders.model_facts`:
+    an import of PyTorch) while this process reads the store, then checks the claims (an import of
+    scipy.stats) while it builds the boards."""
     stored = store.runs()
     runs = _select(stored, suites, models)
     if runs.empty and (suites or models):
@@ -145,13 +152,19 @@ def build_site(
             f"work; `structbench runs{store_option(store.path)}` lists them)."
         )
     _refuse_unmatched(store, stored, suites, models)
+    asked = questions(runs)
+    answering = submit(worker, answers, asked)
     scores = current_scores(_select(store.scores(), suites, models), runs)
     results = cell_table(scores)
     references = [r for r in load_references() if _matches(r.suite, suites)]
-    board_list = sorted(boards(store, results, references, runs, scores), key=board_order)
+    facts = outcome(answering, answers, asked)
+    checking = submit(worker, claim_checks, results, runs, facts.shortfalls)
+    board_list = sorted(boards(store, results, references, runs, scores, facts), key=board_order)
     summaries = summarise(scores, board_list)
     styles = model_styles(model for board in board_list for model, _ in board.rows)
     current = current_runs(runs)
+    by_condition = _conditions(board_list, results)  # before the claims: the worker may still check them
+    claims: list[ClaimCheck] = outcome(checking, claim_checks, results, runs, facts.shortfalls)
     return Site(
         title=title,
         results=results,
@@ -160,10 +173,10 @@ def build_site(
         columns=tuple(columns(summaries)),
         rankings=tuple(rankings(summaries)),
         curves=tuple(curves(summaries, styles)),
-        conditions=_conditions(board_list, results),
+        conditions=by_condition,
         cards={board.slug: suite_card(board.spec, board.suite_hash) for board in board_list},
         references=tuple(references),
-        claims=tuple(claim_checks(results, runs)),
+        claims=tuple(claims),
         skipped=tuple(_skipped(board_list, suites)),
         predictions=board_predictions(
             store.prediction_blocks(current[current.status == "done"]["id"].tolist()), current, board_list

@@ -10,7 +10,7 @@ A reference run is one whose label carries the bundle's mark (`structbench.store
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -85,18 +85,22 @@ def reference_rows(
     return by_model, by_cell
 
 
-def claim_checks(results: pd.DataFrame, runs: pd.DataFrame) -> list[ClaimCheck]:
-    """Every claim on the report's cells (`results`) and runs (`runs`, as `claim_cells` takes them), in
-    the claims file's order: on the reference runs and the user's apart where there are reference runs."""
+def claim_checks(
+    results: pd.DataFrame, runs: pd.DataFrame, shortfalls: Mapping[tuple[str, str], str | None] | None = None
+) -> list[ClaimCheck]:
+    """Every claim on the report's cells (`results`) and runs (`runs`, and `shortfalls`, as `claim_cells`
+    takes them), in the claims file's order: on the reference runs and the user's apart where there are
+    reference runs."""
     in_results = results.model.map(lambda label: is_reference(str(label))).astype(bool)
     in_runs = runs.model.map(lambda label: is_reference(str(label))).astype(bool)
     if not in_runs.any():
-        return [ClaimCheck(verdict) for verdict in check_all(claim_cells(results, runs))]
-    own = check_all(claim_cells(results[~in_results], runs[~in_runs]))
+        return [ClaimCheck(verdict) for verdict in check_all(claim_cells(results, runs, shortfalls))]
+    own = check_all(claim_cells(results[~in_results], runs[~in_runs], shortfalls))
     reference = check_all(
         claim_cells(
             results[in_results].assign(model=results.model[in_results].map(plain_label)),
             runs[in_runs].assign(model=runs.model[in_runs].map(plain_label)),
+            shortfalls,
         )
     )
     return [ClaimCheck(mine, theirs) for mine, theirs in zip(own, reference, strict=True)]

@@ -12,7 +12,8 @@ at any width and saves a quarter of matplotlib's drawing time.
 Plots are independent, so they are drawn in worker processes, one on each core but the one the
 report writes its pages on, when there are enough of them to pay for the workers' start
 (matplotlib's import alone takes about a second). A report starts its workers before it reads the
-store (`Drawing(ahead=True)`), so that their start overlaps the build instead of following it.
+store (`Drawing.worker`), so that their start overlaps the build instead of following it, and hands
+them other work of its own meanwhile (`structbench.reports.worker`).
 
 The SVG bytes are deterministic (a fixed id salt and no date), so a plot need not be drawn again
 while what it is drawn from is unchanged: each site lists the key
@@ -31,7 +32,7 @@ import multiprocessing
 import os
 import shutil
 from collections.abc import Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -355,24 +356,29 @@ class Drawing:
     many, so that the caller goes on with its own work), finished by `wait`.
 
     `workers` worker processes (`default_workers()` if None; 0 draws every plot in this process).
-    `ahead=True` starts them at once, before the plots are known, each importing matplotlib while the
-    caller builds what the plots show; without it, they start when `draw` is given `POOL_FROM` plots
-    or more. Either way only with `fork`: they start with this process's imports, not a second import
-    of the harness."""
+    `worker()` starts them at once, before the plots are known, each importing matplotlib while the
+    caller builds what the plots show; otherwise they start when `draw` is given `POOL_FROM` plots or
+    more. Either way only with `fork`: they start with this process's imports, not a second import of
+    the harness."""
 
-    def __init__(self, workers: int | None = None, *, ahead: bool = False) -> None:
+    def __init__(self, workers: int | None = None) -> None:
         self._workers = default_workers() if workers is None else workers
         self._pool: ProcessPoolExecutor | None = None
         self._here: list[tuple[Path, Plot]] = []
         self._futures: list[Future[list[Path]]] = []
-        if ahead:
-            self._start(self._workers)
 
     def _start(self, workers: int) -> None:
         if workers >= 1 and _forks():
             context = multiprocessing.get_context("fork")
             self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_ready)
             self._futures.append(self._pool.submit(list))  # the pool forks its workers on its first task
+
+    def worker(self) -> Executor | None:
+        """The worker processes (started now if they are not yet), for other work of the report while this
+        process builds the site; None where there are none (one core, or no `fork`)."""
+        if self._pool is None:
+            self._start(self._workers)
+        return self._pool
 
     def draw(self, jobs: Mapping[Path, Plot]) -> Drawing:
         """Start drawing `jobs` (path -> plot); `wait` returns once they are written."""

@@ -1,0 +1,83 @@
+"""What a report asks of the registered model classes: which are ceilings (`ceiling`, the oracle), and
+what an under-trained cell's configuration lacks to reach its criterion (`budget_shortfall`).
+
+Asking imports the classes, and a neural baseline's class imports PyTorch: about 2 seconds, longer
+than anything else the report does before its boards. So the questions are made from the runs alone
+(`questions`, no model imported), and the answers (`answers`) may be computed in another process
+while the report reads the store (`structbench.reports.render.write_report` hands them to its worker
+process); both are plain data, the same wherever they are computed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pandas as pd
+
+from structbench import registry
+from structbench.analysis.claims import shortfall_of, under_trained_configurations
+from structbench.errors import UserError
+from structbench.protocols import hook
+
+
+@dataclass(frozen=True)
+class Questions:
+    """The registered model names the runs name (`model_names`), and the (suite, model record) of
+    each under-trained cell (`structbench.analysis.claims.under_trained_configurations`)."""
+
+    names: frozenset[str]
+    shortfalls: frozenset[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """The models' answers to `Questions`."""
+
+    ceilings: frozenset[str]
+    """The names whose class declares `ceiling = True`."""
+    shortfalls: dict[tuple[str, str], str | None]
+    """(suite, model record) -> what the configuration lacks, as its model states it (None: nothing)."""
+
+
+def model_names(runs: pd.DataFrame) -> dict[str, str]:
+    """model label -> the registered name its stored spec gives (`name`; "" where unreadable)."""
+    names: dict[str, str] = {}
+    for label, spec in zip(runs["model"].tolist(), runs["model_spec"].tolist(), strict=True):
+        if label not in names:
+            try:
+                names[str(label)] = str(json.loads(spec).get("name", ""))
+            except (ValueError, AttributeError):
+                names[str(label)] = ""
+    return names
+
+
+def questions(runs: pd.DataFrame) -> Questions:
+    """What the report will ask of the models about `runs` (rows of `Store.runs()`)."""
+    registered = set(registry.model_names())
+    under = under_trained_configurations(runs)
+    return Questions(
+        names=frozenset(set(model_names(runs).values()) & registered),
+        shortfalls=frozenset((key[0], spec) for key, (_, spec) in under.items()),
+    )
+
+
+def answers(asked: Questions) -> ModelFacts:
+    """Ask the model classes (importing them)."""
+    ceilings = set()
+    for name in asked.names:
+        try:
+            if hook(registry.model_factory(name), "ceiling", False):
+                ceilings.add(name)
+        except UserError:  # registered, but its class cannot be loaded: no ceiling
+            pass
+    return ModelFacts(
+        ceilings=frozenset(ceilings),
+        shortfalls={(suite, spec): shortfall_of(suite, spec) for suite, spec in sorted(asked.shortfalls)},
+    )
+
+
+def ceiling_labels(runs: pd.DataFrame, facts: ModelFacts) -> set[str]:
+    """The model labels of `runs` whose registered class is a ceiling (`facts.ceilings`): a label's
+    class is found through its stored spec's `name`."""
+    return {label for label, name in model_names(runs).items() if name in facts.ceilings}
