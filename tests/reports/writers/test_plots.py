@@ -1,12 +1,16 @@
-"""The plots drawn as SVG: the same bytes whether drawn here or in workers, slanted labels inside the
+"""The plots drawn as SVG: the same bytes whether drawn here or in workers (or here after a worker died), slanted labels inside the
 plot, and learning curves with markers on a logarithmic axis."""
 
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import xml.etree.ElementTree as ElementTree
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+
+import pytest
 
 from structbench.reports.builders.plots import CurvePlot, GapPlot, Line, LinePlot, Markers
 from structbench.reports.writers.plots import Drawing, draw, shown_ticks
@@ -27,6 +31,18 @@ def test_plots_are_svg_and_the_same_whether_drawn_here_or_in_workers(tmp_path: P
         assert root.tag.endswith("svg") and float(root.get("width", "0").removesuffix("pt")) > 0
     Drawing(workers=0).draw(plots).wait()
     assert {path: path.read_bytes() for path in written} == pooled
+    for dies_first in (True, False):  # its one worker killed (as for memory) before or while it draws
+        for path in written:
+            path.unlink()
+        dying = Drawing(workers=1)
+        worker = dying.worker()
+        assert worker is not None
+        killed = worker.submit(os._exit, 1)
+        if dies_first:
+            with pytest.raises(BrokenProcessPool):
+                killed.result()
+        assert sorted(dying.draw(plots).wait()) == written  # drawn here instead
+        assert {path: path.read_bytes() for path in written} == pooled
 
 
 def test_slanted_category_labels_and_the_axis_label_under_them_stay_inside_the_plot() -> None:

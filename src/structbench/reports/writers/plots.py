@@ -32,7 +32,7 @@ import multiprocessing
 import os
 import shutil
 from collections.abc import Mapping
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -365,13 +365,14 @@ class Drawing:
         self._workers = default_workers() if workers is None else workers
         self._pool: ProcessPoolExecutor | None = None
         self._here: list[tuple[Path, Plot]] = []
-        self._futures: list[Future[list[Path]]] = []
+        self._futures: list[tuple[Future[list[Path]], list[tuple[Path, Plot]]]] = []
+        """Each task handed to the workers, with the plots it draws."""
 
     def _start(self, workers: int) -> None:
         if workers >= 1 and _forks():
             context = multiprocessing.get_context("fork")
             self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_ready)
-            self._futures.append(self._pool.submit(list))  # the pool forks its workers on its first task
+            self._futures.append((self._pool.submit(list), []))  # the pool forks its workers on its first task
 
     def worker(self) -> Executor | None:
         """The worker processes (started now if they are not yet), for other work of the report while this
@@ -390,14 +391,22 @@ class Drawing:
             return self
         parts = max(self._workers, 1) * 4  # a few per worker, so that one slow plot holds back little
         chunks = [items[start::parts] for start in range(parts)]
-        self._futures.extend(self._pool.submit(_draw_to, chunk) for chunk in chunks if chunk)
+        for chunk in filter(None, chunks):
+            try:
+                self._futures.append((self._pool.submit(_draw_to, chunk), chunk))
+            except BrokenExecutor:  # a worker died: `wait` draws them here
+                self._here.extend(chunk)
         return self
 
     def wait(self) -> list[Path]:
-        """Every path written (drawing here those no worker draws)."""
+        """Every path written (drawing here those no worker draws, or whose worker died)."""
         try:
             written = _draw_to(self._here)
-            written += [path for future in self._futures for path in future.result()]
+            for future, jobs in self._futures:
+                try:
+                    written += future.result()
+                except BrokenExecutor:  # its worker was killed (for memory, say): drawn here
+                    written += _draw_to(jobs)
             if self._pool is not None:
                 self._pool.shutdown()  # every plot is in: the workers exit before the site is swapped in
         finally:
