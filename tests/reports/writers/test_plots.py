@@ -6,6 +6,8 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ElementTree
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -90,3 +92,22 @@ def test_shown_ticks_keeps_the_first_and_last_labels_and_leaves_room_between_tho
     assert shown_ticks([0, 10, 20, 30, 40], [12, 12, 12, 12, 12]) == [0, 2, 4]
     assert shown_ticks([0, 10, 20, 30], [12, 12, 12, 12]) == [0, 3]  # 20 gives way to the axis's end
     assert shown_ticks([], []) == []
+
+
+def test_a_report_killed_outright_leaves_no_worker_behind() -> None:
+    """A report killed with SIGKILL (by the out-of-memory killer, say) cannot stop its workers; each ends
+    by itself, closing the output pipes it shares with the report, so that whoever ran the report is not
+    left waiting on them."""
+    script = (
+        "import os, sys, time\n"
+        "from structbench.reports.writers.plots import Drawing\n"
+        "worker = Drawing(workers=1).worker()\n"
+        "assert worker is not None\n"
+        "print(worker.submit(os.getpid).result(), flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    report = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert report.stdout is not None
+    assert int(report.stdout.readline()) != report.pid  # the worker answered from its own process
+    report.kill()
+    report.communicate(timeout=120)  # returns once the worker, which holds the pipe too, has ended

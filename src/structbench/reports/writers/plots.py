@@ -31,6 +31,8 @@ import math
 import multiprocessing
 import os
 import shutil
+import threading
+import time
 from collections.abc import Mapping
 from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor
 from functools import cache
@@ -336,9 +338,24 @@ def _draw_to(jobs: list[tuple[Path, Plot]]) -> list[Path]:
     return [path for path, _ in jobs]
 
 
-def _ready() -> None:
-    """A worker's start: matplotlib imported and one empty figure drawn (its fonts loaded), before any plot is given."""
+ORPHAN_CHECK_SECONDS = 0.5
+"""How often a worker checks that the report that forked it is still there."""
+
+
+def _ready(report: int) -> None:
+    """A worker's start: a watch that ends it once the report process `report` is gone, then matplotlib
+    imported and one empty figure drawn (its fonts loaded), before any plot is given."""
+    threading.Thread(target=_end_when_orphaned, args=(report,), daemon=True).start()
     _svg(_figure(1.0, 1.0)[0])
+
+
+def _end_when_orphaned(report: int) -> None:
+    """End this worker once its parent is no longer `report`: the report was killed (SIGKILL, the
+    out-of-memory killer), and the worker, which holds its own copy of the pipe it reads tasks from,
+    would otherwise wait for a task forever, keeping its memory and the report's output pipes open."""
+    while os.getppid() == report:
+        time.sleep(ORPHAN_CHECK_SECONDS)
+    os._exit(1)
 
 
 def _forks() -> bool:
@@ -371,7 +388,7 @@ class Drawing:
     def _start(self, workers: int) -> None:
         if workers >= 1 and _forks():
             context = multiprocessing.get_context("fork")
-            self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_ready)
+            self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_ready, initargs=(os.getpid(),))
             self._futures.append((self._pool.submit(list), []))  # the pool forks its workers on its first task
 
     def worker(self) -> Executor | None:
