@@ -10,10 +10,10 @@ suite). Legends are not drawn into the SVG: the page shows them as text beside t
 at any width and saves a quarter of matplotlib's drawing time.
 
 Plots are independent, so they are drawn in worker processes, one on each core but the one the
-report writes its pages on, when there are enough of them to pay for the workers' start
-(matplotlib's import alone takes about a second). A report starts its workers before it reads the
-store (`Drawing.worker`), so that their start overlaps the build instead of following it, and hands
-them other work of its own meanwhile (`structbench.reports.worker`).
+report writes its pages on. A report starts its workers before it reads the store (`Drawing.worker`),
+so that their start (matplotlib's import alone takes about a second) overlaps the build instead of
+following it, and hands them other work of its own meanwhile (`structbench.reports.worker`). A worker
+ends by itself once its report is gone, and a report draws here what a dead worker did not.
 
 The SVG bytes are deterministic (a fixed id salt and no date), so a plot need not be drawn again
 while what it is drawn from is unchanged: each site lists the key
