@@ -464,8 +464,16 @@ def under_trained_cells(
     model states it (`budget_shortfall`); cells whose runs did are absent. `shortfalls` holds the
     models' answers ((suite, model record) -> shortfall) where the caller asked them already
     (`structbench.reports.builders.model_facts`); any other is asked here."""
+    return with_shortfalls(under_trained_configurations(runs), shortfalls)
+
+
+def with_shortfalls(
+    configurations: Mapping[tuple[str, str, str, str], tuple[str, str]],
+    shortfalls: Mapping[tuple[str, str], str | None] | None = None,
+) -> dict[tuple[str, str, str, str], str]:
+    """`under_trained_cells` of the cells `under_trained_configurations` gave (`configurations`)."""
     under: dict[tuple[str, str, str, str], str] = {}
-    for key, (why, spec) in under_trained_configurations(runs).items():
+    for key, (why, spec) in configurations.items():
         asked = (key[0], spec)
         shortfall = shortfalls[asked] if shortfalls is not None and asked in shortfalls else shortfall_of(*asked)
         under[key] = why if shortfall is None else f"{why}; {shortfall}"

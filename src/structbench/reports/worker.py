@@ -2,9 +2,10 @@
 
 The worker processes are those that draw the plots (`structbench.reports.writers.plots.Drawing.worker`):
 forked at the report's start, they ask the model classes (importing PyTorch) and check the claims
-(importing scipy.stats) while the report reads the store and builds the boards. Every such task is a module-level function of plain values, so that
-its result is the same wherever it runs: where there is no worker (one core, no `fork`) or it died (a
-process killed for memory), it is computed in the report's own process instead.
+(importing scipy.stats) while the report reads the store and builds the boards, then draw the plots.
+Every such task is a module-level function of plain values, so that its result is the same wherever it
+runs: where there is no worker (one core, no `fork`) or it died (a process killed for memory), it is
+computed in the report's own process instead.
 """
 
 from __future__ import annotations

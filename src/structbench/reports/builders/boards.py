@@ -24,7 +24,6 @@ from typing import Any, cast
 import pandas as pd
 
 from structbench import registry
-from structbench.analysis.claims import under_trained_cells
 from structbench.analysis.references import Reference
 from structbench.analysis.statistics import Sample, sample, two_sample_test
 from structbench.analysis.suite_score import group_scores, suite_scores
@@ -259,7 +258,7 @@ def boards(
     floors = floor_labels(runs)
     problems = _problems(runs)
     compute = _compute(runs)
-    under = under_trained_cells(runs, facts.shortfalls)
+    under = facts.under_trained
     _, reference = reference_rows(runs)
     whole_split = results[results.breakdown == ""]
     by_suite = dict(list(whole_split.groupby(["suite", "version", "suite_hash"])))

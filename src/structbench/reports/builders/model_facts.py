@@ -16,18 +16,22 @@ from dataclasses import dataclass
 import pandas as pd
 
 from structbench import registry
-from structbench.analysis.claims import shortfall_of, under_trained_configurations
+from structbench.analysis.claims import shortfall_of, under_trained_configurations, with_shortfalls
 from structbench.errors import UserError
 from structbench.protocols import hook
+
+Cell = tuple[str, str, str, str]
+"""(suite, version, suite_hash, model label)."""
 
 
 @dataclass(frozen=True)
 class Questions:
-    """The registered model names the runs name (`model_names`), and the (suite, model record) of
-    each under-trained cell (`structbench.analysis.claims.under_trained_configurations`)."""
+    """The registered model names the runs name (`model_names`), and each under-trained cell with why
+    and its configuration's model record (`structbench.analysis.claims.under_trained_configurations`),
+    whose (suite, model record) the models are asked about."""
 
     names: frozenset[str]
-    shortfalls: frozenset[tuple[str, str]]
+    under_trained: dict[Cell, tuple[str, str]]
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,8 @@ class ModelFacts:
     """The names whose class declares `ceiling = True`."""
     shortfalls: dict[tuple[str, str], str | None]
     """(suite, model record) -> what the configuration lacks, as its model states it (None: nothing)."""
+    under_trained: dict[Cell, str]
+    """Each under-trained cell -> why, with its shortfall (`structbench.analysis.claims.under_trained_cells`)."""
 
 
 def model_names(runs: pd.DataFrame) -> dict[str, str]:
@@ -55,10 +61,9 @@ def model_names(runs: pd.DataFrame) -> dict[str, str]:
 def questions(runs: pd.DataFrame) -> Questions:
     """What the report will ask of the models about `runs` (rows of `Store.runs()`)."""
     registered = set(registry.model_names())
-    under = under_trained_configurations(runs)
     return Questions(
         names=frozenset(set(model_names(runs).values()) & registered),
-        shortfalls=frozenset((key[0], spec) for key, (_, spec) in under.items()),
+        under_trained=under_trained_configurations(runs),
     )
 
 
@@ -71,9 +76,12 @@ def answers(asked: Questions) -> ModelFacts:
                 ceilings.add(name)
         except UserError:  # registered, but its class cannot be loaded: no ceiling
             pass
+    configurations = sorted({(key[0], spec) for key, (_, spec) in asked.under_trained.items()})
+    shortfalls = {(suite, spec): shortfall_of(suite, spec) for suite, spec in configurations}
     return ModelFacts(
         ceilings=frozenset(ceilings),
-        shortfalls={(suite, spec): shortfall_of(suite, spec) for suite, spec in sorted(asked.shortfalls)},
+        shortfalls=shortfalls,
+        under_trained=with_shortfalls(asked.under_trained, shortfalls),
     )
 
 

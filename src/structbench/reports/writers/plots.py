@@ -34,7 +34,7 @@ import shutil
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -43,6 +43,7 @@ from typing import Any
 from structbench import paths
 from structbench.reports.builders import plots as plot_values
 from structbench.reports.builders.plots import DASHES, CurvePlot, GapPlot, LinePlot, Plot
+from structbench.reports.worker import outcome, submit
 
 POOL_FROM = 8
 """Fewer plots than this are drawn in this process: workers would cost more than they save."""
@@ -382,8 +383,8 @@ class Drawing:
         self._workers = default_workers() if workers is None else workers
         self._pool: ProcessPoolExecutor | None = None
         self._here: list[tuple[Path, Plot]] = []
-        self._futures: list[tuple[Future[list[Path]], list[tuple[Path, Plot]]]] = []
-        """Each task handed to the workers, with the plots it draws."""
+        self._futures: list[tuple[Future[list[Path]] | None, list[tuple[Path, Plot]]]] = []
+        """Each task handed to the workers (None: they had died), with the plots it draws."""
 
     def _start(self, workers: int) -> None:
         if workers >= 1 and _forks():
@@ -408,11 +409,7 @@ class Drawing:
             return self
         parts = max(self._workers, 1) * 4  # a few per worker, so that one slow plot holds back little
         chunks = [items[start::parts] for start in range(parts)]
-        for chunk in filter(None, chunks):
-            try:
-                self._futures.append((self._pool.submit(_draw_to, chunk), chunk))
-            except BrokenExecutor:  # a worker died: `wait` draws them here
-                self._here.extend(chunk)
+        self._futures += [(submit(self._pool, _draw_to, chunk), chunk) for chunk in chunks if chunk]
         return self
 
     def wait(self) -> list[Path]:
@@ -420,10 +417,8 @@ class Drawing:
         try:
             written = _draw_to(self._here)
             for future, jobs in self._futures:
-                try:
-                    written += future.result()
-                except BrokenExecutor:  # its worker was killed (for memory, say): drawn here
-                    written += _draw_to(jobs)
+                drawn: list[Path] = outcome(future, _draw_to, jobs)  # drawn here where its worker was killed
+                written += drawn
             if self._pool is not None:
                 self._pool.shutdown()  # every plot is in: the workers exit before the site is swapped in
         finally:
