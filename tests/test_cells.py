@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from structbench.cells import CELL_KEYS, cell, cells, first_impossible, value_problem
+from structbench.cells import CELL_KEYS, ScoreColumns, as_stats, cell, cells, first_impossible, value_problem
 from structbench.reports.render import write_report
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
@@ -168,3 +168,39 @@ def test_undefined_values_and_graded_metrics_outside_zero_and_one_are_possible()
     assert value_problem("accuracy", float("nan"), 10, True) is None  # undefined: no items
     assert value_problem("variation_of_information", 3.2, 10, False) is None
     assert value_problem("log_likelihood", -120.5, 10, False) is None
+
+
+def test_a_configurations_columns_make_the_cells_its_frame_makes() -> None:
+    """`run`'s record aggregates one configuration's rows without a frame (`ScoreColumns`): the same cells,
+    undefined values left out, in the same key order."""
+    rng = np.random.default_rng(11)
+    rows = []
+    for seed in (2, 0, 1):
+        for split, metric, key, level in [("b", "accuracy", "", ""), ("a", "accuracy", "n", "2"),
+                                          ("a", "accuracy", "n", "10"), ("a", "loss", "", "")]:  # fmt: skip
+            value = None if (seed, level) == (1, "2") else float(rng.random())
+            rows.append({k: "x" for k in CELL_KEYS} | {"split": split, "metric": metric, "breakdown": key,
+                        "level": level, "seed": seed, "value": value, "n": 20 + seed, "proportion": metric != "loss"})  # fmt: skip
+    frame = pd.DataFrame(rows)
+    frame["value"] = frame["value"].astype(float)
+    columns = ScoreColumns(
+        keys=list(
+            zip(frame["model"], frame["split"], frame["metric"], frame["breakdown"], frame["level"], strict=True)
+        ),
+        seeds=frame["seed"].to_numpy(),
+        values=frame["value"].to_numpy(),
+        items=frame["n"].to_numpy(),
+        proportion=frame["proportion"].to_numpy(),
+        metrics=frame["metric"].to_numpy(dtype=object),
+    ).defined()
+    expected = [
+        ((row["model"], row["split"], row["metric"], row["breakdown"], row["level"]), as_stats(row))
+        for row in cells(frame).to_dict("records")
+    ]
+    assert columns.cells() == expected
+    assert [stats.n_seeds for _, stats in expected] == [
+        3,
+        2,
+        3,
+        3,
+    ]  # level "10" sorts first; seed 1 of "2" is undefined

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -149,29 +150,89 @@ def cells(scores: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=[*CELL_KEYS, *STAT_COLUMNS])
     if (impossible := first_impossible(defined)) is not None:  # the store's readers refuse these first
         raise ValueError(f"a cell cannot hold {impossible[1]}")
-    # sort by one integer cell code (cells in key order) and the seed: far cheaper than sorting nine strings
+    # one integer cell code per row (cells in key order): far cheaper to sort by than nine strings
     codes = defined.groupby(CELL_KEYS, sort=True, dropna=False).ngroup().to_numpy()
-    order = np.lexsort((defined["seed"].to_numpy(), codes))
-    defined, codes = defined.iloc[order], codes[order]
+    first, stats = cell_stats(
+        codes,
+        defined["seed"].to_numpy(),
+        defined["value"].to_numpy(dtype=float),
+        defined["n"].to_numpy(dtype=np.int64),
+        defined["proportion"].to_numpy(dtype=bool),
+        defined["metric"].to_numpy(),
+    )
+    frame = defined.iloc[first][CELL_KEYS].reset_index(drop=True)
+    for column in STAT_COLUMNS:
+        frame[column] = stats[column]
+    return frame
+
+
+def cell_stats(
+    codes: np.ndarray,
+    seeds: np.ndarray,
+    values: np.ndarray,
+    items: np.ndarray,
+    proportion: np.ndarray,
+    metrics: np.ndarray,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """The `STAT_COLUMNS` of every cell of defined, possible score rows given as columns, whose cell
+    `codes` number the cells in the order they are wanted: (the position of each cell's first row,
+    the columns by name). `cells` and a runner's record of one configuration
+    (`structbench.runs.runner`) both come through here, so that they cannot disagree."""
+    order = np.lexsort((seeds, codes))
+    codes = codes[order]
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    seeds = np.diff(np.r_[starts, len(codes)])
-    values = defined["value"].to_numpy(dtype=float)
-    mean = np.add.reduceat(values, starts) / seeds
-    squares = np.add.reduceat((values - np.repeat(mean, seeds)) ** 2, starts)
+    n_seeds = np.diff(np.r_[starts, len(codes)])
+    values = values[order]
+    mean = np.add.reduceat(values, starts) / n_seeds
+    squares = np.add.reduceat((values - np.repeat(mean, n_seeds)) ** 2, starts)
     with np.errstate(invalid="ignore", divide="ignore"):
-        std = np.where(seeds > 1, np.sqrt(squares / (seeds - 1)), np.nan)
+        std = np.where(n_seeds > 1, np.sqrt(squares / (n_seeds - 1)), np.nan)
     lowest, highest = np.minimum.reduceat(values, starts), np.maximum.reduceat(values, starts)
-    items = np.minimum.reduceat(defined["n"].to_numpy(dtype=np.int64), starts)
-    proportion = np.logical_and.reduceat(defined["proportion"].to_numpy(dtype=bool), starts)
-    metrics = defined["metric"].to_numpy()[starts].tolist()
-    bounds = ranges([str(metric) for metric in metrics], proportion)
-    low, high, method = _intervals(mean, std, seeds, highest > lowest, items, proportion, bounds)
-    frame = defined.iloc[starts][CELL_KEYS].reset_index(drop=True)
-    frame["mean"], frame["std"], frame["min"], frame["max"] = mean, std, lowest, highest
-    frame["ci_low"], frame["ci_high"], frame["interval"], frame["n_seeds"] = low, high, method, seeds
+    fewest = np.minimum.reduceat(items[order], starts)
+    fractions = np.logical_and.reduceat(proportion[order], starts)
+    first = order[starts]
+    bounds = ranges([str(metric) for metric in metrics[first].tolist()], fractions)
+    low, high, method = _intervals(mean, std, n_seeds, highest > lowest, fewest, fractions, bounds)
     flat = values.tolist()
-    frame["per_seed"] = [flat[start : start + n] for start, n in zip(starts.tolist(), seeds.tolist(), strict=True)]
-    return frame[[*CELL_KEYS, *STAT_COLUMNS]]
+    per_seed = [flat[start : start + n] for start, n in zip(starts.tolist(), n_seeds.tolist(), strict=True)]
+    columns = {"mean": mean, "std": std, "min": lowest, "max": highest, "ci_low": low, "ci_high": high}
+    return first, columns | {"interval": method, "n_seeds": n_seeds, "per_seed": per_seed}
+
+
+@dataclass(frozen=True)
+class ScoreColumns:
+    """Score rows of one model configuration's finished runs, as columns (`StoreReader.configuration_scores`):
+    what `run` aggregates into the cells of the record it prints, without building a data frame."""
+
+    keys: list[tuple[str, str, str, str, str]]
+    """(model label, split, metric, breakdown, level) of each row: its cell, within the configuration."""
+    seeds: np.ndarray
+    values: np.ndarray
+    """Floats; NaN where undefined."""
+    items: np.ndarray
+    proportion: np.ndarray
+    metrics: np.ndarray
+
+    def defined(self) -> ScoreColumns:
+        """The rows whose value is defined: those a cell counts."""
+        keep = ~np.isnan(self.values)
+        if keep.all():
+            return self
+        kept = [key for key, ok in zip(self.keys, keep.tolist(), strict=True) if ok]
+        return ScoreColumns(
+            kept, self.seeds[keep], self.values[keep], self.items[keep], self.proportion[keep], self.metrics[keep]
+        )
+
+    def cells(self) -> list[tuple[tuple[str, str, str, str, str], SeedStats]]:
+        """Each cell's key and stats, in key order: the cells `cells` makes of the same rows."""
+        if not self.keys:
+            return []
+        ordered = sorted(set(self.keys))
+        code = {key: index for index, key in enumerate(ordered)}
+        codes = np.array([code[key] for key in self.keys], dtype=np.int64)
+        first, stats = cell_stats(codes, self.seeds, self.values, self.items, self.proportion, self.metrics)
+        rows = ({column: stats[column][i] for column in STAT_COLUMNS} for i in range(len(first)))
+        return [(self.keys[at], as_stats(row)) for at, row in zip(first.tolist(), rows, strict=True)]
 
 
 def cell(values: Sequence[float], items: int = 0, proportion: bool = False) -> SeedStats:
@@ -226,13 +287,22 @@ def value_problem(metric: str, value: float | None, n: int, proportion: bool) ->
 
 def first_impossible(scores: pd.DataFrame) -> tuple[int, str] | None:
     """(position, `value_problem` phrase) of the first row of `scores` (rows as `Store.scores()` returns
-    them) whose value or item count no cell takes; None where every row is possible. Vectorised over
-    the metrics' ranges, so that checking a store's scores costs little beside reading them."""
+    them) whose value or item count no cell takes; None where every row is possible."""
     if scores.empty:
         return None
-    values = scores["value"].to_numpy(dtype=float)
-    proportion = scores["proportion"].to_numpy(dtype=bool)
-    metrics = scores["metric"].to_numpy(dtype=object)
+    return first_impossible_of(
+        scores["metric"].to_numpy(dtype=object),
+        scores["value"].to_numpy(dtype=float),
+        scores["n"].to_numpy(dtype=float),
+        scores["proportion"].to_numpy(dtype=bool),
+    )
+
+
+def first_impossible_of(
+    metrics: np.ndarray, values: np.ndarray, items: np.ndarray, proportion: np.ndarray
+) -> tuple[int, str] | None:
+    """`first_impossible` of score rows given as columns (NaN for an undefined value). Vectorised over
+    the metrics' ranges, so that checking a store's scores costs little beside reading them."""
     low, high = np.full(len(values), -np.inf), np.full(len(values), np.inf)
     for metric in set(metrics.tolist()):
         named = metrics == metric
@@ -240,12 +310,9 @@ def first_impossible(scores: pd.DataFrame) -> tuple[int, str] | None:
             where = named & (proportion == fraction)
             low[where], high[where] = score_range(str(metric), fraction)
     with np.errstate(invalid="ignore"):
-        bad = (scores["n"].to_numpy(dtype=float) < 0) | np.isinf(values) | (values < low) | (values > high)
+        bad = (items < 0) | np.isinf(values) | (values < low) | (values > high)
     if not bad.any():
         return None
     at = int(np.flatnonzero(bad)[0])
-    row = scores.iloc[at]
     value = None if values[at] != values[at] else float(values[at])
-    return at, value_problem(
-        str(row["metric"]), value, int(row["n"]), bool(row["proportion"])
-    ) or "a value no cell takes"
+    return at, value_problem(str(metrics[at]), value, int(items[at]), bool(proportion[at])) or "a value no cell takes"

@@ -151,12 +151,13 @@ def test_a_predictions_block_that_inflates_past_its_cap_is_damaged_not_read(
 def test_a_score_no_metric_takes_ends_report_and_claims_in_one_sentence_naming_the_run(
     two_runs: Path, tmp_path: Path, update: str, problem: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """No infinite, out-of-range or negatively counted value reaches a cell, a claim or a page (a
-    hand-edited or shared store; a bundle's are refused as it is read)."""
+    """No infinite, out-of-range or negatively counted value reaches a cell, a claim, a page or the
+    record `run` prints (a hand-edited or shared store; a bundle's are refused as it is read)."""
     with sqlite3.connect(two_runs) as db:
         db.execute(f"UPDATE scores SET {update} WHERE run_id=2 AND metric='sequence_accuracy' AND breakdown=''")
     db.close()
-    for command in (["report", "--out", str(tmp_path / "site")], ["claims", "--no-reference"]):
+    answered = ["run", "--suite", "lookup-tables", "--model", "copy", "--seeds", "0", "--no-progress"]
+    for command in (["report", "--out", str(tmp_path / "site")], ["claims", "--no-reference"], answered):
         assert main([*command, "--store", str(two_runs)]) == 2
         line = one_error_line(capsys)
         assert f"the results store {two_runs} holds a score no metric takes: copy seed 1 on lookup-tables@1.0.0" in line

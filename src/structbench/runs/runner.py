@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from structbench import registry
-from structbench.cells import as_stats, cells
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.runs.attempt import Ended, Outcome, attempt
@@ -285,14 +284,12 @@ class Runner:
         """`scores` (split -> metric -> cell) and `breakdowns` (split -> metric -> key -> level -> cell)
         of one model configuration, over every finished seed the store holds (see `structbench.cells`)."""
         spec = suite.spec
-        stored = self.store.scores(suite=spec.id, version=spec.version, suite_hash=suite_hash, model_hash=model_key)
+        stored = self.store.configuration_scores(spec.id, spec.version, suite_hash, model_key)
         scores: dict[str, dict[str, SeedStats]] = {test.name: {} for test in spec.splits_with_role("test")}
         breakdowns: dict[str, dict[str, dict[str, dict[str, SeedStats]]]] = {}
-        for row in cells(stored).to_dict("records"):
-            split, metric, key = str(row["split"]), str(row["metric"]), str(row["breakdown"])
+        for (_, split, metric, key, level), stats in stored.cells():
             if key:
-                by_level = breakdowns.setdefault(split, {}).setdefault(metric, {}).setdefault(key, {})
-                by_level[str(row["level"])] = as_stats(row)
+                breakdowns.setdefault(split, {}).setdefault(metric, {}).setdefault(key, {})[level] = stats
             else:
-                scores.setdefault(split, {})[metric] = as_stats(row)
+                scores.setdefault(split, {})[metric] = stats
         return {"scores": scores, "breakdowns": breakdowns}

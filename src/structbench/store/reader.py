@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, NoReturn, Self
 
 from structbench.convergence import Convergence
 from structbench.errors import UserError
@@ -29,6 +29,8 @@ from structbench.store.schema import ROW_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from structbench.cells import ScoreColumns
 
 
 @dataclass(frozen=True)
@@ -249,12 +251,55 @@ class StoreReader:
         frame["value"] = frame["value"].astype(float)
         if (impossible := first_impossible(frame)) is not None:
             row = frame.iloc[impossible[0]]
-            raise UserError(
-                f"the results store {self.path} holds a score no metric takes: {row['model']} seed {row['seed']} on "
-                f"{row['suite']}@{row['version']}, {row['split']} {row['metric']}, has {impossible[1]}; run that "
-                "seed again with `structbench run ... --force`, or pass another --store."
-            )
+            self._refuse_impossible(row["model"], row["seed"], row["suite"], row["version"], row, impossible[1])
         return frame
+
+    def configuration_scores(self, suite: str, version: str, suite_hash: str, model_hash: str) -> ScoreColumns:
+        """The defined scores of every finished (`done`) run of one model configuration on one suite's
+        data, as columns: what `run` aggregates into the cells it prints after each command. The
+        same rows, checked the same way, as `scores(...)` with these filters, without a data frame:
+        building and joining frames took most of the harness's time per run of a fast model."""
+        import numpy as np
+
+        from structbench.cells import ScoreColumns, first_impossible_of
+
+        where = " AND suite = ? AND version = ? AND suite_hash = ? AND model_hash = ?"
+        params = [suite, version, suite_hash, model_hash]
+        self._check_runs(where, params)
+        self._check_scores(where, params)
+        rows = self._db.execute(
+            "SELECT r.model, r.seed, s.split, s.metric, s.breakdown, s.level, s.value, s.n, s.proportion "
+            "FROM runs r JOIN scores s ON s.run_id = r.id WHERE r.status = 'done' AND r.suite = ? AND r.version = ? "
+            "AND r.suite_hash = ? AND r.model_hash = ? ORDER BY r.id",
+            params,
+        ).fetchall()
+        models, seeds, splits, metrics, breakdowns, levels, values, items, proportion = (
+            (list(column) for column in zip(*rows, strict=True)) if rows else ([] for _ in range(9))
+        )
+        value = np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+        found = ScoreColumns(
+            keys=list(zip(models, splits, metrics, breakdowns, levels, strict=True)),
+            seeds=np.array(seeds, dtype=np.int64),
+            values=value,
+            items=np.array(items, dtype=np.int64),
+            proportion=np.array(proportion, dtype=bool),
+            metrics=np.array(metrics, dtype=object),
+        )
+        if (impossible := first_impossible_of(found.metrics, value, found.items, found.proportion)) is not None:
+            at = impossible[0]
+            row = {"split": splits[at], "metric": metrics[at]}
+            self._refuse_impossible(models[at], seeds[at], suite, version, row, impossible[1])
+        return found.defined()
+
+    def _refuse_impossible(
+        self, model: object, seed: object, suite: object, version: object, row: Any, problem: str
+    ) -> NoReturn:
+        """Refuse a score no metric takes (`structbench.cells.value_problem`), naming the run and the fix."""
+        raise UserError(
+            f"the results store {self.path} holds a score no metric takes: {model} seed {seed} on "
+            f"{suite}@{version}, {row['split']} {row['metric']}, has {problem}; run that "
+            "seed again with `structbench run ... --force`, or pass another --store."
+        )
 
     def _check_scores(self, where: str = "", params: Sequence[Any] = ()) -> None:
         """Refuse a store holding a score that is not a number, or an item count that is not an
