@@ -26,6 +26,8 @@ import math
 import numbers
 import re
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from itertools import chain
+from operator import attrgetter
 from typing import Any, ClassVar, Protocol, TypeVar, cast, runtime_checkable
 
 from structbench.errors import NotApplicable
@@ -404,6 +406,14 @@ def not_spoken(label: str, model: object, spec: SuiteSpec) -> str:
     return f"{label} does not speak the {spec.protocol} protocol"
 
 
+_INPUT = attrgetter("input")
+
+
+def _inputs(examples: list[Example]) -> list[list[str]]:
+    """The examples' inputs as the model is asked them: copies, so that a model cannot change the frozen data."""
+    return list(map(list, map(_INPUT, examples)))
+
+
 def _batched(items: list[Any], size: int) -> list[list[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
@@ -432,6 +442,14 @@ def _tokens(answer: Any, example: Example) -> list[str]:
         f"transduce answered example {example.id} with {shown}, not a list of string tokens; "
         "return e.g. ['I_JUMP', 'I_WALK'], never one string."
     )
+
+
+def _token_lists(answers: list[Any], examples: list[Example]) -> list[list[str]]:
+    """`_tokens` of every answer of a batch: each checked at C speed when every answer is a list or tuple
+    of plain strings (the common case), one by one otherwise, so that a bad answer is named."""
+    if set(map(type, answers)) <= {list, tuple} and set(map(type, chain.from_iterable(answers))) <= {str}:
+        return list(map(list, answers))
+    return [_tokens(answer, example) for answer, example in zip(answers, examples, strict=True)]
 
 
 def _label(answer: Any, labels: list[str], example: Example) -> str:
@@ -517,11 +535,11 @@ def ask(
     predictions: list[Any] = []
     for batch in _batched(examples, batch_size):
         if protocol == "transduction":
-            answers = _checked(cast(Transducer, model).transduce([list(e.input) for e in batch]), len(batch), method)
-            predictions.extend(_tokens(answer, example) for answer, example in zip(answers, batch, strict=True))
+            answers = _checked(cast(Transducer, model).transduce(_inputs(batch)), len(batch), method)
+            predictions.extend(_token_lists(answers, batch))
         elif protocol == "classification":
             answers = _checked(
-                cast(Classifier, model).classify([list(e.input) for e in batch], list(spec.labels or [])),
+                cast(Classifier, model).classify(_inputs(batch), list(spec.labels or [])),
                 len(batch),
                 method,
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from structbench.cli import main
@@ -29,6 +30,10 @@ class Answers:
             return [list(tokens) for tokens in inputs[1:]]
         if self.kind == "exit":
             raise SystemExit(3)
+        if self.kind == "ints":
+            return [list(range(len(tokens))) for tokens in inputs]
+        if self.kind == "numpy":
+            return [list(np.array(tokens)) for tokens in inputs]  # numpy.str_ tokens: subclasses of str
         return [list(tokens) for tokens in inputs]
 
     def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
@@ -44,6 +49,7 @@ class Answers:
 
 CASES = [
     ("lookup-tables", "string", "transduce answered example", "not a list of string tokens"),
+    ("lookup-tables", "ints", "transduce answered example", "not a list of string tokens"),
     ("lookup-tables", "short", "transduce returned", "answers for"),
     ("lookup-tables", "exit", "SystemExit", "sys.exit(3)"),
     ("agreement-attractors-number", "string", "classify answered example", "which is not one of the labels"),
@@ -63,6 +69,16 @@ def test_an_answer_that_cannot_be_scored_fails_the_run_with_one_sentence(
     assert start in error and detail in error and "\n" not in error
     (row,) = runner.store.runs().itertuples()
     assert row.status == "failed"  # never left running, never scored
+
+
+def test_tokens_that_subclass_str_are_scored_and_stored_as_plain_strings(runner: Runner) -> None:
+    record = runner.evaluate(
+        "lookup-tables", ModelSpec(name="tests.runs.test_answers:Answers", params={"kind": "numpy"}), [0]
+    )
+    assert record.status == {"0": "done"}
+    (run_id,) = runner.store.runs()["id"]
+    predictions = runner.store.predictions(int(run_id))["prediction"]
+    assert len(predictions) > 100 and all(type(token) is str for tokens in predictions for token in tokens)
 
 
 @pytest.mark.parametrize(
