@@ -114,9 +114,12 @@ def compress(blob: bytes) -> bytes:
 def split_file(suite: Suite, key: str) -> Path:
     """The file that holds split `key` (`draw{k}/{name}`) of the published build: the compressed one,
     or the plain JSON lines of a folder published before compression when only that exists."""
-    stored = suite_dir(suite) / f"{key}{SPLIT_SUFFIX}"
-    plain = suite_dir(suite) / f"{key}{_PLAIN_SUFFIX}"
-    return plain if not stored.exists() and plain.exists() else stored
+    folder = suite_dir(suite)
+    stored = folder / f"{key}{SPLIT_SUFFIX}"
+    if stored.exists():
+        return stored
+    plain = folder / f"{key}{_PLAIN_SUFFIX}"
+    return plain if plain.exists() else stored
 
 
 def read_frozen(path: Path) -> bytes:

@@ -75,10 +75,16 @@ def with_entries(environment_json: str, entries: Mapping[str, Mapping[str, Any]]
     return json.dumps(environment, sort_keys=True)
 
 
+LEVEL = 3
+"""zlib's compression level of a predictions block: 2.3 times as fast as its default (6) on the reference
+runs' predictions, for 20% more bytes (47 MB of JSON: 4.4 MB in 0.27 s against 3.7 MB in 0.61 s); writing
+the predictions was a fifth of the harness's time per example of a fast model. Any level reads back alike."""
+
+
 def pack_predictions(ids: Sequence[str], predictions: Sequence[Any], correct: Sequence[bool | None]) -> bytes:
     """One split's predictions as a compressed block (columns, not rows: ids and verdicts compress well)."""
-    verdicts = [None if ok is None else int(ok) for ok in correct]
-    return zlib.compress(JSON.encode([list(ids), list(predictions), verdicts]).encode(), 6)
+    verdicts = [None if ok is None else int(ok) for ok in correct] if None in correct else list(map(int, correct))
+    return zlib.compress(JSON.encode([list(ids), list(predictions), verdicts]).encode(), LEVEL)
 
 
 BLOCK_LIMIT = 256 << 20
