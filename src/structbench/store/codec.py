@@ -83,7 +83,7 @@ the predictions was a fifth of the harness's time per example of a fast model. A
 
 def pack_predictions(ids: Sequence[str], predictions: Sequence[Any], correct: Sequence[bool | None]) -> bytes:
     """One split's predictions as a compressed block (columns, not rows: ids and verdicts compress well)."""
-    verdicts = [None if ok is None else int(ok) for ok in correct] if None in correct else list(map(int, correct))
+    verdicts = [None if ok is None else int(ok) for ok in correct]
     return zlib.compress(JSON.encode([list(ids), list(predictions), verdicts]).encode(), LEVEL)
 
 
