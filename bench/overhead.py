@@ -11,9 +11,13 @@ afresh for each repeat, as for each command. Then the whole command a user types
 --suite SUITE --model oracle --seeds 0-4` into a fresh store, supervised and with `--in-process`,
 each in a fresh process (imports included).
 
-    STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/overhead.py [--repeats 5] [--smoke]
+    STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/overhead.py [--repeats 5] [--before OTHER/src] [--smoke]
 
 `--smoke` (one repeat, seeds 0 and 1, lookup-tables only) runs the same code in a few seconds.
+
+`--before TREE/src` times the harness of another source tree too: one process per tree (its `src`
+first on PYTHONPATH, this file's `harness`), the two asked in turns, `--repeats` x 4 times each, so
+that a change in the machine's speed reaches both alike; it prints each tree's median and the ratio.
 
 The last column, harness time per example beyond the model's own, is the number that
 transfers: a model slower than 10x that per example is evaluated at under 1.10x its own cost.
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import statistics
 import subprocess
 import sys
@@ -86,11 +91,56 @@ def command(suite_id: str, seeds: tuple[int, ...], *options: str) -> float:
         return time.perf_counter() - started
 
 
+class Harnesses:
+    """One process per source tree, each timing `harness` of one suite when asked (`--serve`)."""
+
+    def __init__(self, suite_id: str, seeds: tuple[int, ...], trees: list[Path | None]) -> None:
+        self.processes = []
+        for tree in trees:
+            environment = dict(os.environ)
+            if tree is not None:
+                environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
+            serve = [sys.executable, __file__, "--serve", suite_id, "--seeds", ",".join(map(str, seeds))]
+            self.processes.append(
+                subprocess.Popen(serve, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=environment)
+            )
+
+    def rounds(self, times: int) -> list[float]:
+        """Each tree's median harness seconds over `times` turns, the trees taking turns."""
+        measured: list[list[float]] = [[] for _ in self.processes]
+        for _ in range(times):
+            for process, seconds in zip(self.processes, measured, strict=True):
+                assert process.stdin is not None and process.stdout is not None
+                process.stdin.write("go\n")
+                process.stdin.flush()
+                seconds.append(float(process.stdout.readline()))
+        return [statistics.median(seconds) for seconds in measured]
+
+    def close(self) -> None:
+        for process in self.processes:
+            assert process.stdin is not None
+            process.stdin.close()
+            process.wait(timeout=60)
+
+
+def serve(suite_id: str, seeds: tuple[int, ...]) -> None:
+    """Time `harness` once per line read from stdin, printing the seconds (the structbench on PYTHONPATH)."""
+    harness(suite_id, seeds)  # warm-up: imports, first build
+    for _ in sys.stdin:
+        print(harness(suite_id, seeds), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--smoke", action="store_true", help="one repeat, 2 seeds, one suite: a few seconds")
+    parser.add_argument("--before", type=Path, help="also time the harness of this source tree (its src folder)")
+    parser.add_argument("--serve", help=argparse.SUPPRESS)
+    parser.add_argument("--seeds", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve:
+        serve(args.serve, tuple(int(seed) for seed in args.seeds.split(",")))
+        return
     repeats, seeds, suites = (1, SMOKE_SEEDS, SMOKE_SUITES) if args.smoke else (args.repeats, SEEDS, SUITES)
     print(
         f"{'suite':<18} {'examples':>9} {'direct ms':>10} {'harness ms':>11} {'ratio':>7} {'overhead us/ex':>15}"
@@ -112,6 +162,17 @@ def main() -> None:
             f" {overhead:>15.1f} {1e3 * supervised_s:>14.1f} {supervised_s / harness_s:>12.2f} {run_s:>7.2f}"
             f" {in_process_s:>15.2f} {run_s / in_process_s:>7.2f}"
         )
+    if args.before is not None:
+        print(
+            f"\n{'suite':<18} {'harness ms, before':>19} {'harness ms, now':>16} {'before/now':>11}  (medians of turns)"
+        )
+        for suite_id in suites:
+            harnesses = Harnesses(suite_id, seeds, [args.before.resolve(), None])
+            try:
+                before_s, now_s = harnesses.rounds(4 * repeats)
+            finally:
+                harnesses.close()
+            print(f"{suite_id:<18} {1e3 * before_s:>19.1f} {1e3 * now_s:>16.1f} {before_s / now_s:>11.2f}")
 
 
 if __name__ == "__main__":

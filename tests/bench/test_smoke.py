@@ -34,8 +34,12 @@ def bench_home(tmp_path_factory: pytest.TempPathFactory, structbench_environment
     return home
 
 
+SMOKE_OPTIONS = {"overhead.py": ["--before", str(REPOSITORY / "src")]}
+"""Options a bench's smoke run adds: overhead.py times this tree against itself, to exercise `--before`."""
+
+
 def smoke(script: str, home: Path) -> str:
-    """Run `bench/<script> --smoke`; its standard output (stderr shown on failure)."""
+    """Run `bench/<script> --smoke` (with its `SMOKE_OPTIONS`); its standard output (stderr shown on failure)."""
     environment = {
         **os.environ,
         "STRUCTBENCH_SOURCE_DIR": os.environ["STRUCTBENCH_SOURCE_DIR"],
@@ -43,7 +47,7 @@ def smoke(script: str, home: Path) -> str:
         "OMP_NUM_THREADS": "1",
     }
     done = subprocess.run(
-        [sys.executable, str(BENCH / script), "--smoke"],
+        [sys.executable, str(BENCH / script), "--smoke", *SMOKE_OPTIONS.get(script, [])],
         cwd=REPOSITORY,
         env=environment,
         capture_output=True,
@@ -65,6 +69,8 @@ def row(output: str, label: str) -> list[str]:
 def check_overhead(output: str) -> None:
     assert re.search(r"direct ms\s+harness ms\s+ratio\s+overhead us/ex", output)
     assert re.search(rf"^lookup-tables\s+\d+(\s+{NUMBER}){{9}}$", output, re.MULTILINE), output
+    assert re.search(r"harness ms, before\s+harness ms, now\s+before/now", output)
+    assert re.search(rf"^lookup-tables(\s+{NUMBER}){{3}}$", output, re.MULTILINE), output
 
 
 def check_report_scale(output: str) -> None:
