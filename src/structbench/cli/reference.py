@@ -71,11 +71,11 @@ def reference_copy(no_reference: bool) -> Path | None:
 
 
 @contextmanager
-def results(store_path: Path, *, no_reference: bool) -> Iterator[Store]:
-    """The store a reading command reads: the user's, with the bundled reference runs beside its runs
-    unless `no_reference` (`structbench.store.bundle.with_reference`). Without a bundle, or with
-    `--no-reference`, the user's store must exist; with one, a missing store is no runs of the user's."""
-    reference = reference_copy(no_reference)
+def results(store_path: Path, *, reference: Path | None) -> Iterator[Store]:
+    """The store a reading command reads: the user's, with the reference runs of the copy `reference`
+    (`reference_copy`) beside its runs (`structbench.store.bundle.with_reference`). Without one (no
+    bundle, or `--no-reference`), the user's store must exist; with one, a missing store is no runs of
+    the user's."""
     if reference is None:
         with Store(existing_store(store_path)) as store:
             yield store

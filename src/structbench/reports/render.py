@@ -265,11 +265,14 @@ def write_report(
     models: Sequence[str] | None = None,
     title: str = DEFAULT_TITLE,
     read: Callable[[], None] | None = None,
+    drawing: Drawing | None = None,
 ) -> Path:
     """Write the site of `store` into `out_dir` (created; an earlier site there is replaced, its
     example scripts reused) and return the path of `index.html`. `suites` and `models` keep only the
     matching suite ids and model labels (shell patterns); `read` is called once the store is read
-    (`report`'s progress: its first stage).
+    (`report`'s progress: its first stage). `drawing` holds workers the caller started (`report` starts
+    them before it opens the stores: `structbench.reports.builders.model_facts.import_classes`); a new
+    `Drawing` otherwise. It is closed here either way.
 
     Nothing in `out_dir` changes until the new site is complete: the filters are checked and the
     site is built first, then written into a folder beside `out_dir` and renamed into place. A
@@ -279,12 +282,13 @@ def write_report(
     # renamed by its absolute path (`--out .` has no name to put a folder beside); a link is kept and
     # the folder it points to is replaced
     folder = out_dir.resolve() if out_dir.is_symlink() else Path(os.path.abspath(out_dir))
-    _check_out(folder)
-    # the worker processes start now: they ask the model classes (importing PyTorch) and import matplotlib
-    # while this process reads the store and builds the site
-    drawing = Drawing()
+    drawing = drawing or Drawing()
     try:
-        site = build_site(store, suites=suites, models=models, title=title, worker=drawing.worker())
+        _check_out(folder)
+        # the worker processes start now (if they have not): they ask the model classes (importing PyTorch),
+        # check the claims (importing scipy.stats) and import matplotlib while this process builds the site
+        worker = drawing.worker()
+        site = build_site(store, suites=suites, models=models, title=title, worker=worker, then=drawing.warm)
         if read is not None:
             read()
         with _locked(folder):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from contextlib import suppress
+from contextlib import closing, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, Self
@@ -56,6 +56,27 @@ def _shown(frame: pd.DataFrame) -> pd.DataFrame:
             shown_status("running", owner, run_id) for owner, run_id in zip(owners, ids, strict=True)
         ]
     return frame
+
+
+def stored_model_names(path: Path) -> set[str]:
+    """The `name` of every stored run's model spec in the store file `path`, read without opening it as a
+    store (no schema written, no migration, no lock): a hint of which model classes a reader will ask
+    about, taken before it opens the store. Empty where the file is missing or is no readable store;
+    whoever opens it says why."""
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            specs = [spec for (spec,) in db.execute("SELECT DISTINCT model_spec FROM runs")]
+    except (OSError, ValueError, sqlite3.Error):
+        return set()
+    names = set()
+    for spec in specs:
+        try:
+            name = json.loads(spec).get("name") if isinstance(spec, str) else None
+        except (ValueError, AttributeError, RecursionError):
+            continue
+        if isinstance(name, str):
+            names.add(name)
+    return names
 
 
 class StoreReader:

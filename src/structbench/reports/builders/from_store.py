@@ -17,7 +17,7 @@ out of a published site.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 
 import pandas as pd
@@ -132,11 +132,13 @@ def build_site(
     models: Sequence[str] | None = None,
     title: str = DEFAULT_TITLE,
     worker: Executor | None = None,
+    then: Callable[[], object] | None = None,
 ) -> Site:
     """The site of `store`; `suites` and `models` keep only the matching suite ids and model labels
     (shell patterns). `worker`, where given, asks the model classes (`structbench.reports.builders.model_facts`:
     an import of PyTorch) while this process reads the store, then checks the claims (an import of
-    scipy.stats) while it builds the boards."""
+    scipy.stats) while it builds the boards. `then` is called once the claims are handed over: what the
+    caller has the worker do after them (`structbench.reports.writers.plots.Drawing.warm`)."""
     stored = store.runs()
     runs = _select(stored, suites, models)
     if runs.empty and (suites or models):
@@ -159,6 +161,8 @@ def build_site(
     references = [r for r in load_references() if _matches(r.suite, suites)]
     facts = outcome(answering, answers, asked)
     checking = submit(worker, claim_checks, results, runs, facts.shortfalls)
+    if then is not None:
+        then()
     board_list = sorted(boards(store, results, references, runs, scores, facts), key=board_order)
     summaries = summarise(scores, board_list)
     styles = model_styles(model for board in board_list for model, _ in board.rows)

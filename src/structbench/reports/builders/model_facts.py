@@ -5,13 +5,17 @@ Asking imports the classes, and a neural baseline's class imports PyTorch: about
 than anything else the report does before its boards. So the questions are made from the runs alone
 (`questions`, no model imported), and the answers (`answers`) may be computed in another process
 while the report reads the store (`structbench.reports.render.write_report` hands them to its worker
-process); both are plain data, the same wherever they are computed.
+process); both are plain data, the same wherever they are computed. `report` has that process import
+the classes even before the questions are known (`import_classes`), while it copies and reads the stores.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
@@ -19,6 +23,7 @@ from structbench import registry
 from structbench.analysis.claims import shortfall_of, under_trained_configurations, with_shortfalls
 from structbench.errors import UserError
 from structbench.protocols import hook
+from structbench.store.reader import stored_model_names
 
 Cell = tuple[str, str, str, str]
 """(suite, version, suite_hash, model label)."""
@@ -83,6 +88,17 @@ def answers(asked: Questions) -> ModelFacts:
         shortfalls=shortfalls,
         under_trained=with_shortfalls(asked.under_trained, shortfalls),
     )
+
+
+def import_classes(stores: Sequence[Path]) -> None:
+    """Import the classes of the registered models whose runs the store files `stores` hold, ahead of
+    `answers`: importing them (PyTorch, for a neural baseline) is most of what answering costs, and the
+    report's worker does it while the report itself copies and reads the stores. A name whose class
+    cannot be loaded is left for `answers`, which says nothing of it either."""
+    registered = set(registry.model_names())
+    for name in sorted(set().union(*map(stored_model_names, stores)) & registered):
+        with suppress(UserError):
+            registry.model_factory(name)
 
 
 def ceiling_labels(runs: pd.DataFrame, facts: ModelFacts) -> set[str]:

@@ -344,9 +344,13 @@ ORPHAN_CHECK_SECONDS = 0.5
 
 
 def _ready(report: int) -> None:
-    """A worker's start: a watch that ends it once the report process `report` is gone, then matplotlib
-    imported and one empty figure drawn (its fonts loaded), before any plot is given."""
+    """A worker's start: a watch that ends it once the report process `report` is gone."""
     threading.Thread(target=_end_when_orphaned, args=(report,), daemon=True).start()
+
+
+def warm() -> None:
+    """matplotlib imported and one empty figure drawn (its fonts loaded): what a worker does before its
+    first plot, handed to it after the report's other work (`Drawing.warm`), which the report waits for."""
     _svg(_figure(1.0, 1.0)[0])
 
 
@@ -374,10 +378,11 @@ class Drawing:
     many, so that the caller goes on with its own work), finished by `wait`.
 
     `workers` worker processes (`default_workers()` if None; 0 draws every plot in this process).
-    `worker()` starts them at once, before the plots are known, each importing matplotlib while the
-    caller builds what the plots show; otherwise they start when `draw` is given `POOL_FROM` plots or
-    more. Either way only with `fork`: they start with this process's imports, not a second import of
-    the harness."""
+    `worker()` starts them at once, before the plots are known, for the caller's other work
+    (`structbench.reports.worker`), and `warm()` has them import matplotlib after it, while the caller
+    builds what the plots show; otherwise they start when `draw` is given `POOL_FROM` plots or more.
+    Either way only with `fork`: they start with this process's imports, not a second import of the
+    harness."""
 
     def __init__(self, workers: int | None = None) -> None:
         self._workers = default_workers() if workers is None else workers
@@ -391,6 +396,12 @@ class Drawing:
             context = multiprocessing.get_context("fork")
             self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_ready, initargs=(os.getpid(),))
             self._futures.append((self._pool.submit(list), []))  # the pool forks its workers on its first task
+
+    def warm(self) -> None:
+        """Have the workers, once they are done with what they were given before, import matplotlib (`warm`),
+        so that the plots do not wait for it; nothing where there are none yet."""
+        if self._pool is not None:
+            submit(self._pool, warm)  # not waited for: a plot given after it raises what it would raise
 
     def worker(self) -> Executor | None:
         """The worker processes (started now if they are not yet), for other work of the report while this
