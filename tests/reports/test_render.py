@@ -4,6 +4,7 @@ folder at the same time each leave a complete site."""
 
 from __future__ import annotations
 
+import difflib
 import fcntl
 import os
 import subprocess
@@ -160,6 +161,18 @@ def leftovers(folder: Path) -> list[str]:
 def snapshot(site: Path) -> dict[str, bytes]:
     """Every file of `site` by its path, with its bytes."""
     return {str(path.relative_to(site)): path.read_bytes() for path in sorted(site.rglob("*")) if path.is_file()}
+
+
+def differences(site: Path, other: Path) -> str:
+    """Where two sites differ: the files only one has, and a unified diff of the first three that differ
+    (what a failed comparison must show: a page differed once in ten runs, and pytest's dict diff hid how)."""
+    one, two = snapshot(site), snapshot(other)
+    changed = sorted(name for name in set(one) | set(two) if one.get(name) != two.get(name))
+    shown = []
+    for name in changed[:3]:
+        before, after = [(files.get(name) or b"").decode(errors="replace").splitlines() for files in (one, two)]
+        shown += [f"{name}:", *list(difflib.unified_diff(before, after, str(site), str(other), lineterm="", n=1))[:60]]
+    return "\n".join([f"{len(changed)} files differ: {', '.join(changed[:20])}", *shown]) if changed else ""
 
 
 @pytest.fixture
@@ -358,7 +371,7 @@ def test_a_report_over_an_earlier_site_reuses_its_plots_until_what_they_show_cha
     assert all(path.stat().st_ino != drawn[path.name] for path in (site / "plots").glob("*.svg"))  # drawn again
     fresh = tmp_path / "fresh"
     write_report(two_suites.store, fresh)
-    assert snapshot(site) == snapshot(fresh)  # nothing stale, nothing missing
+    assert not (differ := differences(site, fresh)), differ  # nothing stale, nothing missing
 
 
 def test_the_card_of_a_suite_this_structbench_does_not_have_claims_nothing_about_its_sources(
