@@ -83,7 +83,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     worker = drawing.worker()
     try:
         from structbench.reports.builders.model_facts import import_classes
-        from structbench.reports.render import write_report
         from structbench.reports.worker import submit
 
         submit(worker, import_classes, [Path(args.store)])
@@ -94,6 +93,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             reference = reference_copy(args.no_reference)
             if reference is not None:
                 submit(worker, import_classes, [reference])
+            from structbench.reports.render import write_report  # after the worker has what it imports first
+
             with results(args.store, reference=reference) as store:
                 index = write_report(
                     store,
