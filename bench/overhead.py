@@ -15,6 +15,11 @@ each in a fresh process (imports included).
 
 `--smoke` (one repeat, seeds 0 and 1, lookup-tables only) runs the same code in a few seconds.
 
+A second table splits the per-example part of the harness into its stages on one draw's test splits:
+reading a split read before (the hash-checked file's identity), the protocol's checks of a ready set of
+answers, scoring them and packing the predictions block; their sum is the floor of the overhead per
+example, whatever the runner's fixed costs per seed and per command.
+
 `--before TREE/src` times the harness of another source tree too: one process per tree (its `src`
 first on PYTHONPATH, this file's `harness`), the two asked in turns, `--repeats` x 4 times each, so
 that a change in the machine's speed reaches both alike; it prints each tree's median and the ratio.
@@ -33,14 +38,17 @@ import subprocess
 import sys
 import tempfile
 import time
+import timeit
 from pathlib import Path
 
 from structbench import registry
 from structbench.data import freeze
 from structbench.execution.supervised import SupervisedWorker
+from structbench.protocols import ask
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec, Split
 from structbench.store import Store
+from structbench.store.codec import pack_predictions
 
 SEEDS = (0, 1, 2, 3, 4)
 SUITES = ("lookup-tables", "lookup-tables-mt")
@@ -70,6 +78,43 @@ def direct(suite_id: str, splits: dict[int, dict[str, Split]], seeds: tuple[int,
             correct = sum(o == e.target for o, e in zip(outputs, split.examples, strict=True))
             assert correct == len(split.examples)
     return time.perf_counter() - started
+
+
+class Answering:
+    """A transducer whose answers are ready: what the harness costs around a model, without the model."""
+
+    protocols = ("transduction",)
+
+    def __init__(self, answers: list[list[str]]) -> None:
+        self.answers = answers
+
+    def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
+        return [list(answer) for answer in self.answers[: len(inputs)]]
+
+
+def stages(suite_id: str, splits: dict[str, Split], repeats: int) -> dict[str, float]:
+    """Microseconds per test example of each per-example stage of the harness on one draw's test splits
+    (best of `repeats`): reading a split it has read before, the protocol's checks of the answers
+    (`ask`, around a model whose answers are ready), scoring them and packing the predictions block."""
+    suite = registry.suite(suite_id)
+    manifest = freeze.ensure_built(suite)
+    tests = [splits[s.name] for s in suite.spec.splits_with_role("test")]
+    n = sum(len(split) for split in tests)
+    solver = suite.oracle(splits)
+    answers = [solver.transduce([list(e.input) for e in split.examples]) for split in tests]  # type: ignore[attr-defined]
+    scored = [suite.score(split, outputs) for split, outputs in zip(tests, answers, strict=True)]
+    work = {
+        "read": lambda: [freeze.load_split(suite, manifest, split.draw, split.name) for split in tests],
+        "checks": lambda: [
+            ask(Answering(outputs), suite.spec, split.examples) for split, outputs in zip(tests, answers, strict=True)
+        ],
+        "score": lambda: [suite.score(split, outputs) for split, outputs in zip(tests, answers, strict=True)],
+        "pack": lambda: [
+            pack_predictions([e.id for e in split.examples], outputs, scores.correct)
+            for split, outputs, scores in zip(tests, answers, scored, strict=True)
+        ],
+    }
+    return {name: 1e6 * min(timeit.repeat(run, number=1, repeat=repeats)) / n for name, run in work.items()}
 
 
 def harness(suite_id: str, seeds: tuple[int, ...], *, supervised: bool = False) -> float:
@@ -162,6 +207,15 @@ def main() -> None:
             f" {overhead:>15.1f} {1e3 * supervised_s:>14.1f} {supervised_s / harness_s:>12.2f} {run_s:>7.2f}"
             f" {in_process_s:>15.2f} {run_s / in_process_s:>7.2f}"
         )
+    print(
+        f"\n{'suite':<18} {'read us/ex':>11} {'checks us/ex':>13} {'score us/ex':>12} {'pack us/ex':>11} {'sum':>6}  (one draw, best of {5 * repeats})"
+    )
+    for suite_id in suites:
+        per_example = stages(suite_id, load(suite_id)[0], 5 * repeats)
+        cells = " ".join(
+            f"{value:>{width}.2f}" for value, width in zip(per_example.values(), (11, 13, 12, 11), strict=True)
+        )
+        print(f"{suite_id:<18} {cells} {sum(per_example.values()):>6.2f}")
     if args.before is not None:
         print(
             f"\n{'suite':<18} {'harness ms, before':>19} {'harness ms, now':>16} {'before/now':>11}  (medians of turns)"

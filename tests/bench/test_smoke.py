@@ -69,6 +69,8 @@ def row(output: str, label: str) -> list[str]:
 def check_overhead(output: str) -> None:
     assert re.search(r"direct ms\s+harness ms\s+ratio\s+overhead us/ex", output)
     assert re.search(rf"^lookup-tables\s+\d+(\s+{NUMBER}){{9}}$", output, re.MULTILINE), output
+    assert re.search(r"read us/ex\s+checks us/ex\s+score us/ex\s+pack us/ex\s+sum", output)
+    assert re.search(rf"^lookup-tables(\s+{NUMBER}){{5}}$", output, re.MULTILINE), output
     assert re.search(r"harness ms, before\s+harness ms, now\s+before/now", output)
     assert re.search(rf"^lookup-tables(\s+{NUMBER}){{3}}$", output, re.MULTILINE), output
 
