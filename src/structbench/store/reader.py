@@ -272,7 +272,9 @@ class StoreReader:
         frame["value"] = frame["value"].astype(float)
         if (impossible := first_impossible(frame)) is not None:
             row = frame.iloc[impossible[0]]
-            self._refuse_impossible(row["model"], row["seed"], row["suite"], row["version"], row, impossible[1])
+            self._refuse_impossible(
+                row["model"], row["seed"], row["suite"], row["version"], row["split"], row["metric"], impossible[1]
+            )
         return frame
 
     def configuration_scores(self, suite: str, version: str, suite_hash: str, model_hash: str) -> ScoreColumns:
@@ -308,17 +310,16 @@ class StoreReader:
         )
         if (impossible := first_impossible_of(found.metrics, value, found.items, found.proportion)) is not None:
             at = impossible[0]
-            row = {"split": splits[at], "metric": metrics[at]}
-            self._refuse_impossible(models[at], seeds[at], suite, version, row, impossible[1])
+            self._refuse_impossible(models[at], seeds[at], suite, version, splits[at], metrics[at], impossible[1])
         return found.defined()
 
     def _refuse_impossible(
-        self, model: object, seed: object, suite: object, version: object, row: Any, problem: str
+        self, model: object, seed: object, suite: object, version: object, split: object, metric: object, problem: str
     ) -> NoReturn:
         """Refuse a score no metric takes (`structbench.cells.value_problem`), naming the run and the fix."""
         raise UserError(
             f"the results store {self.path} holds a score no metric takes: {model} seed {seed} on "
-            f"{suite}@{version}, {row['split']} {row['metric']}, has {problem}; run that "
+            f"{suite}@{version}, {split} {metric}, has {problem}; run that "
             "seed again with `structbench run ... --force`, or pass another --store."
         )
 
