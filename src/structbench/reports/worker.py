@@ -1,8 +1,9 @@
 """Work a report hands to its worker process, so that the second core has some of it.
 
 The worker processes are those that draw the plots (`structbench.reports.writers.plots.Drawing.worker`):
-forked at the report's start, they ask the model classes (importing PyTorch) and check the claims
-(importing scipy.stats) while the report reads the store and builds the boards, then draw the plots.
+forked at the report's start, they import and ask the model classes (importing PyTorch) and check the
+claims (importing scipy.stats) while the report reads the store and builds the boards, then import
+matplotlib and draw the plots.
 Every such task is a module-level function of plain values, so that its result is the same wherever it
 runs: where there is no worker (one core, no `fork`) or it died (a process killed for memory), it is
 computed in the report's own process instead.

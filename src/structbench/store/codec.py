@@ -34,6 +34,16 @@ def config_hash(configuration: Mapping[str, Any] | None) -> str | None:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def spec_model_name(model_spec: object) -> str | None:
+    """The registered model `name` a run's stored model spec (JSON text) gives; None where the text is
+    not a JSON object with a string `name` (never raises: readers meet old and damaged rows too)."""
+    try:
+        name = json.loads(model_spec).get("name") if isinstance(model_spec, str) else None
+    except (ValueError, AttributeError, RecursionError):
+        return None
+    return name if isinstance(name, str) else None
+
+
 def _environment_entry(environment_json: str, key: str) -> object:
     """`key` of a run's `environment` JSON; {} where it is absent or the text is not a JSON object
     (never raises: a report reads every row, old and damaged ones too)."""

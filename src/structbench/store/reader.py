@@ -22,7 +22,7 @@ from structbench.convergence import Convergence
 from structbench.errors import UserError
 from structbench.specs import SuiteSpec
 from structbench.store import published
-from structbench.store.codec import JSON, DamagedBlock, run_convergence, unpack_predictions
+from structbench.store.codec import JSON, DamagedBlock, run_convergence, spec_model_name, unpack_predictions
 from structbench.store.connection import open_database
 from structbench.store.ownership import shown_status
 from structbench.store.schema import ROW_COLUMNS
@@ -68,15 +68,7 @@ def stored_model_names(path: Path) -> set[str]:
             specs = [spec for (spec,) in db.execute("SELECT DISTINCT model_spec FROM runs")]
     except (OSError, ValueError, sqlite3.Error):
         return set()
-    names = set()
-    for spec in specs:
-        try:
-            name = json.loads(spec).get("name") if isinstance(spec, str) else None
-        except (ValueError, AttributeError, RecursionError):
-            continue
-        if isinstance(name, str):
-            names.add(name)
-    return names
+    return {name for spec in specs if (name := spec_model_name(spec)) is not None}
 
 
 class StoreReader:

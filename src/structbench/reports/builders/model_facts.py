@@ -11,7 +11,6 @@ the classes even before the questions are known (`import_classes`), while it cop
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING
 from structbench import registry
 from structbench.errors import UserError
 from structbench.protocols import hook
+from structbench.store.codec import spec_model_name
 from structbench.store.reader import stored_model_names
 
 if TYPE_CHECKING:
@@ -60,10 +60,7 @@ def model_names(runs: pd.DataFrame) -> dict[str, str]:
     names: dict[str, str] = {}
     for label, spec in zip(runs["model"].tolist(), runs["model_spec"].tolist(), strict=True):
         if label not in names:
-            try:
-                names[str(label)] = str(json.loads(spec).get("name", ""))
-            except (ValueError, AttributeError):
-                names[str(label)] = ""
+            names[str(label)] = spec_model_name(spec) or ""
     return names
 
 

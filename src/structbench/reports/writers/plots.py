@@ -10,9 +10,9 @@ suite). Legends are not drawn into the SVG: the page shows them as text beside t
 at any width and saves a quarter of matplotlib's drawing time.
 
 Plots are independent, so they are drawn in worker processes, one on each core but the one the
-report writes its pages on. A report starts its workers before it reads the store (`Drawing.worker`),
-so that their start (matplotlib's import alone takes about a second) overlaps the build instead of
-following it, and hands them other work of its own meanwhile (`structbench.reports.worker`). A worker
+report writes its pages on. A report starts its workers before it reads the store (`Drawing.worker`)
+and hands them other work of its own meanwhile (`structbench.reports.worker`), then matplotlib's import
+(`Drawing.warm`, about half a second), so that both overlap the build instead of following it. A worker
 ends by itself once its report is gone, and a report draws here what a dead worker did not.
 
 The SVG bytes are deterministic (a fixed id salt and no date), so a plot need not be drawn again
