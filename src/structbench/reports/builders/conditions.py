@@ -87,12 +87,17 @@ def conditions(board: SuiteBoard, breakdown_rows: pd.DataFrame) -> list[Conditio
         )
     if breakdown_rows.empty:
         return out
-    keys = ["model", "split", "breakdown", "level", *STAT_COLUMNS]
-    by_key: dict[str, dict[str, dict[str, dict[str, SeedStats]]]] = {}
-    for values in zip(*(breakdown_rows[k].tolist() for k in keys), strict=True):
-        row = dict(zip(keys, values, strict=True))
-        levels_of = by_key.setdefault(str(row["breakdown"]), {}).setdefault(str(row["split"]), {})
-        levels_of.setdefault(str(row["level"]), {})[str(row["model"])] = as_stats(row)
+    # key -> split -> level -> model -> the row of its cell, made into stats only where shown (most are not)
+    by_key: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
+    for at, (model, split, key, level) in enumerate(
+        zip(*(breakdown_rows[k].tolist() for k in ("model", "split", "breakdown", "level")), strict=True)
+    ):
+        by_key.setdefault(str(key), {}).setdefault(str(split), {}).setdefault(str(level), {})[str(model)] = at
+    stat_columns = {column: breakdown_rows[column].tolist() for column in STAT_COLUMNS}
+
+    def stats(at: int | None) -> SeedStats | None:
+        return None if at is None else as_stats({column: values[at] for column, values in stat_columns.items()})
+
     generalisation = set(board.generalisation)
     order = {split: index for index, split in enumerate(board.splits)}
     for key, by_split in sorted(by_key.items()):
@@ -114,7 +119,7 @@ def conditions(board: SuiteBoard, breakdown_rows: pd.DataFrame) -> list[Conditio
                     title=f"{key.replace('_', ' ')}, on test split {chosen}",
                     axis=key.replace("_", " "),
                     levels=levels,
-                    cells={model: [by_split[chosen][level].get(model) for level in levels] for model in whole},
+                    cells={model: [stats(by_split[chosen][level].get(model)) for level in levels] for model in whole},
                     split=chosen,
                     key=key,
                 )
