@@ -25,7 +25,7 @@ from structbench.cli.options import (
 from structbench.errors import UserError
 from structbench.paths import reference_bundle_dir
 from structbench.runs.arguments import parse_seeds
-from structbench.store import Store
+from structbench.store import Store, StoreReader
 from structbench.store.bundle import has_runs, locked, reference_cache, with_reference, write_runs
 from structbench.store.bundle_reader import read_bundle
 
@@ -71,7 +71,7 @@ def reference_copy(no_reference: bool) -> Path | None:
 
 
 @contextmanager
-def results(store_path: Path, *, reference: Path | None) -> Iterator[Store]:
+def results(store_path: Path, *, reference: Path | None) -> Iterator[StoreReader]:
     """The store a reading command reads: the user's, with the reference runs of the copy `reference`
     (`reference_copy`) beside its runs (`structbench.store.bundle.with_reference`). Without one (no
     bundle, or `--no-reference`), the user's store must exist; with one, a missing store is no runs of

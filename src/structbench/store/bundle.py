@@ -56,9 +56,9 @@ from structbench.store.bundle_reader import (
 from structbench.store.bundle_reader import read_suites as _read_suites
 from structbench.store.codec import unpack_predictions
 from structbench.store.database import Store, StoredRun
-from structbench.store.failures import sqlite_error_in, store_failure
+from structbench.store.failures import sqlite_error_in
 from structbench.store.reader import StoreReader
-from structbench.store.schema import ROW_COLUMNS, SCHEMA_VERSION
+from structbench.store.schema import ROW_COLUMNS, SCHEMA_VERSION, schema_columns
 from structbench.store.untrusted import Refused, read_file
 
 PREDICTIONS_LIMIT = 512 * 1024
@@ -390,59 +390,101 @@ def _reason(error: BaseException) -> str:
     return getattr(cause, "strerror", None) or " ".join(str(cause).split())[:160]
 
 
-@contextmanager
-def with_reference(user: Store | None, reference: Path, *, shown_as: Path | None = None) -> Iterator[Store]:
-    """A temporary store holding the user's runs (`user`, copied; it is never written) and the reference
-    runs of the SQLite copy `reference` (`reference_store`), the latter under their labels with
-    `REFERENCE_SUFFIX` and a model hash of their own: a user's run of a reference configuration
-    replaces nothing, and both are shown, apart. Its messages name the user's store (or `shown_as`,
-    the `--store` given where there is none yet), not the temporary file; a failure to make it names
-    the file at fault: the copy of the reference runs, the user's store, or the temporary folder."""
-    try:
-        with StoreReader(reference) as bundled:
-            runs = [bundled.stored_run(run_id) for run_id in bundled.runs()["id"].tolist()]
-            specs = bundled.suite_specs()
-    except (sqlite3.Error, UserError) as error:
-        raise UserError(
-            f"the copy of the reference runs {reference} cannot be read ({_reason(error)}); delete it, and the next "
-            "command makes it again from the bundle."
-        ) from None
-    with tempfile.TemporaryDirectory(prefix="structbench-reference-") as folder:
-        path = Path(folder) / "with-reference.sqlite"
+REFERENCE_ID_OFFSET = 1 << 40
+"""What a reference run's id gains where it is read beside the user's runs (`with_reference`): more than
+any id a store hands out, so that the two never meet and the reference runs come after the user's."""
+
+
+def _sql_text(text: str) -> str:
+    """`text` as an SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+class _WithReference(StoreReader):
+    """A reader of the store `path` that reads the reference runs of the SQLite copy `reference` beside its
+    own, as if the store held them: temporary views of this connection stand in front of the store's runs,
+    suites, scores and predictions tables and add the attached copy's rows, under their labels with
+    `REFERENCE_SUFFIX`, a model hash of their own and ids past `REFERENCE_ID_OFFSET`. Neither file is
+    written, and neither is copied. What it reads is one snapshot, as a copy would be: a read transaction
+    stays open until it is closed, so that runs another process finishes meanwhile appear in no table."""
+
+    def __init__(self, path: Path, reference: Path) -> None:
+        super().__init__(path)  # a failure to open it names `path`
         try:
-            if user is not None:
-                user.copy_to(path)
-            merged = Store(path)
-        except (OSError, sqlite3.Error, UserError) as error:
-            cause = sqlite_error_in(error)
-            name = str(getattr(cause, "sqlite_errorname", ""))
-            if user is not None and name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
-                raise store_failure(user.path, cause) from None  # type: ignore[arg-type]
-            raise _temporary_failure(folder, error) from None
-        with merged:
-            try:
-                for (_, _, suite_hash), spec in specs.items():
-                    merged.record_suite(spec, suite_hash)
-                merged.add_runs(
-                    [
-                        StoredRun(
-                            {
-                                **run.row,
-                                "model": run.row["model"] + REFERENCE_SUFFIX,
-                                "model_hash": f"reference:{run.row['model_hash']}",
-                            },
-                            run.scores,
-                            run.predictions,
-                        )
-                        for run in runs
-                    ]
-                )
-            except (OSError, sqlite3.Error, UserError) as error:
-                raise _temporary_failure(folder, error) from None
-            shown = user.path if user is not None else shown_as
-            if shown is not None:
-                merged.path = shown
+            self._db.execute("ATTACH DATABASE ? AS reference", (str(reference),))
+            for statement in _reference_views():
+                self._db.execute(statement)
+            self._db.execute("BEGIN")
+            self._db.execute("SELECT count(*) FROM runs").fetchone()  # the snapshot begins at the first read
+        except sqlite3.Error as error:
+            self._db.close()
+            raise _damaged_reference(reference, error) from None
+
+
+def _reference_views() -> list[str]:
+    """The statements that make `_WithReference`'s views."""
+    columns = schema_columns()
+    shifted = {
+        "id": f"id + {REFERENCE_ID_OFFSET}",
+        "run_id": f"run_id + {REFERENCE_ID_OFFSET}",
+        "model": f"model || {_sql_text(REFERENCE_SUFFIX)}",
+        "model_hash": "'reference:' || model_hash",
+        "owner": "NULL",
+    }
+    statements = []
+    for table in ("runs", "scores", "predictions"):
+        names = columns[table]
+        # a predictions block's rowid is its place in its run's split order
+        row_id = ("rowid AS rowid, ", "rowid, ") if table == "predictions" else ("", "")
+        own = ", ".join(names)
+        theirs = ", ".join(f"{shifted[name]} AS {name}" if name in shifted else name for name in names)
+        statements.append(
+            f"CREATE TEMP VIEW {table} AS SELECT {row_id[0]}{own} FROM main.{table} "
+            f"UNION ALL SELECT {row_id[1]}{theirs} FROM reference.{table}"
+        )
+    statements.append(  # a spec the user's store holds wins, as `Store.record_suite` keeps the first
+        "CREATE TEMP VIEW suites AS SELECT suite, version, suite_hash, spec FROM main.suites UNION ALL "
+        "SELECT suite, version, suite_hash, spec FROM reference.suites AS r WHERE NOT EXISTS (SELECT 1 FROM "
+        "main.suites AS m WHERE m.suite = r.suite AND m.version = r.version AND m.suite_hash = r.suite_hash)"
+    )
+    return statements
+
+
+@contextmanager
+def with_reference(user: Store | None, reference: Path, *, shown_as: Path | None = None) -> Iterator[StoreReader]:
+    """A reader of the user's runs (`user`, which is only read) and the reference runs of the SQLite copy
+    `reference` (`reference_store`), the latter under their labels with `REFERENCE_SUFFIX` and a model
+    hash of their own: a user's run of a reference configuration replaces nothing, and both are shown,
+    apart. Its messages name the user's store (or `shown_as`, the `--store` given where there is none
+    yet: an empty store in a temporary folder stands in); a failure names the file at fault: the copy of
+    the reference runs, the user's store, or the temporary folder."""
+    try:
+        with StoreReader(reference) as bundled:  # checked here, so that a fault in it is not blamed on the user's
+            bundled.scores()
+            bundled.suite_specs()
+    except (sqlite3.Error, UserError) as error:
+        raise _damaged_reference(reference, error) from None
+    if user is not None:
+        with _WithReference(user.path, reference) as merged:
             yield merged
+        return
+    with tempfile.TemporaryDirectory(prefix="structbench-reference-") as folder:
+        path = Path(folder) / "empty.sqlite"
+        try:
+            Store(path).close()
+        except (OSError, sqlite3.Error, UserError) as error:
+            raise _temporary_failure(folder, error) from None
+        with _WithReference(path, reference) as merged:
+            if shown_as is not None:
+                merged.path = shown_as
+            yield merged
+
+
+def _damaged_reference(reference: Path, error: BaseException) -> UserError:
+    return UserError(
+        f"the copy of the reference runs {reference} cannot be read ({_reason(error)}); delete it, and the next "
+        "command makes it again from the bundle."
+    )
 
 
 def _temporary_failure(folder: str, error: BaseException) -> UserError:

@@ -424,12 +424,3 @@ class StoreReader:
             [tuple(score) for score in scores],
             [(str(split), int(n), bytes(block)) for split, n, block in blocks],
         )
-
-    def copy_to(self, target: Path) -> None:
-        """Write a consistent copy of this store to `target` (SQLite's online backup: safe while other
-        processes write; their transactions after it began are not in the copy)."""
-        destination = sqlite3.connect(target)
-        try:
-            self._db.backup(destination)
-        finally:
-            destination.close()
