@@ -78,7 +78,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     # the report's worker forks first, before the progress display starts a thread and before any store is
     # opened, and imports the classes of the models whose runs it will be asked about while this process
-    # copies and reads the stores (the neural baselines' import PyTorch: more than a second)
+    # reads the stores (the neural baselines' import PyTorch: more than a second)
     drawing = Drawing()
     worker = drawing.worker()
     try:

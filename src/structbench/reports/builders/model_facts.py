@@ -6,7 +6,7 @@ than anything else the report does before its boards. So the questions are made 
 (`questions`, no model imported), and the answers (`answers`) may be computed in another process
 while the report reads the store (`structbench.reports.render.write_report` hands them to its worker
 process); both are plain data, the same wherever they are computed. `report` has that process import
-the classes even before the questions are known (`import_classes`), while it copies and reads the stores.
+the classes even before the questions are known (`import_classes`), while it reads the stores.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def answers(asked: Questions) -> ModelFacts:
 def import_classes(stores: Sequence[Path]) -> None:
     """Import the classes of the registered models whose runs the store files `stores` hold, ahead of
     `answers`: importing them (PyTorch, for a neural baseline) is most of what answering costs, and the
-    report's worker does it while the report itself copies and reads the stores. A name whose class
+    report's worker does it while the report itself reads the stores. A name whose class
     cannot be loaded is left for `answers`, which says nothing of it either."""
     registered = set(registry.model_names())
     for name in sorted(set().union(*map(stored_model_names, stores)) & registered):
