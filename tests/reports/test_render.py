@@ -4,12 +4,15 @@ folder at the same time each leave a complete site."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import fcntl
+import multiprocessing
 import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -324,6 +327,52 @@ def test_a_report_waits_for_the_lock_another_report_holds_on_its_out(
         fcntl.flock(held.fileno(), fcntl.LOCK_UN)
     waiting.join()
     assert written == [site / "index.html"] and not broken_links(site)
+
+
+def _descriptors_of(path: Path) -> int:
+    """How many of this process's descriptors have `path` open (as Linux lists them)."""
+    found = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # closed meanwhile
+            found += os.readlink(f"/proc/self/fd/{fd}") == str(path)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads this process's descriptors from /proc")
+def test_a_lock_file_deleted_while_a_report_waited_is_let_go_though_a_process_forked_meanwhile_holds_a_copy(
+    tmp_path: Path,
+) -> None:
+    """A report waiting on the lock of a file its holder then deletes locks the new file instead; the old
+    one it must unlock, not only close: a worker process another report forked meanwhile (a thread of one
+    program, as `test_reports_into_one_folder_at_once_each_leave_a_complete_site` runs them) holds a copy
+    of the descriptor, and the lock would stay held as long as that worker lives. That test hung on it."""
+    site, lock = tmp_path / "site", tmp_path / ".site.lock"
+    entered = threading.Event()
+
+    def waiter() -> None:
+        with render._locked(site):
+            entered.set()
+
+    with lock.open("a") as holder, lock.open("a") as later:
+        fcntl.flock(holder.fileno(), fcntl.LOCK_EX)  # a report holding the lock
+        waiting = threading.Thread(target=waiter)
+        waiting.start()
+        deadline = time.monotonic() + 60
+        while _descriptors_of(lock) < 3:  # the holder's, `later` and the waiting report's
+            assert time.monotonic() < deadline, "the waiting report never opened the lock file"
+            time.sleep(0.01)
+        worker = multiprocessing.get_context("fork").Process(target=time.sleep, args=(600,))
+        worker.start()  # holds a copy of every descriptor above
+        try:
+            lock.unlink()  # the holder lets go as `_locked` does: delete, unlock
+            fcntl.flock(holder.fileno(), fcntl.LOCK_UN)
+            assert entered.wait(timeout=60)
+            waiting.join(timeout=60)
+            assert not waiting.is_alive()
+            fcntl.flock(later.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # the deleted file's lock is free
+        finally:
+            worker.kill()
+            worker.join()
 
 
 def test_a_killed_reports_partial_folder_is_deleted_by_the_next_report_once_its_process_is_gone(

@@ -148,7 +148,11 @@ def _locked(out_dir: Path) -> Iterator[None]:
             current = None
         if current is not None and current.st_ino == os.fstat(handle.fileno()).st_ino:
             break
-        handle.close()  # its holder deleted it while this report waited: lock the file the path names now
+        # its holder deleted it while this report waited: lock the file the path names now. Unlocked before it
+        # is closed, as below: a process forked meanwhile by another thread (a report's worker) holds a copy of
+        # the descriptor, and a lock is only let go by closing when every copy is closed
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        handle.close()
     with handle:
         try:
             yield
