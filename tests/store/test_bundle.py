@@ -200,6 +200,12 @@ def test_with_reference_reads_both_files_as_they_were_when_it_began_and_copies_n
                 twin = key[(label.removesuffix(REFERENCE_SUFFIX), seed)]
                 assert merged.stored_predictions(run_id) == made.stored_predictions(twin)
                 assert merged.stored_run(run_id).scores == made.stored_run(twin).scores
+        blocks = merged.prediction_blocks(ids)  # every block, each run's in its split order
+        for run_id, label in zip(ids, runs["model"], strict=True):
+            assert list(blocks[run_id]) == list(merged.stored_predictions(run_id)), label
+            assert [unpack_predictions(block) for block in blocks[run_id].values()] == list(
+                merged.stored_predictions(run_id).values()
+            )
 
 
 def test_with_reference_names_the_file_at_fault(made: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

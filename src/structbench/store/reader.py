@@ -393,17 +393,21 @@ class StoreReader:
     def prediction_blocks(self, run_ids: Sequence[int]) -> dict[int, dict[str, bytes]]:
         """run id -> split -> its compressed predictions block as stored (`pack_predictions`), in split
         order: for readers that pass blocks on without decoding them (the report's error browser)."""
-        out: dict[int, dict[str, bytes]] = {}
         ids = sorted(set(map(int, run_ids)))
+        found: list[tuple[int, int, str, bytes]] = []
         for start in range(0, len(ids), 900):  # SQLite caps the number of bound parameters per statement
             chunk = ids[start : start + 900]
+            # ordered here, not by SQL: where the reference runs are read beside the store (`with_reference`),
+            # SQLite would sort every block (hundreds of megabytes) in a temporary b-tree to order them
             rows = self._db.execute(
-                f"SELECT run_id, split, block FROM predictions WHERE run_id IN ({','.join('?' * len(chunk))}) "
-                "ORDER BY run_id, rowid",
+                f"SELECT run_id, rowid, split, block FROM predictions WHERE run_id IN ({','.join('?' * len(chunk))})",
                 chunk,
             )
-            for run_id, split, block in rows:
-                out.setdefault(int(run_id), {})[str(split)] = bytes(block)
+            found += [(int(run_id), int(row_id), str(split), bytes(block)) for run_id, row_id, split, block in rows]
+        found.sort(key=lambda row: row[:2])
+        out: dict[int, dict[str, bytes]] = {}
+        for run_id, _, split, block in found:
+            out.setdefault(run_id, {})[split] = block
         return out
 
     # whole runs and the whole store, for copying them (the reference bundle)
