@@ -12,7 +12,12 @@ one run and one process per fit (fresh home, so no checkpoint is reused):
 Medians over the seeds that reached it; the fit is `model.fit` on one torch thread (data built
 before, not timed). Dev splits only: no test split is read.
 
+`--set KEY=VALUE` tries another schedule in place of cpu-small's (batch size, learning rate, width:
+a budget chosen on dev, as the project's are) and `--threads N` fits on N torch threads (a count
+other than 1 is part of a run's key); with `--set`, the old budget is not fitted.
+
     STRUCTBENCH_SOURCE_DIR=/path/to/data python bench/time_to_criterion.py [--families scan,lookup-ag] [--seeds 0,1,2]
+        [--set batch_size=64 --set lr=0.004] [--threads 2]
     python bench/time_to_criterion.py --smoke     # miniscan's plain LSTM, one seed, in seconds
 """
 
@@ -32,7 +37,7 @@ from typing import Any
 FIT = r"""
 import json, os, sys, time
 import torch
-torch.set_num_threads(1)
+torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 from structbench import registry
 from structbench.baselines.neural.fit import Evaluation, judged
 from structbench.convergence import Criterion
@@ -115,9 +120,9 @@ def rule_of(family: Family) -> str:
     return criterion.model_dump_json()
 
 
-def fit(family: Family, params: dict[str, Any], seed: int, home: str) -> dict[str, Any]:
+def fit(family: Family, params: dict[str, Any], seed: int, home: str, threads: int = 1) -> dict[str, Any]:
     """One fit in a fresh process (so that no state carries from one to the next)."""
-    environment = {**os.environ, "STRUCTBENCH_HOME": home, "OMP_NUM_THREADS": "1"}
+    environment = {**os.environ, "STRUCTBENCH_HOME": home, "OMP_NUM_THREADS": str(threads)}
     arguments = [family.suite, family.model, json.dumps(params), str(seed), rule_of(family)]
     done = subprocess.run(
         [sys.executable, "-c", FIT, *arguments], env=environment, capture_output=True, text=True, check=False
@@ -139,26 +144,51 @@ def shown(results: list[dict[str, Any]]) -> str:
     return f"{len(reached)}/{len(results)}, {seconds:.0f} s ({epochs:g} epochs)"
 
 
+def setting(text: str) -> tuple[str, Any]:
+    """`KEY=VALUE` of `--set`: the value read as JSON where it is JSON, else kept as a string."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise SystemExit(f"--set {text!r}: write KEY=VALUE, for example --set batch_size=64")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--families", default=",".join(f.name for f in FAMILIES), help="comma-separated names")
     parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
     parser.add_argument("--smoke", action="store_true", help="one small family, one seed")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per fit (default 1)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a recipe setting to try instead of cpu-small's (VALUE in JSON, else a string); repeatable; "
+        "skips the old budget's fits",
+    )
     args = parser.parse_args()
+    overrides = dict(setting(text) for text in args.set)
     chosen = [SMOKE] if args.smoke else [f for f in FAMILIES if f.name in args.families.split(",")]
     seeds = [0] if args.smoke else [int(s) for s in args.seeds.split(",")]
+    if overrides or args.threads != 1:
+        print(f"cpu-small with {json.dumps(overrides)}, {args.threads} torch thread(s) per fit", flush=True)
     print(f"{'family':<20}{'suite x model':<48}{'criterion':<36}{'cpu-small: reached, median to it':<36}"
           f"{'old budget: fit s':<20}{'old budget: reached, median to it'}", flush=True)  # fmt: skip
     with tempfile.TemporaryDirectory() as home:
         for family in chosen:
             started = time.perf_counter()
-            new = [fit(family, family.params, seed, home) for seed in seeds]
+            new = [fit(family, {**family.params, **overrides}, seed, home, args.threads) for seed in seeds]
             rule = json.loads(rule_of(family))
             stated = next(f"{k} {v:g}" for k, v in rule.items() if k in ("at_least", "at_most", "plateau"))
-            if family.old is None:
+            if overrides:
+                before = f"{'-':<20}not run (--set)"
+            elif family.old is None:
                 before = f"{'-':<20}the same schedule"
             else:
-                old = [fit(family, {**family.params, **family.old}, seed, home) for seed in seeds]
+                old = [fit(family, {**family.params, **family.old}, seed, home, args.threads) for seed in seeds]
                 before = f"{statistics.median(r['seconds'] for r in old):<20.0f}{shown(old)}"
             print(
                 f"{family.name:<20}{family.suite + ' x ' + family.model:<48}{rule['statistic'] + ' ' + stated:<36}"
