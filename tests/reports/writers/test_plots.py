@@ -8,13 +8,16 @@ import os
 import re
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ElementTree
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from structbench.reports.builders.plots import CurvePlot, GapPlot, Line, LinePlot, Markers
+from structbench.reports.writers import plots as plots_module
 from structbench.reports.writers.plots import Drawing, draw, shown_ticks
 
 
@@ -45,6 +48,46 @@ def test_plots_are_svg_and_the_same_whether_drawn_here_or_in_workers(tmp_path: P
                 killed.result()
         assert sorted(dying.draw(plots).wait()) == written  # drawn here instead
         assert {path: path.read_bytes() for path in written} == pooled
+
+
+def _busy_until(released: Path) -> None:
+    """A worker's task that lasts until `released` exists (at most a minute): the worker busy with other work."""
+    deadline = time.monotonic() + 60
+    while not released.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_the_report_draws_the_plots_no_worker_has_started_while_it_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the report has written its pages it waits for the plots; it draws those no worker has started
+    meanwhile, the same bytes, and the worker the rest."""
+    line = Line("m", "#1f77b4", [0.2, 0.5, 0.1], [0.1, 0.4, 0.0], [0.3, 0.6, 0.2])
+    plots = {
+        tmp_path / f"plot-{i}.svg": LinePlot("length", "accuracy (%)", ["1", "2", str(i)], [line]) for i in range(40)
+    }
+    alone = {path: draw(plot).encode() for path, plot in plots.items()}
+    drawing = Drawing(workers=1)
+    worker = drawing.worker()
+    assert worker is not None
+    released = tmp_path / "released"
+    busy = worker.submit(_busy_until, released)  # forked before the patch below: the worker draws as shipped
+    drawn_here: list[Path] = []
+    shipped = plots_module._draw_to
+
+    def here(jobs: list[tuple[Path, Any]]) -> list[Path]:
+        drawn_here.extend(path for path, _ in jobs)
+        written = shipped(jobs)
+        if jobs:
+            released.touch()  # then the worker is free for the plots it had started
+        return written
+
+    here.__qualname__ = here.__name__ = "_draw_to"  # handed to the worker by name: it draws with its own
+    here.__module__ = plots_module.__name__
+    monkeypatch.setattr(plots_module, "_draw_to", here)
+    assert sorted(drawing.draw(plots).wait()) == sorted(plots)
+    assert busy.done() and drawn_here and set(drawn_here) <= set(plots)
+    assert {path: path.read_bytes() for path in plots} == alone
 
 
 def test_slanted_category_labels_and_the_axis_label_under_them_stay_inside_the_plot() -> None:

@@ -47,6 +47,9 @@ from structbench.reports.worker import outcome, submit
 
 POOL_FROM = 8
 """Fewer plots than this are drawn in this process: workers would cost more than they save."""
+CHUNKS_PER_WORKER = 16
+"""The tasks the plots are handed to each worker in: small enough that the report's own process, once it
+has written the pages, finds some not yet started and draws them too (`Drawing.wait`)."""
 DRAWN_FROM = "plots/drawn-from.json"
 """The site's list of what each plot was drawn from: path relative to the site root -> `inputs_key`."""
 
@@ -418,16 +421,24 @@ class Drawing:
         if self._pool is None:
             self._here.extend(items)
             return self
-        parts = max(self._workers, 1) * 4  # a few per worker, so that one slow plot holds back little
+        # many per worker, so that one slow plot holds back little and `wait` finds some not yet started
+        parts = max(self._workers, 1) * CHUNKS_PER_WORKER
         chunks = [items[start::parts] for start in range(parts)]
         self._futures += [(submit(self._pool, _draw_to, chunk), chunk) for chunk in chunks if chunk]
         return self
 
     def wait(self) -> list[Path]:
-        """Every path written (drawing here those no worker draws, or whose worker died)."""
+        """Every path written (drawing here those no worker draws, or whose worker died). This process has
+        nothing else left to do by then, so it also draws the plots no worker has started, from the last
+        while the workers go on from the first: a report of many new plots draws them on every core."""
         try:
             written = _draw_to(self._here)
-            for future, jobs in self._futures:
+            # the tasks before `started` a worker has started; this process takes the rest
+            started = len(self._futures)
+            while started and ((last := self._futures[started - 1][0]) is None or last.cancel()):
+                started -= 1
+                written += _draw_to(self._futures[started][1])
+            for future, jobs in self._futures[:started]:
                 drawn: list[Path] = outcome(future, _draw_to, jobs)  # drawn here where its worker was killed
                 written += drawn
             if self._pool is not None:
