@@ -104,7 +104,7 @@ def test_with_reference_shows_the_users_run_of_a_bundled_configuration_apart(
     monkeypatch.setenv("STRUCTBENCH_REFERENCE", str(folder))
     reference = reference_store()
     assert reference is not None and reference_store() == reference  # made once per bundle content
-    with with_reference(made, reference) as merged:
+    with with_reference(made.path, reference) as merged:
         labels = sorted(merged.runs()["model"])
     assert labels == sorted(
         ["random", "random", "copy"] + [f"{m}{REFERENCE_SUFFIX}" for m in ("random", "random", "copy")]
@@ -187,7 +187,7 @@ def test_with_reference_reads_both_files_as_they_were_when_it_began_and_copies_n
     reference = reference_store(folder)
     assert reference is not None
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-folder"))  # no temporary file is made
-    with with_reference(made, reference) as merged:
+    with with_reference(made.path, reference) as merged:
         runs, scores = merged.runs(), merged.scores()
         runner.evaluate(SUITE, ModelSpec(name="copy"), [1])  # finished while the report reads
         assert len(made.runs()) == 4
@@ -219,7 +219,7 @@ def test_with_reference_names_the_file_at_fault(made: Store, tmp_path: Path, mon
 
     damaged = tmp_path / "damaged-copy.sqlite"
     damaged.write_bytes(garbage)
-    with pytest.raises(UserError) as refused, with_reference(made, damaged):
+    with pytest.raises(UserError) as refused, with_reference(made.path, damaged):
         pass
     assert str(refused.value).startswith(f"the copy of the reference runs {damaged} cannot be read (")
     assert str(refused.value).endswith("delete it, and the next command makes it again from the bundle.")
@@ -227,7 +227,7 @@ def test_with_reference_names_the_file_at_fault(made: Store, tmp_path: Path, mon
     with Store(tmp_path / "user.sqlite") as user:
         pass
     user.path.write_bytes(garbage)
-    with pytest.raises(UserError) as refused, with_reference(user, reference):
+    with pytest.raises(UserError) as refused, with_reference(user.path, reference):
         pass
     assert str(refused.value).startswith(f"{user.path} is not a structbench results database (")
 

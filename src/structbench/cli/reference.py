@@ -81,7 +81,7 @@ def results(store_path: Path, *, reference: Path | None) -> Iterator[StoreReader
             yield store
         return
     if Path(store_path).is_file():
-        with Store(store_path) as user, with_reference(user, reference) as merged:
+        with with_reference(Path(store_path), reference) as merged:
             yield merged
     else:
         with with_reference(None, reference, shown_as=Path(store_path)) as merged:

@@ -162,7 +162,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
             if reference is None:
                 index = write_report(store, args.out)
             else:  # the reference runs beside the ones just made
-                with with_reference(store, reference) as merged:
+                with with_reference(store.path, reference) as merged:
                     index = write_report(merged, args.out)
             progress.job.finish("written")
     print(f"leaderboard written to {index.resolve()}", flush=True)  # before the summary, which ends the output

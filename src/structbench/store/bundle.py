@@ -451,8 +451,8 @@ def _reference_views() -> list[str]:
 
 
 @contextmanager
-def with_reference(user: Store | None, reference: Path, *, shown_as: Path | None = None) -> Iterator[StoreReader]:
-    """A reader of the user's runs (`user`, which is only read) and the reference runs of the SQLite copy
+def with_reference(user: Path | None, reference: Path, *, shown_as: Path | None = None) -> Iterator[StoreReader]:
+    """A reader of the user's store file `user` (only read) and the reference runs of the SQLite copy
     `reference` (`reference_store`), the latter under their labels with `REFERENCE_SUFFIX` and a model
     hash of their own: a user's run of a reference configuration replaces nothing, and both are shown,
     apart. Its messages name the user's store (or `shown_as`, the `--store` given where there is none
@@ -465,7 +465,7 @@ def with_reference(user: Store | None, reference: Path, *, shown_as: Path | None
     except (sqlite3.Error, UserError) as error:
         raise _damaged_reference(reference, error) from None
     if user is not None:
-        with _WithReference(user.path, reference) as merged:
+        with _WithReference(user, reference) as merged:
             yield merged
         return
     with tempfile.TemporaryDirectory(prefix="structbench-reference-") as folder:

@@ -56,7 +56,7 @@ def reference(tmp_path: Path) -> Path:
 
 
 def merged_site(user: Store | None, reference: Path) -> Site:
-    with with_reference(user, reference) as merged:
+    with with_reference(None if user is None else user.path, reference) as merged:
         return build_site(merged)
 
 
@@ -71,7 +71,7 @@ def test_a_reference_row_is_marked_with_what_made_it_and_a_user_run_of_its_confi
     runner: Runner, reference: Path, tmp_path: Path
 ) -> None:
     runner.evaluate("lookup-tables", ModelSpec(name="copy"), [0])
-    with with_reference(runner.store, reference) as merged:
+    with with_reference(runner.store.path, reference) as merged:
         index = write_report(merged, tmp_path / "site")
     page = suite_page(index)
     made = f"structbench {__version__} at 90adbc0, 3b0bae3, 1 thread"  # copy has no training budget
@@ -108,7 +108,7 @@ def test_where_the_users_runs_measure_a_claim_their_verdict_is_shown_beside_the_
     runner: Runner, reference: Path, tmp_path: Path
 ) -> None:
     runner.evaluate("agreement-attractors", ModelSpec(name="ngram"), [0])
-    with with_reference(runner.store, reference) as merged:
+    with with_reference(runner.store.path, reference) as merged:
         index = write_report(merged, tmp_path / "site")
         site = build_site(merged)
     assert claim(site) == ("reproduced", "reproduced", ["reference runs", "your runs"])
