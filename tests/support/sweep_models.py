@@ -41,11 +41,11 @@ Behaviour = Literal[
 
 
 def log_fit(suite: str, tag: str, seed: int) -> None:
-    """Append `suite tag seed pid` to the fit log, if the test asked for one."""
+    """Append `suite tag seed pid niceness` to the fit log, if the test asked for one."""
     path = os.environ.get(FIT_LOG)
     if path:
         with open(path, "a", encoding="utf-8") as log:
-            log.write(f"{suite} {tag} {seed} {os.getpid()}\n")
+            log.write(f"{suite} {tag} {seed} {os.getpid()} {os.nice(0)}\n")
 
 
 class Hostile:

@@ -15,6 +15,7 @@ import pytest
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store
+from tests.support.sweep_models import FIT_LOG
 from tests.sweep.test_sweep import REPO, stored_runs, write_grid
 
 pytest.importorskip("ray")
@@ -37,18 +38,24 @@ def test_a_ray_sweep_stores_what_serial_runs_store_and_survives_hangs_and_dying_
     # a timeout that the hanging run reaches and no other run comes near on a busy machine, where a Ray
     # worker's start alone (Python, torch) took 10 s
     options = ["--executor", "ray", "--workers", "2", "--timeout", "30", "--json", "--no-progress"]
-    environment = {**os.environ, "OMP_NUM_THREADS": "1"}
+    log = tmp_path / "fits.log"
+    environment = {**os.environ, "OMP_NUM_THREADS": "1", FIT_LOG: str(log)}
     done = subprocess.run(
         [*command, *options], cwd=REPO, env=environment, capture_output=True, text=True, timeout=900, check=False
     )
     assert done.returncode == 1, done.stderr  # two runs failed: exit status 1
     summary = json.loads(done.stdout)  # stdout holds the summary only, whatever Ray prints
-    assert (summary["executor"], summary["workers"], summary["done"], summary["failed"]) == ("ray", 2, 6, 2)
     errors = {record["model"]: record["errors"] for record in summary["records"]}
+    counts = (summary["executor"], summary["workers"], summary["done"], summary["failed"])
+    assert counts == ("ray", 2, 6, 2), errors
     assert errors['hostile[behaviour="hang"]'] == {
         "0": "timed out after 30 s (sweep --timeout 30); its worker was killed"
     }
     assert errors['hostile[behaviour="kill"]']["0"].startswith("worker died: WorkerCrashedError")
+    # the runs ran at this process's priority, not at Ray's default of nice 15: there, on a machine busy
+    # with other work, a lookup-tables run in a fresh worker got so little CPU that it outlived the 30 s
+    niceness = {int(line.split()[4]) for line in log.read_text().splitlines()}
+    assert niceness == {os.nice(0)}
     with Store(tmp_path / "serial.sqlite") as serial_store:
         runner = Runner(serial_store, progress=False)
         runner.log = lambda message: None

@@ -83,7 +83,8 @@ def fits(log: Path) -> list[tuple[str, str, int, int]]:
     if not log.is_file():
         return []
     return [
-        (s, tag, int(seed), int(pid)) for s, tag, seed, pid in (line.split() for line in log.read_text().splitlines())
+        (s, tag, int(seed), int(pid))
+        for s, tag, seed, pid, _ in (line.split() for line in log.read_text().splitlines())
     ]
 
 

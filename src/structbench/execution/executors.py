@@ -376,7 +376,10 @@ class RayExecutor:
         # go to stderr while the sweep runs, so that stdout holds only what structbench prints (--json)
         self._stdout = sys.stdout
         sys.stdout = sys.stderr
-        runtime_env = {"env_vars": worker_environment()}
+        # the runs are the sweep's work: they run at the priority of the process that started Ray, as the local
+        # executor's do, not at Ray's default of nice 15, where on a machine busy with other work a run got so
+        # little CPU that `--timeout` failed it as hung
+        runtime_env = {"env_vars": {**worker_environment(), "RAY_worker_niceness": "0"}}
         options: dict[str, Any] = {"runtime_env": runtime_env, "log_to_driver": False, "logging_level": logging.WARNING}
         # ray.init installs SIGTERM handlers of its own, which exit the process (sys.exit) from wherever
         # it is: the sweep's handler (SIGTERM ends the sweep as Ctrl-C does) is put back once Ray is up
