@@ -115,7 +115,8 @@ def fits(log: Path) -> list[tuple[str, int, int]]:
     if not log.is_file():
         return []
     return [
-        (suite, int(seed), int(pid)) for suite, _, seed, pid in (line.split() for line in log.read_text().splitlines())
+        (suite, int(seed), int(pid))
+        for suite, _, seed, pid, _ in (line.split() for line in log.read_text().splitlines())
     ]
 
 
