@@ -8,7 +8,15 @@ import pytest
 
 from structbench.errors import NotApplicable
 from structbench.protocols import ask, speaks
-from structbench.scoring import PROTOCOL_METRIC, SplitScores, corpus_metrics, score_split, strictly_best
+from structbench.scoring import (
+    PROTOCOL_METRIC,
+    Counts,
+    SplitScores,
+    aggregate_values,
+    corpus_metrics,
+    score_split,
+    strictly_best,
+)
 from structbench.specs import Example, SuiteSpec, scored_split
 
 
@@ -230,3 +238,32 @@ def test_a_model_is_asked_only_in_a_protocol_it_declares() -> None:
         ask(Undeclared(), spec("transduction"), examples)
     with pytest.raises(NotApplicable):
         ask(Labeller(), spec("transduction"), examples)
+
+
+@pytest.mark.parametrize(
+    ("hits", "items", "whole"),
+    [
+        ([2, 0, 3], [2, 1, 3], True),  # matches counted: Python ints
+        ([True, False], [1, 1], True),
+        ([2.0, 1.0], [2, 3], True),  # whole numbers as floats
+        ([0.5, 1], [1, 1], False),  # partial credit
+        ([3, 1], [2, 1], False),  # more hits than items
+        ([-1, 1], [2, 1], False),
+        ([math.nan, 1], [2, 1], False),
+    ],
+)
+def test_a_count_metric_is_a_proportion_only_when_every_hit_is_a_whole_number_within_its_items(
+    hits: list[float], items: list[int], whole: bool
+) -> None:
+    """Where it is, one seed's interval is Wilson's over the items (`structbench.cells`): a mean of
+    partial credit or a miscounted hit must not get it."""
+    value, n, proportion = aggregate_values(Counts(hits=hits, items=items))
+    assert (n, proportion) == (sum(items), whole)
+    assert value == sum(hits) / sum(items) or math.isnan(sum(hits))
+    # the second example alone (a breakdown's level) is whole in every case
+    assert aggregate_values(Counts(hits=hits, items=items), [1]) == (hits[1] / items[1], items[1], True)
+
+
+def test_counts_of_hits_and_items_of_different_lengths_are_refused() -> None:
+    with pytest.raises(ValueError, match="2 hits for 3 item counts"):
+        Counts(hits=[1, 1], items=[1, 1, 1])

@@ -67,6 +67,10 @@ class Counts:
     hits: Sequence[float]
     items: Sequence[int]
 
+    def __post_init__(self) -> None:
+        if len(self.hits) != len(self.items):
+            raise ValueError(f"{len(self.hits)} hits for {len(self.items)} item counts")
+
 
 PerExample = Sequence[float | None] | Counts
 """One metric's values per example, in split order; None where undefined for that example."""
@@ -78,10 +82,12 @@ def aggregate_values(values: PerExample, selected: Sequence[int] | None = None) 
 
     Sums run in example order with Python floats, so counts of 0/1 values are exact."""
     if isinstance(values, Counts):
-        indices = range(len(values.hits)) if selected is None else selected
-        total = sum(values.items[i] for i in indices)
-        hits = [values.hits[i] for i in indices]
-        whole = all(float(h).is_integer() and 0 <= h <= values.items[i] for h, i in zip(hits, indices, strict=True))
+        if selected is None:
+            hits, items = list(values.hits), list(values.items)
+        else:
+            hits, items = [values.hits[i] for i in selected], [values.items[i] for i in selected]
+        total = sum(items)
+        whole = _whole_counts(hits, items)
         return (sum(hits) / total if total else math.nan), total, whole
     chosen = values if selected is None else [values[i] for i in selected]
     defined = [float(v) for v in chosen if v is not None]
@@ -89,14 +95,23 @@ def aggregate_values(values: PerExample, selected: Sequence[int] | None = None) 
     return (sum(defined) / len(defined) if defined else math.nan), len(defined), binary
 
 
+def _whole_counts(hits: Sequence[float], items: Sequence[int]) -> bool:
+    """Whether every hit is a whole number from 0 to its item count. Hits of Python ints (the usual
+    case: matches counted) are checked at C speed; any other hit goes through `float.is_integer`."""
+    if not all(map(operator.le, hits, items)) or min(hits, default=0) < 0:
+        return False
+    return set(map(type, hits)) <= {int, bool} or all(float(h).is_integer() for h in hits)
+
+
 def breakdown_scores(examples: Sequence[Example], values: PerExample, keys: Sequence[str], metric: str) -> list[Score]:
     """`metric` per condition: one score for each value of each `Example.meta` key, in sorted order."""
     out: list[Score] = []
+    metas = [example.meta for example in examples]
     for key in keys:
         groups: dict[str, list[int]] = defaultdict(list)
-        for i, example in enumerate(examples):
-            if key in example.meta:
-                groups[str(example.meta[key])].append(i)
+        for i, meta in enumerate(metas):
+            if key in meta:
+                groups[str(meta[key])].append(i)
         for level, positions in sorted(groups.items()):
             value, n, proportion = aggregate_values(values, positions)
             if n:

@@ -133,11 +133,6 @@ class LookupSolver:
         return [apply_tables(self.tables, tokens) for tokens in inputs]
 
 
-def final_target_correct(target: Sequence[str], prediction: Sequence[str]) -> bool:
-    """Whether the prediction holds the composition's result (the target's last token) at its position."""
-    return len(prediction) >= len(target) > 0 and prediction[len(target) - 1] == target[-1]
-
-
 class LookupScoring(Suite):
     """Scorers and oracle shared by both lookup suites: final-target accuracy on top of the protocol's."""
 
@@ -146,9 +141,13 @@ class LookupScoring(Suite):
     def extra_metrics(
         self, split: str, examples: Sequence[Example], predictions: Sequence[Any]
     ) -> Mapping[str, PerExample]:
+        # right where the prediction holds the composition's result (the target's last token) at its position;
+        # written out in the comprehension, as a function called per example it was a third of the scoring
+        targets = [e.target or () for e in examples]
         return {
             "final_target_accuracy": [
-                float(final_target_correct(e.target or [], p)) for e, p in zip(examples, predictions, strict=True)
+                float(len(p) >= len(t) > 0 and p[len(t) - 1] == t[-1])
+                for t, p in zip(targets, predictions, strict=True)
             ]
         }
 
