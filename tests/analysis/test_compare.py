@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -85,3 +86,22 @@ def test_compare_refuses_in_one_sentence(
     assert main(["compare", "--suite", suite, "--models", models, "--store", str(store_path)]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert message in line
+
+
+def test_a_comparison_reads_the_split_it_compares_and_no_other(
+    runner: Runner, store_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The report compares close models on each ranked split, from their stored predictions: a split
+    not compared is neither read nor scored again (a damaged block of one does not stop the others)."""
+    for model in ("oracle", "copy"):
+        runner.evaluate("lookup-tables", ModelSpec(name=model), [0, 1])
+    runner.store.close()
+    args = ["compare", "--suite", "lookup-tables", "--models", "oracle,copy", "--store", str(store_path), "--json"]
+    assert main([*args, "--split", "longer_3"]) == 0
+    before = json.loads(capsys.readouterr().out)
+    with sqlite3.connect(store_path) as db:
+        db.execute("UPDATE predictions SET block = X'00' WHERE split = 'heldout_tables'")
+    assert main([*args, "--split", "longer_3"]) == 0
+    assert json.loads(capsys.readouterr().out) == before
+    assert main([*args, "--split", "heldout_tables"]) == 2
+    assert "the stored predictions of run" in capsys.readouterr().err

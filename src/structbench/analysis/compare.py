@@ -101,18 +101,18 @@ def finished_runs(runs: pd.DataFrame, suite_id: str, version: str, suite_hash: s
 
 
 class Verdicts:
-    """Each example's verdict on `suite`'s primary metric, re-scored once per run from its stored predictions."""
+    """Each example's verdict on `suite`'s primary metric, re-scored once per run and split from its stored
+    predictions (only the splits compared: a report compares the ranked ones)."""
 
     def __init__(self, store: StoreReader, suite: Suite) -> None:
         self.store, self.suite = store, suite
-        self._by_run: dict[int, dict[str, list[bool | None]]] = {}
+        self._by_split: dict[tuple[int, str], list[bool | None]] = {}
 
     def of(self, run_id: int, split: str) -> np.ndarray:
-        if run_id not in self._by_run:
-            self._by_run[run_id] = {
-                name: scores.correct for name, scores in rescore(self.store, run_id, self.suite).items()
-            }
-        correct = self._by_run[run_id].get(split, [])
+        if (run_id, split) not in self._by_split:
+            rescored = rescore(self.store, run_id, self.suite, [split])
+            self._by_split[run_id, split] = rescored[split].correct if split in rescored else []
+        correct = self._by_split[run_id, split]
         if not correct:
             raise UserError(f"run {run_id} has no predictions for split {split!r} of {self.suite.spec.key}.")
         if any(ok is None for ok in correct):

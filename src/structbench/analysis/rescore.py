@@ -8,6 +8,8 @@ suite's own scorer, exactly as the runner scored it.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from structbench.data import freeze
 from structbench.errors import UserError
 from structbench.scoring import SplitScores
@@ -15,8 +17,11 @@ from structbench.store import StoreReader
 from structbench.suite import Suite
 
 
-def rescore(store: StoreReader, run_id: int, suite: Suite) -> dict[str, SplitScores]:
-    """split -> scores recomputed from run `run_id`'s stored predictions on `suite`'s frozen data.
+def rescore(
+    store: StoreReader, run_id: int, suite: Suite, splits: Collection[str] | None = None
+) -> dict[str, SplitScores]:
+    """split -> scores recomputed from run `run_id`'s stored predictions on `suite`'s frozen data: of
+    every split the run stored, or of those among `splits`.
 
     Refuses (one sentence each) a run of another suite or version, data that differs from the
     data the run was evaluated on, and stored example ids that are not the split's."""
@@ -33,7 +38,7 @@ def rescore(store: StoreReader, run_id: int, suite: Suite) -> dict[str, SplitSco
             f"here ({manifest.suite_hash[:12]}); its predictions cannot be scored against this data."
         )
     out: dict[str, SplitScores] = {}
-    for name, (ids, predictions, _) in store.stored_predictions(run_id).items():
+    for name, (ids, predictions, _) in store.stored_predictions(run_id, splits).items():
         split = freeze.load_split(suite, manifest, int(run["draw"]), name)
         if [example.id for example in split.examples] != ids:
             raise UserError(f"run {run_id} stored other examples for split {name} than {spec.key} holds.")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import closing, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -364,9 +364,17 @@ class StoreReader:
 
     # predictions
 
-    def stored_predictions(self, run_id: int) -> dict[str, tuple[list[str], list[Any], list[bool | None]]]:
-        """split -> (example ids, predictions, per-example correct) of one run, in split order."""
-        rows = self._db.execute("SELECT split, block FROM predictions WHERE run_id=? ORDER BY rowid", (run_id,))
+    def stored_predictions(
+        self, run_id: int, splits: Collection[str] | None = None
+    ) -> dict[str, tuple[list[str], list[Any], list[bool | None]]]:
+        """split -> (example ids, predictions, per-example correct) of one run, in split order: of every
+        split it stored, or of those among `splits`."""
+        query = "SELECT split, block FROM predictions WHERE run_id=?"
+        parameters: list[object] = [run_id]
+        if splits is not None:
+            query += f" AND split IN ({', '.join('?' * len(splits))})"
+            parameters += sorted(splits)
+        rows = self._db.execute(query + " ORDER BY rowid", parameters)
         out = {}
         for split, block in rows:
             try:
