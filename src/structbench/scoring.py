@@ -83,7 +83,7 @@ def aggregate_values(values: PerExample, selected: Sequence[int] | None = None) 
     Sums run in example order with Python floats, so counts of 0/1 values are exact."""
     if isinstance(values, Counts):
         if selected is None:
-            hits, items = list(values.hits), list(values.items)
+            hits, items = values.hits, values.items
         else:
             hits, items = [values.hits[i] for i in selected], [values.items[i] for i in selected]
         total = sum(items)

@@ -18,6 +18,7 @@ coarse (3 seeds give 10 distinct seed resamples): the seeds used are reported wi
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,18 +102,19 @@ def finished_runs(runs: pd.DataFrame, suite_id: str, version: str, suite_hash: s
 
 
 class Verdicts:
-    """Each example's verdict on `suite`'s primary metric, re-scored once per run and split from its stored
-    predictions (only the splits compared: a report compares the ranked ones)."""
+    """Each example's verdict on `suite`'s primary metric, re-scored once per run from its stored predictions:
+    of the splits compared (`splits`; a report compares the ranked ones), or of every split."""
 
-    def __init__(self, store: StoreReader, suite: Suite) -> None:
-        self.store, self.suite = store, suite
-        self._by_split: dict[tuple[int, str], list[bool | None]] = {}
+    def __init__(self, store: StoreReader, suite: Suite, splits: Collection[str] | None = None) -> None:
+        self.store, self.suite, self.splits = store, suite, splits
+        self._by_run: dict[int, dict[str, list[bool | None]]] = {}
 
     def of(self, run_id: int, split: str) -> np.ndarray:
-        if (run_id, split) not in self._by_split:
-            rescored = rescore(self.store, run_id, self.suite, [split])
-            self._by_split[run_id, split] = rescored[split].correct if split in rescored else []
-        correct = self._by_split[run_id, split]
+        if run_id not in self._by_run:
+            self._by_run[run_id] = {
+                name: scores.correct for name, scores in rescore(self.store, run_id, self.suite, self.splits).items()
+            }
+        correct = self._by_run[run_id].get(split, [])
         if not correct:
             raise UserError(f"run {run_id} has no predictions for split {split!r} of {self.suite.spec.key}.")
         if any(ok is None for ok in correct):
@@ -173,7 +175,7 @@ def compare(
         raise UserError(f"--models names {model_a!r} twice; give two different models.")
     runs_a, runs_b = current_runs(store, suite, model_a), current_runs(store, suite, model_b)
     chosen = chosen_splits(suite, splits)
-    verdicts = Verdicts(store, suite)
+    verdicts = Verdicts(store, suite, chosen)
     return [paired(verdicts, split, (model_a, runs_a), (model_b, runs_b), seed=seed) for split in chosen]
 
 

@@ -373,7 +373,7 @@ class StoreReader:
         parameters: list[object] = [run_id]
         if splits is not None:
             query += f" AND split IN ({', '.join('?' * len(splits))})"
-            parameters += sorted(splits)
+            parameters += list(splits)
         rows = self._db.execute(query + " ORDER BY rowid", parameters)
         out = {}
         for split, block in rows:

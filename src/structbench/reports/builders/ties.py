@@ -51,7 +51,7 @@ def best_and_ties(
     try:
         suite = registry.suite(spec.key)
         by_model = finished_runs(runs, spec.id, spec.version, suite_hash)
-        verdicts = Verdicts(store, suite)
+        verdicts = Verdicts(store, suite, [split for split, models in close.items() if models])
         for split, models in close.items():
             leader = (best[split], by_model.get(best[split], {}))
             for model in models:
