@@ -54,9 +54,13 @@ INSTALL = "pip install 'structbench[hf]'"
 def require_transformers() -> ModuleType:
     """The `transformers` module, or one sentence saying how to install it; its own progress bars (the
     `Loading weights` bar of every load) and its info and warning messages silenced, since structbench's
-    progress (`structbench.progress`) already shows where a run is."""
+    progress (`structbench.progress`) already shows where a run is.
+
+    Imported by name, as a `ModuleType` whose attributes are untyped: the adapters use it that way, and
+    a plain `import transformers` had mypy analyse the whole package (every model's modules, half of
+    `mypy`'s 49 CPU-seconds) to type values it never sees."""
     try:
-        import transformers
+        transformers = importlib.import_module("transformers")
     except ImportError:
         raise UserError(
             f"the Hugging Face models (hf, hf-seq2seq) need the transformers package; install it with {INSTALL}."
