@@ -9,9 +9,11 @@ import math
 import random
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from structbench import registry
+from structbench.baselines.classical import brown
 from structbench.baselines.classical.brown import Objective, brown_clusters, merge_sequence
 from structbench.errors import UserError
 from structbench.runs.context import ModelOnSuite
@@ -136,3 +138,27 @@ def test_each_objective_is_its_own_run_and_the_old_default_is_not_the_new_one() 
     assert before != default.key.model_hash
     with pytest.raises(UserError, match="objective"):
         ModelRequest.of(ModelSpec(name="brown", params={"objective": "liangs"}))
+
+
+def test_liang_losses_kept_between_merges_are_those_computed_afresh_bit_for_bit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`liang` recomputes only the terms of the slots a merge and the next word changed: every merge's
+    losses, not just its choice, equal recomputing every term (a Zipfian text of 600 word types)."""
+    rng = random.Random(1)
+    vocabulary = [f"w{i}" for i in range(600)]
+    weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
+    sentences = [rng.choices(vocabulary, weights, k=rng.randint(3, 15)) for _ in range(800)]
+    seen: dict[bool, list[np.ndarray]] = {True: [], False: []}
+    best_pair = brown._best_pair
+    for incremental in (True, False):
+
+        def recording(loss: np.ndarray, m: int, into: list[np.ndarray] = seen[incremental]) -> tuple[int, int]:
+            into.append(loss.copy())
+            return best_pair(loss, m)
+
+        monkeypatch.setattr(brown, "_best_pair", recording)
+        brown._windowed(sentences, 12, "liang", record=False, incremental=incremental)
+    assert len(seen[True]) == len(seen[False]) > 500
+    for step, (kept, afresh) in enumerate(zip(seen[True], seen[False], strict=True)):
+        assert np.array_equal(kept, afresh), step

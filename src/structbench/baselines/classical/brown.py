@@ -29,8 +29,13 @@ The merge objective (`objective`) is one of two:
 Ties: `wcluster` orders words of equal frequency as its (unstable) sort leaves them and breaks
 equal losses by slot order; here equal frequencies are ordered by the word and equal losses go
 to the first pair of slots, so a run is deterministic. Each step scores all pairs at once in
-numpy (O(K^3) per word), so English-EWT (about 8,000 word types, K = 49) takes seconds. No
-package on the index provided this within our dependencies, so it is written here.
+numpy (O(K^3) per word). Under `liang` the probabilities' denominators are fixed, so between two
+merges only the terms that touch the two slots the merge and the next word changed are computed
+again (`_LiangLosses`, as `wcluster` keeps its losses up to date rather than recomputing them):
+the same losses, bit for bit, as computing every term afresh (`_losses`, which the
+`sentence-bigrams` variant still does, its denominators moving with every word), and English-EWT
+(about 8,000 word types, K = 49) in a few seconds. No package on the index provided this within
+our dependencies, so it is written here.
 """
 
 from __future__ import annotations
@@ -114,9 +119,10 @@ def merge_sequence(sentences: list[list[str]], k: int, objective: Objective = "l
 
 
 def _windowed(
-    sentences: list[list[str]], k: int, objective: Objective, *, record: bool
+    sentences: list[list[str]], k: int, objective: Objective, *, record: bool, incremental: bool = True
 ) -> tuple[dict[str, int], list[Merge]]:
-    """The window of K + 1 clusters over the words in order of frequency (module docstring)."""
+    """The window of K + 1 clusters over the words in order of frequency (module docstring);
+    `incremental=False` computes every `liang` loss afresh at each merge (for tests)."""
     frequency = Counter(w for s in sentences for w in s)
     words = sorted(frequency, key=lambda w: (-frequency[w], w))
     index = {w: i for i, w in enumerate(words)}
@@ -140,6 +146,9 @@ def _windowed(
     merges: list[Merge] = []
     filled = 0
     free_slot = 0
+    # (a one-token text never fills a window of two or more slots, so its scale is never used)
+    liang = _LiangLosses(size, tokens - 1, tokens * tokens / max(tokens - 1, 1)) if objective == "liang" else None
+    changed: tuple[int, ...] | None = None  # the slots whose counts moved since the last losses: None, all
     for word in range(len(words)):
         slot = filled if filled < size else free_slot
         slot_of[word] = slot
@@ -154,11 +163,15 @@ def _windowed(
                 counts[slot_of[other], slot] += n
         filled = min(filled + 1, size)
         if filled == size:
-            if objective == "liang":
-                keep, gone = _best_merge(counts, unigram, unigram, tokens - 1, tokens * tokens / (tokens - 1))
+            if liang is not None and incremental:
+                keep, gone = _best_pair(liang.losses(counts, unigram, changed), size)
+            elif liang is not None:
+                keep, gone = _best_pair(_losses(counts, unigram, unigram, liang.total, liang.scale), size)
+            elif (bigrams := counts.sum()) == 0:
+                keep, gone = 0, size - 1  # no bigram between the window's clusters: nothing to choose by
             else:
-                bigrams = counts.sum()
-                keep, gone = _best_merge(counts, counts.sum(axis=1), counts.sum(axis=0), bigrams, bigrams)
+                keep, gone = _best_pair(_losses(counts, counts.sum(axis=1), counts.sum(axis=0), bigrams, bigrams), size)
+            changed = (keep, gone)  # merged, and the next word's slot
             if record:
                 merges.append(_merge_words(members, keep, gone, words))
                 members[keep] += members[gone]
@@ -194,15 +207,20 @@ def _pairs(m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return a, b, others
 
 
-def _best_merge(counts: np.ndarray, left: np.ndarray, right: np.ndarray, total: float, scale: float) -> tuple[int, int]:
-    """The pair (keep, gone) whose merge loses the least mutual information: `counts` are the
+def _best_pair(loss: np.ndarray, m: int) -> tuple[int, int]:
+    """The pair (keep, gone) of an m-slot window whose merge loses the least: the first on a tie."""
+    a, b, _ = _pairs(m)
+    best = int(np.argmin(loss))
+    return int(a[best]), int(b[best])
+
+
+def _losses(counts: np.ndarray, left: np.ndarray, right: np.ndarray, total: float, scale: float) -> np.ndarray:
+    """Per slot pair (a < b, `_pairs`), the mutual information its merge loses: `counts` are the
     bigram counts between slots, `left`/`right` each slot's marginal counts, and `total`, `scale`
     what turns them into probabilities (`_q`)."""
-    if total == 0:
-        return 0, counts.shape[0] - 1
+    a, b, others = _pairs(counts.shape[0])
     q = _q(counts, left[:, None], right[None, :], total, scale)
     row_q, col_q = q.sum(axis=1), q.sum(axis=0)
-    a, b, others = _pairs(counts.shape[0])
     removed = row_q[a] + row_q[b] + col_q[a] + col_q[b] - q[a, a] - q[a, b] - q[b, a] - q[b, b]
     merged_left, merged_right = left[a] + left[b], right[a] + right[b]
     row = counts[a] + counts[b]  # pairs x m: merged cluster followed by cluster k
@@ -211,6 +229,55 @@ def _best_merge(counts: np.ndarray, left: np.ndarray, right: np.ndarray, total: 
     added_col = np.where(others, _q(col, left[None, :], merged_right[:, None], total, scale), 0.0).sum(axis=1)
     self_count = counts[a, a] + counts[a, b] + counts[b, a] + counts[b, b]
     added_self = _q(self_count, merged_left, merged_right, total, scale)
-    loss = removed - (added_row + added_col + added_self)
-    best = int(np.argmin(loss))
-    return int(a[best]), int(b[best])
+    loss: np.ndarray = removed - (added_row + added_col + added_self)
+    return loss
+
+
+class _LiangLosses:
+    """`_losses` under `liang`, kept between merges: with unigram marginals and a fixed bigram total,
+    a term p(c, d) log p(c, d) / (p(c) p(d)) changes only when c or d changed, so after a merge (and
+    the next word entering the freed slot) only the terms of those two slots are computed again.
+    Each term is computed by the same operations on the same values as in `_losses`, and the sums run
+    over arrays of the same shape and layout, so the losses are `_losses`'s bit for bit."""
+
+    def __init__(self, size: int, total: float, scale: float) -> None:
+        self.total, self.scale = total, scale
+        self.a, self.b, self.others = _pairs(size)
+        self.touching = [np.flatnonzero((self.a == s) | (self.b == s)) for s in range(size)]
+        """Per slot, the pairs it is one of."""
+        self.q = np.zeros((size, size))
+        self.terms = np.zeros((2, len(self.a), size))
+        """Per pair and slot k: the term of the merged pair followed by k, and of k followed by the merged
+        pair (0 for k in the pair)."""
+
+    def losses(self, counts: np.ndarray, unigram: np.ndarray, changed: tuple[int, ...] | None) -> np.ndarray:
+        """Every pair's loss, `changed` naming the slots whose counts or unigram moved since the last
+        call (None: compute every term)."""
+        a, b, total, scale = self.a, self.b, self.total, self.scale
+        merged = unigram[a] + unigram[b]
+        if changed is None:
+            self.q[:] = _q(counts, unigram[:, None], unigram[None, :], total, scale)
+            pairs = np.arange(len(a))
+        else:
+            # (x * y is y * x, bit for bit, so both directions share one call)
+            slots = np.array(changed)
+            self.q[slots] = _q(counts[slots], unigram[slots, None], unigram[None, :], total, scale)
+            self.q[:, slots] = _q(counts[:, slots], unigram[:, None], unigram[None, slots], total, scale)
+            # every pair's terms with a changed slot k
+            after, before = counts[:, slots], counts[slots].T  # m x changed: slot, then each changed; and back
+            both = np.stack([after[a] + after[b], before[a] + before[b]])
+            self.terms[:, :, slots] = _q(both, merged[None, :, None], unigram[None, None, slots], total, scale)
+            # a pair of which a changed slot is one: all its terms
+            pairs = np.concatenate([self.touching[s] for s in changed])
+        pa, pb = a[pairs], b[pairs]
+        both = np.stack([counts[pa] + counts[pb], counts[:, pa].T + counts[:, pb].T])
+        fresh = _q(both, merged[None, pairs, None], unigram[None, None, :], total, scale)
+        self.terms[:, pairs] = np.where(self.others[None, pairs], fresh, 0.0)
+        q = self.q
+        row_q, col_q = q.sum(axis=1), q.sum(axis=0)
+        removed = row_q[a] + row_q[b] + col_q[a] + col_q[b] - q[a, a] - q[a, b] - q[b, a] - q[b, b]
+        self_count = counts[a, a] + counts[a, b] + counts[b, a] + counts[b, b]
+        added_self = _q(self_count, merged, merged, total, scale)
+        added_row, added_col = self.terms.sum(axis=2)
+        loss: np.ndarray = removed - (added_row + added_col + added_self)
+        return loss
