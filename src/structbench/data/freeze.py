@@ -103,7 +103,10 @@ def suite_hash(splits: dict[str, SplitDigest]) -> str:
 
 
 def serialise(examples: list[Example]) -> bytes:
-    return b"".join(e.model_dump_json(exclude_none=True).encode() + b"\n" for e in examples)
+    """A split's JSON lines: each example's `model_dump_json(exclude_none=True)`, as UTF-8 bytes straight
+    from pydantic's serialiser (a third less time than through the str, over millions of examples)."""
+    to_json = Example.__pydantic_serializer__.to_json
+    return b"".join([to_json(e, exclude_none=True) + b"\n" for e in examples])
 
 
 def compress(blob: bytes) -> bytes:
@@ -572,8 +575,9 @@ def _parse(sha256: str, blob: bytes) -> list[Example]:
     one process (e.g. quickstart) parses each file once. Examples are frozen, so sharing is safe."""
     examples = _PARSED.get(sha256)
     if examples is None:
+        validate = Example.__pydantic_validator__.validate_json  # `model_validate_json` without its wrapper
         with _collector_paused():
-            examples = [Example.model_validate_json(line) for line in blob.splitlines()]
+            examples = [validate(line) for line in blob.splitlines()]
         _PARSED[sha256] = examples
         if len(_PARSED) > _PARSED_LIMIT:
             _PARSED.popitem(last=False)
