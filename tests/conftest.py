@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from structbench import registry
+from structbench.execution.collector import set_thresholds
 from structbench.runs.runner import Runner
 from structbench.store import Store
 from tests.support.hostile import install_plugin
@@ -26,6 +27,12 @@ if not SHARED_DATA.is_dir() and os.environ.get("STRUCTBENCH_SOURCE_DIR"):
     SHARED_DATA = Path(os.environ["STRUCTBENCH_SOURCE_DIR"])  # a checkout with no shared/ beside it (a git worktree)
 ENVIRONMENT = ("STRUCTBENCH_HOME", "STRUCTBENCH_SOURCE_DIR", "STRUCTBENCH_REFERENCE", "OMP_NUM_THREADS")
 """A third-party suite (`reverse-words`), as a plugin package would ship it."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The test processes collect garbage as structbench's own processes do (`structbench.execution.collector`):
+    tests run what users run, and the golden table's one process holds every suite it has read."""
+    set_thresholds()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -26,6 +26,7 @@ from types import FrameType
 from structbench import __version__
 from structbench.cli import analysis, published, reference, report, run, suites, sweep
 from structbench.errors import UserError
+from structbench.execution.collector import set_thresholds
 from structbench.paths import default_store_path
 from structbench.store.failures import sqlite_error_in, store_failure
 
@@ -107,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(START, end="")
         return 0
     args = build_parser().parse_args(argv)
+    set_thresholds()
     if os.getcwd() not in sys.path:  # `--model my_model:MyModel` from the model's folder, as `python -m` would
         sys.path.append(os.getcwd())
     try:

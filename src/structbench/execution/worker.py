@@ -44,6 +44,7 @@ from structbench import __version__, registry
 from structbench.convergence import Convergence
 from structbench.data import freeze
 from structbench.errors import UserError
+from structbench.execution.collector import set_thresholds
 from structbench.execution.processes import contained, reap, subreaper
 from structbench.runs.attempt import Ended, Evaluated, Outcome, attempt
 from structbench.runs.context import ModelOnSuite, SeedRun
@@ -302,6 +303,7 @@ def run_order_text(order: str, started: Any = None) -> str:
     """One order in, one result out, both JSON text: the Ray executor's task. With a time-out the
     driver passes `started`, a `ray.util.queue.Queue` that gets the order's key as the run begins, so
     that the time-out counts from there and not from the worker's start-up."""
+    set_thresholds()  # a Ray worker is a process of Ray's: its collector is set per task
     work = WorkOrder.model_validate_json(order)
     if started is not None:
         started.put(work.key)
@@ -379,6 +381,7 @@ def main() -> int:
     """The local executor's worker: orders on stdin, results on the original stdout, one JSON line each."""
     _die_with_parent()
     subreaper(True)
+    set_thresholds()
     protocol = _Protocol(os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8"))
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # whatever the model prints lands in the worker's log
     log = sys.stderr
