@@ -240,14 +240,16 @@ def _write_failure(folder: Path, partial: Path, error: OSError) -> OSError | Use
 def write_site(site: Site, out_dir: Path, *, earlier: Path | None = None, drawing: Drawing | None = None) -> Path:
     """Write every file of `site` into the empty or new folder `out_dir` and return the path of
     `index.html`; the example scripts and the unchanged plots of the site in `earlier`, if any, are
-    reused. `drawing` draws the plots (its workers may have started already), else a new `Drawing`."""
+    reused. `drawing` draws the plots (its workers may have started already), else a new `Drawing`; its workers,
+    where they have started, also write the error browser's scripts."""
     for folder in ("suites", "plots"):
         (out_dir / folder).mkdir(parents=True, exist_ok=True)
     (out_dir / SITE_MARKER).write_text("written by structbench report; its pages are replaced on the next one\n")
     views = pages(site)
-    # drawn while the rest is written
-    plotting = (drawing or Drawing()).draw(reuse_drawn(views.plots, out_dir, earlier))
-    write_error_data(site, views.errors, out_dir, earlier=earlier)
+    drawing = drawing or Drawing()
+    # drawn and written by the workers, if there are any, while this process writes the rest
+    plotting = drawing.draw(reuse_drawn(views.plots, out_dir, earlier))
+    scripts = write_error_data(site, views.errors, out_dir, earlier=earlier, worker=drawing.running())
     write_tables(site.results, out_dir)
     (out_dir / "leaderboard.md").write_text(
         leaderboard_markdown(list(site.boards), list(site.claims)), encoding="utf-8"
@@ -257,6 +259,7 @@ def write_site(site: Site, out_dir: Path, *, earlier: Path | None = None, drawin
     )
     copy_static(out_dir)
     write_pages(views, out_dir, version=__version__)
+    scripts.finish()
     keep_drawn(out_dir, plotting.wait())
     return out_dir / "index.html"
 

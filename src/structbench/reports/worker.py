@@ -3,7 +3,9 @@
 The worker processes are those that draw the plots (`structbench.reports.writers.plots.Drawing.worker`):
 forked at the report's start, they import and ask the model classes (importing PyTorch) and check the
 claims (importing scipy.stats) while the report reads the store and builds the boards, then import
-matplotlib and draw the plots.
+matplotlib, draw the plots and write the error browser's scripts while the report writes its pages.
+Work that comes in many parts (plots, scripts) is handed over as `Tasks`: once the report has nothing
+else to do, it does the parts no worker has started itself, so that both cores finish together.
 Every such task is a module-level function of plain values, so that its result is the same wherever it
 runs: where there is no worker (one core, no `fork`) or it died (a process killed for memory), it is
 computed in the report's own process instead.
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor, Executor, Future
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -37,3 +39,30 @@ def outcome(started: Future[T] | None, function: Callable[..., T], *arguments: o
         except BrokenExecutor:
             pass
     return function(*arguments)
+
+
+class Tasks(Generic[T]):
+    """Parts of one piece of work handed to the workers in order (`hand`), each a call of a module-level
+    function; `finish` returns every part's result, in order."""
+
+    def __init__(self) -> None:
+        self._handed: list[tuple[Future[T] | None, Callable[..., T], tuple[object, ...]]] = []
+
+    def hand(self, worker: Executor | None, function: Callable[..., T], *arguments: object) -> None:
+        """`function(*arguments)` handed to `worker` (done by `finish` where there is none, or it died)."""
+        self._handed.append((submit(worker, function, *arguments), function, arguments))
+
+    def finish(self) -> list[T]:
+        """Every part's result. The caller has nothing else left to do, so it does the parts no worker has
+        started, from the last, while the workers go on from the first; then it waits for theirs (doing
+        here those of a worker that died)."""
+        done: dict[int, T] = {}
+        started = len(self._handed)
+        while started and ((future := self._handed[started - 1][0]) is None or future.cancel()):
+            started -= 1
+            _, function, arguments = self._handed[started]
+            done[started] = function(*arguments)
+        for index, (future, function, arguments) in enumerate(self._handed[:started]):
+            done[index] = outcome(future, function, *arguments)
+        self._handed = []
+        return [done[index] for index in range(len(done))]

@@ -5,7 +5,9 @@ of JSON the store keeps (`pack_predictions`). The site copies those blocks as th
 base64-encoded, into one script per (suite page, model) beside its page; the browser inflates them
 (`DecompressionStream("deflate")`) and shows the examples a model got wrong. Decoding them here
 instead would cost about 0.26 ms per block, 11.5 s on a 10,000-run store, and the page would carry
-the same information. The examples (input, gold answer and the meta keys the browser filters on)
+the same information. Copying them is still most of what a large site's writing costs (a 10,000-run
+store: 150 MB of blocks), so the scripts are written by the report's worker processes while the report
+writes its pages (`structbench.reports.worker.Tasks`). The examples (input, gold answer and the meta keys the browser filters on)
 come from the suite's frozen split files where this structbench has them built: a frozen file is
 already gzip (`structbench.data.freeze`), so it is checked against its SHA-256 and copied as it is,
 base64-encoded, and the browser inflates it with `DecompressionStream("gzip")` (recompressing every
@@ -24,15 +26,16 @@ from __future__ import annotations
 
 import base64
 import os
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor
+from dataclasses import dataclass
 from pathlib import Path
 
 from structbench.data import freeze
 from structbench.data.sources import sha256_bytes
-from structbench.reports.builders.predictions import BoardPredictions
 from structbench.reports.builders.site import Site
 from structbench.reports.escaping import script_json
 from structbench.reports.views.pages import ErrorPage
+from structbench.reports.worker import Tasks
 
 
 def _write_examples(out_dir: Path, sha256: str, source: Path, earlier: Path | None) -> bool:
@@ -64,51 +67,82 @@ def _write_examples(out_dir: Path, sha256: str, source: Path, earlier: Path | No
     return True
 
 
-def write_error_data(site: Site, pages: list[ErrorPage], out_dir: Path, *, earlier: Path | None = None) -> None:
-    """Write the runs script of every (page, model) and the example scripts they need (reusing those of
-    the site in `earlier`, if any)."""
-    (out_dir / "data").mkdir(parents=True, exist_ok=True)
-    # thousands of files: their writes overlap in threads (file system calls release the GIL)
-    writes: list[Future[None]] = []
-    with ThreadPoolExecutor(4) as writer:
-        for page in pages:
-            _page_data(page, site.predictions[page.board.slug], out_dir, earlier, writer, writes)
-    for write in writes:
-        write.result()  # a failed write raises here
+@dataclass(frozen=True)
+class RunsScript:
+    """One (page, model)'s runs script as plain values, for whichever process writes it (`write_runs_scripts`)."""
+
+    path: Path
+    model: str
+    runs: list[tuple[int, int, dict[str, str], dict[str, bytes]]]
+    """(seed, draw, split -> name of its examples script, split -> its predictions block) of each run."""
 
 
-def _page_data(
-    page: ErrorPage,
-    predictions: BoardPredictions,
+SCRIPT_TASKS = 32
+"""The tasks the runs scripts are handed out in: small enough that the report's own process, once it has
+written its pages, finds some no worker has started and writes them too (`Tasks.finish`)."""
+
+
+def write_error_data(
+    site: Site,
+    pages: list[ErrorPage],
     out_dir: Path,
-    earlier: Path | None,
-    writer: ThreadPoolExecutor,
-    writes: list[Future[None]],
-) -> None:
-    """One page's runs scripts, handed to `writer` (their futures to `writes`)."""
-    (out_dir / "errors" / page.board.slug).mkdir(parents=True, exist_ok=True)
-    for data in page.models:
+    *,
+    earlier: Path | None = None,
+    worker: Executor | None = None,
+) -> Tasks[None]:
+    """Write the example scripts the pages need (reusing those of the site in `earlier`, if any) and hand
+    the runs script of every (page, model) to `worker` (None: this process): the caller writes the rest
+    of the site meanwhile, then calls `finish` on what this returns. Encoding hundreds of megabytes of
+    blocks is most of a large report's writing, and the worker has nothing else to do by then."""
+    (out_dir / "data").mkdir(parents=True, exist_ok=True)
+    scripts = []
+    for page in pages:
+        (out_dir / "errors" / page.board.slug).mkdir(parents=True, exist_ok=True)
+        predictions = site.predictions[page.board.slug]
+        written: dict[tuple[int, str], str | None] = {}
+        for data in page.models:
+            runs = []
+            for run in predictions.runs[data.model]:
+                files = {}
+                for split in run.blocks:
+                    key = (run.draw, split)
+                    if key not in written:
+                        written[key] = _examples_script(out_dir, predictions.examples.get(key), earlier)
+                    if (name := written[key]) is not None:
+                        files[split] = name
+                runs.append((int(run.seed), int(run.draw), files, run.blocks))
+            scripts.append(RunsScript(out_dir / data.script, data.model, runs))
+    tasks: Tasks[None] = Tasks()
+    parts = SCRIPT_TASKS if worker is not None else 1
+    for part in (scripts[start::parts] for start in range(parts)):
+        if part:
+            tasks.hand(worker, write_runs_scripts, part)
+    return tasks
+
+
+def _examples_script(out_dir: Path, examples: tuple[str, Path] | None, earlier: Path | None) -> str | None:
+    """The name the runs scripts know the examples script of one split by, once it is written; None where
+    the split is not built here or its frozen file is not what the manifest says."""
+    if examples is None:
+        return None
+    sha256, source = examples
+    return sha256[:16] if _write_examples(out_dir, sha256, source, earlier) else None
+
+
+def write_runs_scripts(scripts: list[RunsScript]) -> None:
+    """Write each runs script: its runs' blocks copied as they are, base64-encoded."""
+    for script in scripts:
         parts = []
-        for run in predictions.runs[data.model]:
-            files = {}
-            for split in run.blocks:
-                if (run.draw, split) in predictions.examples:
-                    sha256, source = predictions.examples[(run.draw, split)]
-                    if _write_examples(out_dir, sha256, source, earlier):
-                        files[split] = sha256[:16]
+        for seed, draw, files, blocks in script.runs:
             # base64 needs no escaping: joined as text, which json.dumps would scan character by character
             # (megabytes of it on a large store); the split name beside it is a store's text, escaped
             encoded = ", ".join(
-                f'{script_json(split)}: "{base64.b64encode(block).decode()}"' for split, block in run.blocks.items()
+                f'{script_json(split)}: "{base64.b64encode(block).decode()}"' for split, block in blocks.items()
             )
-            seed, draw = script_json(int(run.seed)), script_json(int(run.draw))
             parts.append(
-                f'{{"seed": {seed}, "draw": {draw}, "examples": {script_json(files)}, "blocks": {{{encoded}}}}}'
+                f'{{"seed": {script_json(seed)}, "draw": {script_json(draw)}, "examples": {script_json(files)}, '
+                f'"blocks": {{{encoded}}}}}'
             )
-        text = f'structbench.runs({{"model": {script_json(data.model)}, "runs": [{", ".join(parts)}]}});\n'
-        writes.append(writer.submit(_write, out_dir / data.script, text))
-
-
-def _write(path: Path, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
+        text = f'structbench.runs({{"model": {script_json(script.model)}, "runs": [{", ".join(parts)}]}});\n'
+        with open(script.path, "w", encoding="utf-8") as handle:
+            handle.write(text)

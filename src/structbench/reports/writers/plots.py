@@ -34,7 +34,7 @@ import shutil
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -43,7 +43,7 @@ from typing import Any
 from structbench import paths
 from structbench.reports.builders import plots as plot_values
 from structbench.reports.builders.plots import DASHES, CurvePlot, GapPlot, LinePlot, Plot
-from structbench.reports.worker import outcome, submit
+from structbench.reports.worker import Tasks, submit
 
 POOL_FROM = 8
 """Fewer plots than this are drawn in this process: workers would cost more than they save."""
@@ -390,15 +390,13 @@ class Drawing:
     def __init__(self, workers: int | None = None) -> None:
         self._workers = default_workers() if workers is None else workers
         self._pool: ProcessPoolExecutor | None = None
-        self._here: list[tuple[Path, Plot]] = []
-        self._futures: list[tuple[Future[list[Path]] | None, list[tuple[Path, Plot]]]] = []
-        """Each task handed to the workers (None: they had died), with the plots it draws."""
+        self._plots: Tasks[list[Path]] = Tasks()
 
     def _start(self, workers: int) -> None:
         if workers >= 1 and _forks():
             context = multiprocessing.get_context("fork")
             self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_ready, initargs=(os.getpid(),))
-            self._futures.append((self._pool.submit(list), []))  # the pool forks its workers on its first task
+            self._pool.submit(list)  # the pool forks its workers on its first task
 
     def warm(self) -> None:
         """Have the workers, once they are done with what they were given before, import matplotlib (`warm`),
@@ -413,34 +411,33 @@ class Drawing:
             self._start(self._workers)
         return self._pool
 
+    def running(self) -> Executor | None:
+        """The worker processes if they have started, else None (not started for this: for work that is
+        worth a process only where one is there already)."""
+        return self._pool
+
     def draw(self, jobs: Mapping[Path, Plot]) -> Drawing:
         """Start drawing `jobs` (path -> plot); `wait` returns once they are written."""
         items = list(jobs.items())
         if self._pool is None and len(items) >= POOL_FROM:
             self._start(min(len(items), self._workers))
         if self._pool is None:
-            self._here.extend(items)
+            self._plots.hand(None, _draw_to, items)
             return self
         # many per worker, so that one slow plot holds back little and `wait` finds some not yet started
         parts = max(self._workers, 1) * CHUNKS_PER_WORKER
-        chunks = [items[start::parts] for start in range(parts)]
-        self._futures += [(submit(self._pool, _draw_to, chunk), chunk) for chunk in chunks if chunk]
+        for chunk in (items[start::parts] for start in range(parts)):
+            if chunk:
+                self._plots.hand(self._pool, _draw_to, chunk)
         return self
 
     def wait(self) -> list[Path]:
         """Every path written (drawing here those no worker draws, or whose worker died). This process has
         nothing else left to do by then, so it also draws the plots no worker has started, from the last
-        while the workers go on from the first: a report of many new plots draws them on every core."""
+        while the workers go on from the first (`Tasks.finish`): a report of many new plots draws them on
+        every core."""
         try:
-            written = _draw_to(self._here)
-            # the tasks before `started` a worker has started; this process takes the rest
-            started = len(self._futures)
-            while started and ((last := self._futures[started - 1][0]) is None or last.cancel()):
-                started -= 1
-                written += _draw_to(self._futures[started][1])
-            for future, jobs in self._futures[:started]:
-                drawn: list[Path] = outcome(future, _draw_to, jobs)  # drawn here where its worker was killed
-                written += drawn
+            written = [path for drawn in self._plots.finish() for path in drawn]
             if self._pool is not None:
                 self._pool.shutdown()  # every plot is in: the workers exit before the site is swapped in
         finally:
