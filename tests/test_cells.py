@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import random
 import re
 from pathlib import Path
 
@@ -161,6 +163,28 @@ def test_a_value_no_metric_takes_is_named_and_never_made_a_cell(
     assert first_impossible(scores) == (1, problem)
     with pytest.raises(ValueError, match=re.escape(problem)):
         cells(scores)
+
+
+def test_the_store_wide_check_finds_the_first_row_the_per_score_rule_refuses() -> None:
+    """`first_impossible` checks hundreds of thousands of rows at once; it must find the row `value_problem`,
+    the rule for one score, refuses first: over declared and undeclared metrics, fractions and not,
+    undefined values and negative counts."""
+    rng = random.Random(3)
+    metrics = ["accuracy", "variation_of_information", "dev_perplexity", "log_likelihood"]
+    for _ in range(400):
+        rows = [
+            (
+                rng.choice(metrics),
+                rng.choice([0.0, 0.5, 1.0, 1.5, -0.5, 3.0, math.nan, math.inf]),
+                rng.choice([10, 0, -1]),
+                rng.random() < 0.5,
+            )
+            for _ in range(rng.randint(1, 6))
+        ]
+        problems = [(at, value_problem(m, None if v != v else v, n, p)) for at, (m, v, n, p) in enumerate(rows)]
+        expected = next(((at, problem) for at, problem in problems if problem is not None), None)
+        scores = pd.DataFrame(rows, columns=["metric", "value", "n", "proportion"])
+        assert first_impossible(scores) == expected, rows
 
 
 def test_undefined_values_and_graded_metrics_outside_zero_and_one_are_possible() -> None:

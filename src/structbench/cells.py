@@ -303,12 +303,12 @@ def first_impossible_of(
 ) -> tuple[int, str] | None:
     """`first_impossible` of score rows given as columns (NaN for an undefined value). Vectorised over
     the metrics' ranges, so that checking a store's scores costs little beside reading them."""
-    low, high = np.full(len(values), -np.inf), np.full(len(values), np.inf)
-    for metric in set(metrics.tolist()):
-        named = metrics == metric
-        for fraction in (False, True):
-            where = named & (proportion == fraction)
-            low[where], high[where] = score_range(str(metric), fraction)
+    # each metric numbered in one pass over the names (not one comparison of every name per distinct metric),
+    # each (metric, fraction) pair's range looked up once, then taken for every row
+    numbers: dict[object, int] = {}
+    codes = np.array([numbers.setdefault(metric, len(numbers)) for metric in metrics.tolist()], dtype=np.int64)
+    bounds = [score_range(str(metric), fraction) for metric in numbers for fraction in (False, True)]
+    low, high = np.array(bounds, dtype=float).reshape(-1, 2)[codes * 2 + proportion.astype(np.int64)].T
     with np.errstate(invalid="ignore"):
         bad = (items < 0) | np.isinf(values) | (values < low) | (values > high)
     if not bad.any():
