@@ -16,6 +16,7 @@ from structbench.runs.arguments import parse_settings
 from structbench.runs.runner import Runner
 from structbench.scoring import Score, SplitScores
 from structbench.specs import ModelSpec
+from structbench.store import run_compute, run_statistics
 from tests.reports.support import MACHINE, row_of, suite_page, summary
 from tests.support.helpers import read_results
 
@@ -185,3 +186,28 @@ def test_seeds_from_machines_that_differ_in_simd_are_noted_with_every_difference
         '<span class="machines" title="against seed 0&#39;s machine, seed 1: simd_numpy AVX512_ICL -&gt; X86_V3, '
         'numpy 2.3.5 -&gt; 2.4.6">seeds from 2 machines: simd_numpy AVX512_ICL / X86_V3, numpy 2.3.5 / 2.4.6</span>'
     ) in row
+
+
+def test_a_row_reads_each_seeds_compute_and_statistics_as_the_store_reader_does_damaged_entries_too(
+    runner: Runner,
+) -> None:
+    """The board parses each run's environment once and checks its entries itself: what it shows of each
+    seed is what `run_compute` and `run_statistics` read from the same text, whatever a store holds."""
+    texts = [
+        json.dumps(MACHINE | {"compute": {"parameters": 1200, "device": "cpu"}, "statistics": {"dev_accuracy": 0.5}}),
+        json.dumps(MACHINE | {"compute": {"parameters": -3, "device": ""}, "statistics": {"Bad Name": 1.0}}),
+        json.dumps(MACHINE | {"compute": "garbage", "statistics": ["dev_accuracy", 1.0]}),
+        json.dumps(["not", "an", "object"]),
+        "{not json",
+    ]
+    runner.evaluate("lookup-tables", ModelSpec(name="copy"), list(range(len(texts))))
+    for seed, text in enumerate(texts):
+        runner.store._db.execute("UPDATE runs SET environment = ? WHERE seed = ?", (text, seed))
+    runner.store._db.commit()
+    (board,) = boards(runner.store, aggregate(runner.store))
+    compute = board.compute["copy"]
+    assert compute.seed_statistics == {seed: run_statistics(text) for seed, text in enumerate(texts)}
+    assert compute.seed_statistics[0] == {"dev_accuracy": 0.5} and compute.seed_statistics[1] == {}
+    reported = [run_compute(text) for text in texts]
+    assert reported[0] == {"parameters": 1200, "device": "cpu"} and not any(reported[1:])
+    assert (compute.parameters, compute.device) == (1200, "cpu")

@@ -29,6 +29,7 @@ from structbench.analysis.statistics import Sample, sample, two_sample_test
 from structbench.analysis.suite_score import group_scores, suite_scores
 from structbench.cells import RUN_CELL, STAT_COLUMNS, as_stats, cells, current_runs, current_scores
 from structbench.errors import UserError
+from structbench.protocols import checked_compute, checked_statistics
 from structbench.reports.builders.model_facts import ModelFacts, answers, ceiling_labels, model_names, questions
 from structbench.reports.builders.reference_runs import reference_rows
 from structbench.reports.builders.suite_board import (
@@ -43,7 +44,7 @@ from structbench.reports.builders.suite_board import (
 )
 from structbench.reports.builders.ties import best_and_ties
 from structbench.specs import SeedStats, SuiteSpec, natural_key
-from structbench.store import StoreReader, run_compute, run_statistics
+from structbench.store import StoreReader
 from structbench.suite import Suite
 
 RESULT_COLUMNS = [
@@ -120,17 +121,19 @@ def _compute(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], Compute]:
         by_cell.setdefault((suite, version, suite_hash, model), []).append((int(seed), environment, fit_seconds))
     out = {}
     for key, cell_runs in by_cell.items():
-        reported = [run_compute(environment) for _, environment, _ in cell_runs]
+        # each run's JSON parsed once: its compute and statistics entries are read from the parsed object,
+        # checked as `run_compute` and `run_statistics` check them
+        environments = [(seed, _environment(environment)) for seed, environment, _ in cell_runs]
+        reported = [checked_compute(e.get("compute", {}))[0] for _, e in environments]
         parameters = [c["parameters"] for c in reported if isinstance(c.get("parameters"), int)]
         devices = sorted({str(c["device"]) for c in reported if isinstance(c.get("device"), str)})
         seconds = [float(s) for *_, s in cell_runs if s is not None and s == s]
-        environments = [(seed, _environment(environment)) for seed, environment, _ in cell_runs]
         threads = {t for _, e in environments if type(t := e.get("threads")) is int and t > 0}
         out[key] = Compute(
             fit_seconds=sum(seconds) / len(seconds) if seconds else None,
             parameters=max(int(p) for p in parameters) if parameters else None,
             device=", ".join(devices),
-            seed_statistics={seed: run_statistics(environment) for seed, environment, _ in cell_runs},
+            seed_statistics={seed: checked_statistics(e.get("statistics", {}))[0] for seed, e in environments},
             threads=tuple(sorted(threads)),
             machines=machines(environments),
         )
