@@ -250,15 +250,19 @@ def write_site(site: Site, out_dir: Path, *, earlier: Path | None = None, drawin
     # drawn and written by the workers, if there are any, while this process writes the rest
     plotting = drawing.draw(reuse_drawn(views.plots, out_dir, earlier))
     scripts = write_error_data(site, views.errors, out_dir, earlier=earlier, worker=drawing.running())
-    write_tables(site.results, out_dir)
-    (out_dir / "leaderboard.md").write_text(
-        leaderboard_markdown(list(site.boards), list(site.claims)), encoding="utf-8"
-    )
-    (out_dir / "references.json").write_text(
-        json.dumps([r.model_dump() for r in site.references], indent=1, ensure_ascii=False), encoding="utf-8"
-    )
-    copy_static(out_dir)
-    write_pages(views, out_dir, version=__version__)
+    try:
+        write_tables(site.results, out_dir)
+        (out_dir / "leaderboard.md").write_text(
+            leaderboard_markdown(list(site.boards), list(site.claims)), encoding="utf-8"
+        )
+        (out_dir / "references.json").write_text(
+            json.dumps([r.model_dump() for r in site.references], indent=1, ensure_ascii=False), encoding="utf-8"
+        )
+        copy_static(out_dir)
+        write_pages(views, out_dir, version=__version__)
+    except BaseException:
+        scripts.abandon()  # the folder is deleted next: no script may be written into it afterwards
+        raise
     scripts.finish()
     keep_drawn(out_dir, plotting.wait())
     return out_dir / "index.html"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor, Executor, Future
+from contextlib import suppress
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -66,3 +67,13 @@ class Tasks(Generic[T]):
             done[index] = outcome(future, function, *arguments)
         self._handed = []
         return [done[index] for index in range(len(done))]
+
+    def abandon(self) -> None:
+        """Drop the parts no worker has started and wait for those one has (their errors ignored): after a
+        failure, so that nothing a worker writes outlives the caller's clean-up of what it wrote."""
+        # all dropped first, from the last: a worker done with one part would otherwise start the next meanwhile
+        started = [future for future, _, _ in reversed(self._handed) if future is not None and not future.cancel()]
+        for future in started:
+            with suppress(Exception):
+                future.result()
+        self._handed = []
