@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import special  # the quantile functions alone: scipy.stats takes a second to import
 
 from structbench.metrics import metric_range
 from structbench.specs import SeedStats
@@ -82,6 +81,8 @@ def wilson(proportion: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
     scipy has it only one integer count at a time (`binomtest(k, n).proportion_ci(method=
     "wilson")`, which the tests compare with); here it runs over every cell at once."""
+    from scipy import special  # where intervals are made: a quarter of a second that most commands never need
+
     z = special.ndtri(1 - (1 - CONFIDENCE) / 2)
     shrink = 1 + z**2 / n
     centre = (proportion + z**2 / (2 * n)) / shrink
@@ -122,6 +123,8 @@ def _intervals(
     bounds: tuple[np.ndarray, np.ndarray],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(low, high, method) of every cell, as the module docstring says, clipped to `bounds` (`ranges`)."""
+    from scipy import special  # the quantile functions alone (scipy.stats takes a second to import)
+
     low, high = np.full(len(mean), np.nan), np.full(len(mean), np.nan)
     method = np.full(len(mean), "none", dtype=object)
     if varied.any():
