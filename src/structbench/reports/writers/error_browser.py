@@ -7,11 +7,11 @@ base64-encoded, into one script per (suite page, model) beside its page; the bro
 instead would cost about 0.26 ms per block, 11.5 s on a 10,000-run store, and the page would carry
 the same information. Copying them is still most of what a large site's writing costs (a 10,000-run
 store: 150 MB of blocks), so the scripts are written by the report's worker processes while the report
-writes its pages (`structbench.reports.worker.Tasks`). The examples (input, gold answer and the meta keys the browser filters on)
-come from the suite's frozen split files where this structbench has them built: a frozen file is
-already gzip (`structbench.data.freeze`), so it is checked against its SHA-256 and copied as it is,
-base64-encoded, and the browser inflates it with `DecompressionStream("gzip")` (recompressing every
-test split cost a first report seconds). Each is named by the file's SHA-256, so that every model's
+writes its pages (`structbench.reports.worker.Tasks`). The examples (input, gold answer and the meta
+keys the browser filters on) come from the suite's frozen split files where this structbench has them
+built: a frozen file is already gzip (`structbench.data.freeze`), so it is checked against its SHA-256
+and copied as it is, base64-encoded, and the browser inflates it with `DecompressionStream("gzip")`
+(recompressing every test split cost a first report seconds). Each is named by the file's SHA-256, so that every model's
 page shares it and a re-render into the same folder links the earlier site's into the new one. Where
 the data is not built here, the browser shows example ids and predictions only.
 
