@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor, Executor, Future
 from contextlib import suppress
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -52,6 +52,14 @@ class Tasks(Generic[T]):
     def hand(self, worker: Executor | None, function: Callable[..., T], *arguments: object) -> None:
         """`function(*arguments)` handed to `worker` (done by `finish` where there is none, or it died)."""
         self._handed.append((submit(worker, function, *arguments), function, arguments))
+
+    def hand_parts(
+        self, worker: Executor | None, function: Callable[[list[Any]], T], items: list[Any], parts: int
+    ) -> None:
+        """`function` over `items` in `parts` parts, each taking every `parts`-th item (so that parts of
+        items of uneven cost cost about the same), handed as `hand` does; no part is empty."""
+        for start in range(min(parts, len(items))):
+            self.hand(worker, function, items[start::parts])
 
     def finish(self) -> list[T]:
         """Every part's result. The caller has nothing else left to do, so it does the parts no worker has

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from structbench.data import freeze
 from structbench.data.sources import sha256_bytes
+from structbench.reports.builders.predictions import RunPredictions
 from structbench.reports.builders.site import Site
 from structbench.reports.escaping import script_json
 from structbench.reports.views.pages import ErrorPage
@@ -73,8 +74,8 @@ class RunsScript:
 
     path: Path
     model: str
-    runs: list[tuple[int, int, dict[str, str], dict[str, bytes]]]
-    """(seed, draw, split -> name of its examples script, split -> its predictions block) of each run."""
+    runs: list[tuple[RunPredictions, dict[str, str]]]
+    """Each run's predictions, with split -> the name of its examples script."""
 
 
 SCRIPT_TASKS = 32
@@ -110,13 +111,10 @@ def write_error_data(
                         written[key] = _examples_script(out_dir, predictions.examples.get(key), earlier)
                     if (name := written[key]) is not None:
                         files[split] = name
-                runs.append((int(run.seed), int(run.draw), files, run.blocks))
+                runs.append((run, files))
             scripts.append(RunsScript(out_dir / data.script, data.model, runs))
     tasks: Tasks[None] = Tasks()
-    parts = SCRIPT_TASKS if worker is not None else 1
-    for part in (scripts[start::parts] for start in range(parts)):
-        if part:
-            tasks.hand(worker, write_runs_scripts, part)
+    tasks.hand_parts(worker, write_runs_scripts, scripts, SCRIPT_TASKS if worker is not None else 1)
     return tasks
 
 
@@ -133,14 +131,14 @@ def write_runs_scripts(scripts: list[RunsScript]) -> None:
     """Write each runs script: its runs' blocks copied as they are, base64-encoded."""
     for script in scripts:
         parts = []
-        for seed, draw, files, blocks in script.runs:
+        for run, files in script.runs:
             # base64 needs no escaping: joined as text, which json.dumps would scan character by character
             # (megabytes of it on a large store); the split name beside it is a store's text, escaped
             encoded = ", ".join(
-                f'{script_json(split)}: "{base64.b64encode(block).decode()}"' for split, block in blocks.items()
+                f'{script_json(split)}: "{base64.b64encode(block).decode()}"' for split, block in run.blocks.items()
             )
             parts.append(
-                f'{{"seed": {script_json(seed)}, "draw": {script_json(draw)}, "examples": {script_json(files)}, '
+                f'{{"seed": {script_json(run.seed)}, "draw": {script_json(run.draw)}, "examples": {script_json(files)}, '
                 f'"blocks": {{{encoded}}}}}'
             )
         text = f'structbench.runs({{"model": {script_json(script.model)}, "runs": [{", ".join(parts)}]}});\n'

@@ -425,10 +425,7 @@ class Drawing:
             self._plots.hand(None, _draw_to, items)
             return self
         # many per worker, so that one slow plot holds back little and `wait` finds some not yet started
-        parts = max(self._workers, 1) * CHUNKS_PER_WORKER
-        for chunk in (items[start::parts] for start in range(parts)):
-            if chunk:
-                self._plots.hand(self._pool, _draw_to, chunk)
+        self._plots.hand_parts(self._pool, _draw_to, items, max(self._workers, 1) * CHUNKS_PER_WORKER)
         return self
 
     def wait(self) -> list[Path]:
