@@ -269,7 +269,7 @@ def test_a_bad_value_names_the_set_value_and_a_recipes_names_the_recipe_never_a_
 ) -> None:
     """Issue 46: the fix was "fix the --set values or /…/site-packages/…/recipes/seq2seq/default.yaml"."""
     from structbench.baselines.neural import settings
-    from structbench.baselines.neural.seq2seq.nets import Seq2SeqSettings
+    from structbench.baselines.neural.seq2seq.settings import Seq2SeqSettings
 
     run = ["run", "--suite", "lookup-tables", "--model", "seq2seq", "--store", str(store_path), "--no-progress"]
     assert main([*run, "--set", "hidden=abc", "--in-process"]) == 2

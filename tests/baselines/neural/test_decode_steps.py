@@ -7,11 +7,15 @@ import pytest
 import torch
 
 from structbench.baselines.neural.batching import make_batch
-from structbench.baselines.neural.lla.nets import LlaNet, LlaSettings
+from structbench.baselines.neural.lla.nets import LlaNet
+from structbench.baselines.neural.lla.settings import LlaSettings
 from structbench.baselines.neural.net import TransductionNet
-from structbench.baselines.neural.seq2attn.nets import Seq2AttnNet, Seq2AttnSettings
-from structbench.baselines.neural.seq2seq.nets import Seq2SeqNet, Seq2SeqSettings
-from structbench.baselines.neural.transformer.nets import TransformerNet, TransformerSettings
+from structbench.baselines.neural.seq2attn.nets import Seq2AttnNet
+from structbench.baselines.neural.seq2attn.settings import Seq2AttnSettings
+from structbench.baselines.neural.seq2seq.nets import Seq2SeqNet
+from structbench.baselines.neural.seq2seq.settings import Seq2SeqSettings
+from structbench.baselines.neural.transformer.nets import TransformerNet
+from structbench.baselines.neural.transformer.settings import TransformerSettings
 from structbench.baselines.neural.vocab import Vocabulary
 
 SOURCE = Vocabulary(["a", "b", "c", "."])

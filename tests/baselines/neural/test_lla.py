@@ -9,7 +9,8 @@ import torch
 from structbench import registry
 from structbench.baselines.neural.batching import example_batches, make_batch
 from structbench.baselines.neural.lla.model import LlaLstm, LlaLstmNoAdversary, ThrushLstm
-from structbench.baselines.neural.lla.nets import LlaNet, LlaSettings, grad_reverse
+from structbench.baselines.neural.lla.nets import LlaNet, grad_reverse
+from structbench.baselines.neural.lla.settings import LlaSettings
 from structbench.baselines.neural.trainer import Trainer
 from structbench.baselines.neural.vocab import PAD, Vocabulary
 from structbench.data import freeze

@@ -13,9 +13,11 @@ import torch
 from structbench.baselines.neural.fit import History
 from structbench.baselines.neural.net import TransductionNet
 from structbench.baselines.neural.resume import Resume
-from structbench.baselines.neural.seq2seq.nets import Seq2SeqNet, Seq2SeqSettings
+from structbench.baselines.neural.seq2seq.nets import Seq2SeqNet
+from structbench.baselines.neural.seq2seq.settings import Seq2SeqSettings
 from structbench.baselines.neural.trainer import Trainer
-from structbench.baselines.neural.transformer.nets import TransformerNet, TransformerSettings
+from structbench.baselines.neural.transformer.nets import TransformerNet
+from structbench.baselines.neural.transformer.settings import TransformerSettings
 from structbench.baselines.neural.vocab import Vocabulary
 from structbench.seeding import seed_everything
 from structbench.specs import Example

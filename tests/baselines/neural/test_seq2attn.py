@@ -9,7 +9,8 @@ import torch
 
 from structbench.baselines.neural.batching import make_batch
 from structbench.baselines.neural.seq2attn.model import Seq2Attn
-from structbench.baselines.neural.seq2attn.nets import Seq2AttnNet, Seq2AttnSettings
+from structbench.baselines.neural.seq2attn.nets import Seq2AttnNet
+from structbench.baselines.neural.seq2attn.settings import Seq2AttnSettings
 from structbench.baselines.neural.vocab import Vocabulary
 from structbench.errors import UserError
 from structbench.runs.runner import Runner

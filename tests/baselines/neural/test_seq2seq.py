@@ -11,7 +11,8 @@ from structbench import registry
 from structbench.baselines.neural import checkpoint
 from structbench.baselines.neural.batching import IGNORE, make_batch
 from structbench.baselines.neural.seq2seq.model import AttentiveGuidance, AttentiveGuidanceOracle, Seq2Seq
-from structbench.baselines.neural.seq2seq.nets import Seq2SeqNet, Seq2SeqSettings
+from structbench.baselines.neural.seq2seq.nets import Seq2SeqNet
+from structbench.baselines.neural.seq2seq.settings import Seq2SeqSettings
 from structbench.baselines.neural.settings import (
     BUDGETS,
     RECIPES,

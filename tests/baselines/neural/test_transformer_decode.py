@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from structbench.baselines.neural.batching import make_batch
-from structbench.baselines.neural.transformer.nets import TransformerNet, TransformerSettings, _CachedDecoder
+from structbench.baselines.neural.transformer.nets import TransformerNet, _CachedDecoder
+from structbench.baselines.neural.transformer.settings import TransformerSettings
 from structbench.baselines.neural.vocab import PAD, SOS, Vocabulary
 
 SOURCE = Vocabulary(list("abcdefgh"))

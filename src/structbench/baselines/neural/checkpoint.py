@@ -11,12 +11,13 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from structbench.errors import UserError
 from structbench.paths import checkpoints_dir
+
+if TYPE_CHECKING:
+    import torch
 
 
 def settings_hash(settings: dict[str, Any]) -> str:
@@ -29,6 +30,8 @@ def checkpoint_path(suite: str, draw: int, model: str, settings: dict[str, Any],
 
 def save(path: Path, state: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
     """Write atomically, so that an interrupted save never leaves a half checkpoint behind."""
+    import torch
+
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".pt.partial")
     torch.save({"state": {k: v.detach().cpu() for k, v in state.items()}, "meta": json.dumps(meta)}, partial)
@@ -37,6 +40,8 @@ def save(path: Path, state: dict[str, torch.Tensor], meta: dict[str, Any]) -> No
 
 def load(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     """Weights and metadata of a checkpoint, loaded without unpickling arbitrary objects."""
+    import torch
+
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
         return blob["state"], json.loads(blob["meta"])

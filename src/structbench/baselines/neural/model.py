@@ -15,9 +15,8 @@ import json
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import torch
 from pydantic import BaseModel
 
 from structbench.baselines.neural import checkpoint
@@ -32,6 +31,9 @@ from structbench.baselines.neural.settings import (
 from structbench.devices import resolve_device
 from structbench.errors import UserError
 from structbench.seeding import seed_everything
+
+if TYPE_CHECKING:
+    import torch
 
 
 class NeuralModel:
@@ -60,9 +62,23 @@ class NeuralModel:
         self.overrides = overrides
         self.citation = ""
         self.history: dict[str, Any] = {}
-        self.device = torch.device("cpu")
+        self._device: torch.device | None = None
         self.log: Callable[[str], None] = lambda message: print(message, file=sys.stderr)
         self._threads_before: int | None = None
+
+    @property
+    def device(self) -> torch.device:
+        """Where the run trains and answers: the CPU until `begin` resolves the settings' `device`. Made
+        when first asked for, so that building the model to key its runs (`configuration`) needs no PyTorch."""
+        if self._device is None:
+            import torch
+
+            self._device = torch.device("cpu")
+        return self._device
+
+    @device.setter
+    def device(self, device: torch.device) -> None:
+        self._device = device
 
     @classmethod
     def configuration(cls, suite: str, budget: str = "cpu-small", **overrides: Any) -> dict[str, Any]:
@@ -106,6 +122,8 @@ class NeuralModel:
         """Train and answer on `threads` CPU threads (the runner holds a run to them already; this is
         for a caller that drives the model itself); `close` restores the count from before the first
         call, however often a run calls it."""
+        import torch
+
         if self._threads_before is None:
             self._threads_before = torch.get_num_threads()
         torch.set_num_threads(threads)
@@ -155,6 +173,8 @@ class NeuralModel:
         `device`, where it trained and predicted (e.g. "cpu", "cuda:0"). Before `fit` there is no
         network, so only the device is reported. A bare "cuda" is given its index ("cuda:0"), so
         that runs on different GPUs of one machine are told apart."""
+        import torch
+
         device = self.device
         if device.type == "cuda" and device.index is None and torch.cuda.is_available():
             device = torch.device("cuda", torch.cuda.current_device())
@@ -173,5 +193,7 @@ class NeuralModel:
     def close(self) -> None:
         """Give torch back the thread count it had before `threads` changed it (the runner calls this)."""
         if self._threads_before is not None:
+            import torch
+
             torch.set_num_threads(self._threads_before)
             self._threads_before = None

@@ -4,23 +4,25 @@
 protocol. `fit` resolves the settings from the model's recipe for the suite (budget `cpu-small`
 unless `--set budget=paper`), builds the vocabularies from the training split only, and either
 reloads the run's checkpoint or trains and saves one. Subclasses say which settings they take and build their network.
+
+Like every registered neural baseline, it imports PyTorch where a run trains or answers, never with
+the class: the processes that only key, label and check runs (`run`'s own, `report`, a store's
+normalisation) load the class through the registry and must not pay a second or more for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from structbench.baselines.neural import checkpoint
-from structbench.baselines.neural.fit import History
 from structbench.baselines.neural.model import NeuralModel
-from structbench.baselines.neural.net import TransductionNet
-from structbench.baselines.neural.resume import Resume
 from structbench.baselines.neural.settings import TrainSettings
-from structbench.baselines.neural.trainer import Trainer, decode_all
 from structbench.baselines.neural.vocab import Vocabulary
 from structbench.progress import run_bar
 from structbench.specs import Split
+
+if TYPE_CHECKING:
+    from structbench.baselines.neural.net import TransductionNet
 
 
 class NeuralTransducer(NeuralModel):
@@ -28,8 +30,6 @@ class NeuralTransducer(NeuralModel):
 
     protocols: ClassVar[tuple[str, ...]] = ("transduction",)
     settings_class: ClassVar[type[TrainSettings]] = TrainSettings
-    net_class: ClassVar[Callable[..., TransductionNet]]
-    """The network, built from (settings, source vocabulary size, target vocabulary size)."""
 
     def __init__(self, budget: str = "cpu-small", **overrides: Any) -> None:
         super().__init__(budget, **overrides)
@@ -38,10 +38,14 @@ class NeuralTransducer(NeuralModel):
         self.max_length = 64
 
     def build_net(self, settings: Any, source: Vocabulary, target: Vocabulary, train: Split) -> TransductionNet:
-        """The untrained network for this run; a subclass that needs more than the sizes overrides it."""
-        return self.net_class(settings, len(source), len(target))
+        """The untrained network for this run. Each subclass imports its `nets` module here, where a run
+        trains: PyTorch is no part of what the registry loads to key and label the model's runs."""
+        raise NotImplementedError(f"{type(self).__name__} must build its network")
 
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
+        from structbench.baselines.neural.resume import Resume
+        from structbench.baselines.neural.trainer import Trainer
+
         settings, self.citation = self.resolve(train.suite)
         self.settings = settings
         self.begin(settings, seed)
@@ -71,12 +75,14 @@ class NeuralTransducer(NeuralModel):
             "target": target.tokens,
         }
         resume = Resume(path.with_suffix(".resume"), identity, log=self.log)
-        history: History = trainer.train(train.examples, dev.examples if dev else None, resume=resume)
+        history = trainer.train(train.examples, dev.examples if dev else None, resume=resume)
         self.history = history.as_dict()
         self.save_trained(path, self.net, train.suite, seed, settings, source=source.tokens, target=target.tokens)
 
     def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
         if self.net is None:
             raise RuntimeError(f"{self.name} must be fitted before it can transduce")
+        from structbench.baselines.neural.trainer import decode_all
+
         ids = decode_all(self.net, inputs, self.source, self.max_length, self.device)
         return [self.target.decode(row.tolist()) for row in ids]

@@ -6,11 +6,16 @@ network has, fixed here so that `--set` cannot turn one into another.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from structbench.baselines.neural.lla.nets import LlaNet, LlaSettings
+from structbench.baselines.neural.lla.settings import LlaSettings
 from structbench.baselines.neural.transducer import NeuralTransducer
+from structbench.baselines.neural.vocab import Vocabulary
 from structbench.errors import UserError
+from structbench.specs import Split
+
+if TYPE_CHECKING:
+    from structbench.baselines.neural.lla.nets import LlaNet
 
 
 class LlaLstm(NeuralTransducer):
@@ -18,7 +23,6 @@ class LlaLstm(NeuralTransducer):
 
     name = "lla-lstm"
     settings_class = LlaSettings
-    net_class = LlaNet
     variant: ClassVar[dict[str, bool]] = {"lexicon": True, "adversary": True}
     """The units this entry has; they are part of its identity, not settings to change."""
 
@@ -30,6 +34,11 @@ class LlaLstm(NeuralTransducer):
                     "lstm-thrush for the other variants."
                 )
         super().__init__(budget, **{**overrides, **self.variant})
+
+    def build_net(self, settings: Any, source: Vocabulary, target: Vocabulary, train: Split) -> LlaNet:
+        from structbench.baselines.neural.lla.nets import LlaNet
+
+        return LlaNet(settings, len(source), len(target))
 
 
 class LlaLstmNoAdversary(LlaLstm):

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from structbench.baselines.neural.seq2attn.nets import Seq2AttnNet, Seq2AttnSettings
+from typing import TYPE_CHECKING, Any
+
+from structbench.baselines.neural.seq2attn.settings import Seq2AttnSettings
 from structbench.baselines.neural.transducer import NeuralTransducer
+from structbench.baselines.neural.vocab import Vocabulary
+from structbench.specs import Split
+
+if TYPE_CHECKING:
+    from structbench.baselines.neural.seq2attn.nets import Seq2AttnNet
 
 
 class Seq2Attn(NeuralTransducer):
@@ -11,4 +18,8 @@ class Seq2Attn(NeuralTransducer):
 
     name = "seq2attn"
     settings_class = Seq2AttnSettings
-    net_class = Seq2AttnNet
+
+    def build_net(self, settings: Any, source: Vocabulary, target: Vocabulary, train: Split) -> Seq2AttnNet:
+        from structbench.baselines.neural.seq2attn.nets import Seq2AttnNet
+
+        return Seq2AttnNet(settings, len(source), len(target))

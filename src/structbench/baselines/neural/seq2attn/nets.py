@@ -36,46 +36,19 @@ must equal the hidden size (Korrel's 256/256, 512/512). For an LSTM only h is ga
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 import torch
 import torch.nn.functional as F
-from pydantic import PositiveFloat, PositiveInt
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from structbench.baselines.neural.batching import Batch
 from structbench.baselines.neural.net import NetOutput, TransductionNet, greedy_loop
-from structbench.baselines.neural.settings import Fraction, TrainSettings
+from structbench.baselines.neural.seq2attn.settings import Seq2AttnSettings
 from structbench.baselines.neural.vocab import PAD, SOS
 from structbench.errors import UserError
 
 State = torch.Tensor | tuple[torch.Tensor, torch.Tensor]
-
-
-class Seq2AttnSettings(TrainSettings):
-    """Architecture of Seq2Attn on top of the shared training settings."""
-
-    cell: Literal["gru", "lstm"] = "gru"
-    """Recurrent unit of encoder, transcoder and decoder."""
-    embedding: PositiveInt = 256
-    """Embedding size (input and output)."""
-    hidden: PositiveInt = 256
-    """Recurrent state size; with `full_context` and `embedding_values` it must equal `embedding`."""
-    dropout: Fraction = 0.5
-    """Dropout on embeddings and before the output layer."""
-    transcoder: bool = True
-    """T: a transcoder computes the attention; the decoder sees only context and previous output."""
-    full_context: bool = True
-    """F: the decoder's previous state is multiplied element-wise by the context vector."""
-    embedding_values: bool = True
-    """E: attention values are the input embeddings (keys stay the encoder states)."""
-    gumbel: bool = True
-    """G: Gumbel-Softmax straight-through attention in training, argmax at inference; plain softmax if false."""
-    temperature_mode: Literal["constant", "latent", "conditioned"] = "constant"
-    """Gumbel-Softmax temperature: fixed, one learned scalar, or conditioned on the transcoder state."""
-    temperature: PositiveFloat = 5.0
-    """The constant temperature, the latent one's start, or the conditioned one's maximum."""
 
 
 def recurrent(cell: str, inputs: int, hidden: int) -> nn.RNNBase:

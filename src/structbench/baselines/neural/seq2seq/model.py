@@ -1,22 +1,24 @@
 """The registered recurrent encoder-decoders: `seq2seq` and its per-paper presets, and Attentive Guidance.
 
-Each class names its recipe (`recipes/NAME/`) and builds `Seq2SeqNet` (`nets.py`); the shared
-`NeuralTransducer` trains and checkpoints it. Attentive Guidance refuses suites without attention
+Each class names its recipe (`recipes/NAME/`) and builds `Seq2SeqNet` (`nets.py`, imported where a
+run trains); the shared `NeuralTransducer` trains and checkpoints it. Attentive Guidance refuses suites without attention
 targets; its oracle variant also reads them at test time, so it is flagged as not comparable.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from structbench import registry
-from structbench.baselines.neural.seq2seq.nets import Seq2SeqNet, Seq2SeqSettings
-from structbench.baselines.neural.trainer import decode_all
+from structbench.baselines.neural.seq2seq.settings import Seq2SeqSettings
 from structbench.baselines.neural.transducer import NeuralTransducer
 from structbench.baselines.neural.vocab import Vocabulary
 from structbench.data import freeze
 from structbench.errors import NotApplicable
 from structbench.specs import Split
+
+if TYPE_CHECKING:
+    from structbench.baselines.neural.seq2seq.nets import Seq2SeqNet
 
 
 class Seq2Seq(NeuralTransducer):
@@ -26,6 +28,8 @@ class Seq2Seq(NeuralTransducer):
     settings_class = Seq2SeqSettings
 
     def build_net(self, settings: Seq2SeqSettings, source: Vocabulary, target: Vocabulary, train: Split) -> Seq2SeqNet:
+        from structbench.baselines.neural.seq2seq.nets import Seq2SeqNet
+
         longest = max((len(e.input) for e in train.examples), default=1)
         return Seq2SeqNet(settings, len(source), len(target), max(64, 2 * longest))
 
@@ -84,6 +88,8 @@ class AttentiveGuidanceOracle(AttentiveGuidance):
 
     def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
         assert self.net is not None
+        from structbench.baselines.neural.trainer import decode_all
+
         attention = [self.targets.get(tuple(tokens)) for tokens in inputs]
         ids = decode_all(self.net, inputs, self.source, self.max_length, self.device, attention=attention)
         return [self.target.decode(row.tolist()) for row in ids]

@@ -30,44 +30,18 @@ twice the longest training input (positions beyond it cannot be attended).
 
 from __future__ import annotations
 
-from typing import Literal
-
 import torch
 import torch.nn.functional as F
-from pydantic import PositiveInt
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from structbench.baselines.neural.batching import IGNORE, Batch
 from structbench.baselines.neural.net import NetOutput, TransductionNet, greedy_loop
-from structbench.baselines.neural.settings import Fraction, TrainSettings
+from structbench.baselines.neural.seq2seq.settings import AttentionKind, Cell, Seq2SeqSettings
 from structbench.baselines.neural.vocab import PAD, SOS
 
-Cell = Literal["srn", "gru", "lstm"]
-AttentionKind = Literal["none", "location", "content", "luong-dot", "luong-mlp", "pre-mlp", "pre-dot"]
 State = torch.Tensor | tuple[torch.Tensor, torch.Tensor]
 PRE_RNN = ("location", "content", "pre-mlp", "pre-dot")
-
-
-class Seq2SeqSettings(TrainSettings):
-    """Architecture of the encoder-decoder on top of the shared training settings."""
-
-    cell: Cell = "gru"
-    """Recurrent unit of encoder and decoder: simple recurrent network (tanh), GRU or LSTM."""
-    layers: PositiveInt = 1
-    """Stacked recurrent layers (encoder and decoder alike)."""
-    embedding: PositiveInt = 64
-    """Token embedding size (input and output embeddings)."""
-    hidden: PositiveInt = 64
-    """Recurrent state size; also the attention size (Korrel: D_e = D_d = D_a)."""
-    dropout: Fraction = 0.1
-    """Dropout on embeddings, between layers and before the output layer."""
-    attention: AttentionKind = "pre-mlp"
-    """Attention variant (see the module docstring)."""
-    full_context: bool = False
-    """Korrel's full-context-pre-rnn decoder input c_t ⊙ W[x_t; c_t] (pre-rnn attention only)."""
-    oracle_attention: bool = False
-    """Replace the computed attention by the one-hot attention target (oracle guidance; not comparable)."""
 
 
 def recurrent(cell: Cell, inputs: int, hidden: int, layers: int, dropout: float) -> nn.RNNBase:

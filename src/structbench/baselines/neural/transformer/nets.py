@@ -13,30 +13,12 @@ from __future__ import annotations
 import math
 
 import torch
-from pydantic import PositiveInt
 from torch import nn
 
 from structbench.baselines.neural.batching import Batch
 from structbench.baselines.neural.net import NetOutput, TransductionNet
-from structbench.baselines.neural.settings import Fraction, TrainSettings
+from structbench.baselines.neural.transformer.settings import TransformerSettings
 from structbench.baselines.neural.vocab import EOS, PAD, SOS
-
-
-class TransformerSettings(TrainSettings):
-    """Architecture of the Transformer on top of the shared training settings."""
-
-    d_model: PositiveInt = 128
-    """Width of embeddings and every layer."""
-    heads: PositiveInt = 4
-    """Attention heads per layer."""
-    encoder_layers: PositiveInt = 2
-    """Encoder layers."""
-    decoder_layers: PositiveInt = 2
-    """Decoder layers."""
-    feedforward: PositiveInt = 256
-    """Inner width of the position-wise feed-forward layers."""
-    dropout: Fraction = 0.1
-    """Dropout in every sub-layer and on the embeddings."""
 
 
 def sinusoids(length: int, width: int) -> torch.Tensor:
