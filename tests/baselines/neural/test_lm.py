@@ -18,7 +18,8 @@ from structbench.baselines.neural.lm.model import (
     build_vocabulary,
     lm_sentences,
 )
-from structbench.baselines.neural.lm.nets import FanLm, FanLmArchitecture, FanSubLayer, LstmLm, LstmLmArchitecture
+from structbench.baselines.neural.lm.nets import FanLm, FanSubLayer, LstmLm
+from structbench.baselines.neural.lm.settings import FanLmArchitecture, LstmLmArchitecture
 from structbench.baselines.neural.rmn.model import Rmn
 from structbench.baselines.neural.settings import BUDGETS
 from structbench.baselines.neural.transformer.nets import sinusoids

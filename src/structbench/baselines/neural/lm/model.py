@@ -7,8 +7,14 @@ split and keeps the epoch with the lowest dev perplexity. Settings come from the
 for the suite's task (`recipes/MODEL/TASK.yaml`, budget `cpu-small` unless `--set
 budget=paper`), weights are checkpointed per run under `STRUCTBENCH_HOME/checkpoints/` and
 reloaded when the same run is asked again, and a run is seeded so that the same seed on the
-same CPU gives the same numbers. Subclasses name their settings and their network
-(`net_class`, built from (settings, vocabulary size), see `nets.LanguageModelNet`).
+same CPU gives the same numbers. Subclasses name their settings and build their network
+(`build_net`, from (settings, vocabulary), see `nets.LanguageModelNet`).
+
+Like every registered neural baseline, it imports PyTorch where a run trains or answers, never with
+the class: the network comes from `nets.py` in `build_net`, the scoring from `scoring.py` in the
+methods that score, the architectures' sizes from the torch-free `settings.py`. The processes that
+only key, label and check runs (`run`'s own, `report`, a store's normalisation) load the class
+through the registry and must not pay a second or more for it.
 
 Modelling follows Tran (2018), *Predicting and Discovering Linguistic Structure with Neural
 Networks*, PhD thesis, Universiteit van Amsterdam:
@@ -39,33 +45,28 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, ClassVar, Literal
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 from pydantic import NonNegativeInt, PositiveInt
 
 from structbench import registry
 from structbench.baselines.neural import checkpoint
-from structbench.baselines.neural.batching import length_buckets
-from structbench.baselines.neural.fit import Figures, History, Schedule, Selector, criterion_of, fit
-from structbench.baselines.neural.lm.nets import (
-    FanLm,
-    FanLmArchitecture,
-    LanguageModelNet,
-    LstmLm,
-    LstmLmArchitecture,
-)
+from structbench.baselines.neural.lm.settings import FanLmArchitecture, LstmLmArchitecture
 from structbench.baselines.neural.model import NeuralModel
 from structbench.baselines.neural.settings import NeuralSettings
-from structbench.baselines.neural.vocab import EOS, PAD, SOS, Vocabulary
+from structbench.baselines.neural.vocab import PAD, Vocabulary
 from structbench.data import freeze
 from structbench.errors import NotApplicable, UserError
 from structbench.progress import run_bar
-from structbench.protocols import shared_contexts
 from structbench.specs import Split
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from structbench.baselines.neural.fit import History
+    from structbench.baselines.neural.lm.nets import LanguageModelNet
 
 __all__ = [
     "FanLanguageModel",
@@ -75,15 +76,9 @@ __all__ = [
     "LstmLmSettings",
     "NeuralLanguageModel",
     "build_vocabulary",
-    "continuation_logprobs",
     "lm_sentences",
     "per_token_perplexity",
-    "sequence_logprobs",
-    "word_logprobs",
 ]
-
-SCORE_ELEMENTS = 2**23
-"""Largest batch of logits scored at once (rows x steps x vocabulary), about 32 MB in float32."""
 
 
 class LmSettings(NeuralSettings):
@@ -143,139 +138,6 @@ def build_vocabulary(
     return Vocabulary(sorted(kept))
 
 
-def _padded(rows: Sequence[Sequence[int]]) -> torch.Tensor:
-    width = max(len(row) for row in rows)
-    out = np.full((len(rows), width), PAD, dtype=np.int64)
-    for i, row in enumerate(rows):
-        out[i, : len(row)] = row
-    return torch.from_numpy(out)
-
-
-def framed(ids: Sequence[int]) -> list[int]:
-    """One sentence as a row: `<s>`, its word ids, `</s>`."""
-    return [SOS, *ids, EOS]
-
-
-def _score_batches(lengths: Sequence[int], vocab_size: int) -> list[list[int]]:
-    """Index lists sorted by length, each as many rows as fit in `SCORE_ELEMENTS` logits."""
-    ordered = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for i in ordered:  # ascending lengths: the newest row is the widest of its batch
-        if current and (len(current) + 1) * (lengths[i] + 1) * vocab_size > SCORE_ELEMENTS:
-            batches.append(current)
-            current = []
-        current.append(i)
-    if current:
-        batches.append(current)
-    return batches
-
-
-def sequence_logprobs(
-    net: LanguageModelNet,
-    sentences: Sequence[Sequence[int]],
-    device: torch.device,
-    *,
-    vocab_size: int,
-    amp: bool = False,
-) -> list[float]:
-    """Sum of natural-log probabilities of every sentence's ids and `</s>`, each given `<s>` and
-    the ids before it, in the given order.
-
-    Vectorised: per batch, one forward pass, one log-softmax and one gather of the target ids;
-    padding (after `</s>`) is masked out of the sums. The network is causal, so a sentence's
-    score does not depend on the other rows of its batch or on their lengths.
-    """
-    net.eval()
-    out = [0.0] * len(sentences)
-    with torch.inference_mode():
-        for indices in _score_batches([len(s) + 1 for s in sentences], vocab_size):
-            ids = _padded([framed(sentences[i]) for i in indices]).to(device)
-            with torch.autocast("cuda", enabled=amp and device.type == "cuda"):
-                logits = net(ids[:, :-1])
-            targets = ids[:, 1:]
-            picked = logits.float().log_softmax(dim=-1).gather(2, targets.unsqueeze(2)).squeeze(2)
-            sums = picked.masked_fill(targets == PAD, 0.0).double().sum(dim=1).cpu().tolist()
-            for row, i in enumerate(indices):
-                out[i] = sums[row]
-    return out
-
-
-def word_logprobs(
-    net: LanguageModelNet,
-    sentences: Sequence[Sequence[int]],
-    device: torch.device,
-    *,
-    vocab_size: int,
-    amp: bool = False,
-) -> list[list[float]]:
-    """Per sentence, the natural-log probability of each of its ids given `<s>` and the ids before it,
-    with no `</s>`, in the given order: `sequence_logprobs` before the sum."""
-    net.eval()
-    out: list[list[float]] = [[] for _ in sentences]
-    asked = [i for i, sentence in enumerate(sentences) if sentence]  # an empty sentence has no word to score
-    with torch.inference_mode():
-        for batch in _score_batches([len(sentences[i]) + 1 for i in asked], vocab_size):
-            indices = [asked[k] for k in batch]
-            ids = _padded([[SOS, *sentences[i]] for i in indices]).to(device)
-            with torch.autocast("cuda", enabled=amp and device.type == "cuda"):
-                logits = net(ids[:, :-1])
-            picked = logits.float().log_softmax(dim=-1).gather(2, ids[:, 1:].unsqueeze(2)).squeeze(2)
-            rows = picked.double().cpu().tolist()
-            for row, i in enumerate(indices):
-                out[i] = rows[row][: len(sentences[i])]
-    return out
-
-
-def continuation_logprobs(
-    net: LanguageModelNet,
-    requests: Sequence[tuple[Sequence[int], Sequence[int]]],
-    device: torch.device,
-    *,
-    vocab_size: int,
-    amp: bool = False,
-) -> list[float]:
-    """Sum of natural-log probabilities of each request's continuation ids given `<s>` and its context
-    ids, with no `</s>`, in the given order.
-
-    A one-word continuation (an agreement suite's verb) is read off one pass over its context: each
-    distinct context is run once and every candidate after it is gathered from the same next-word
-    distribution, so a minimal pair costs one prefix, not two sentences. A longer continuation is
-    scored on its own row, context included. The network is causal, so right padding moves no score.
-    """
-    net.eval()
-    out = [0.0] * len(requests)
-    single = [i for i, (_, continuation) in enumerate(requests) if len(continuation) == 1]
-    contexts, asked = shared_contexts([context for context, _ in requests], single)
-    longer = [i for i, (_, continuation) in enumerate(requests) if len(continuation) != 1]
-    with torch.inference_mode():
-        for indices in _score_batches([len(c) + 1 for c in contexts], vocab_size):
-            ids = _padded([[SOS, *contexts[j]] for j in indices]).to(device)
-            with torch.autocast("cuda", enabled=amp and device.type == "cuda"):
-                logits = net(ids)
-            last = torch.tensor([len(contexts[j]) for j in indices], device=device)
-            following = logits[torch.arange(len(indices), device=device), last].float().log_softmax(dim=-1)
-            rows = [row for row, j in enumerate(indices) for _ in asked[j]]
-            words = [requests[i][1][0] for j in indices for i in asked[j]]
-            picked = following[rows, words].double().cpu().tolist()
-            for i, value in zip((i for j in indices for i in asked[j]), picked, strict=True):
-                out[i] = value
-        for indices in _score_batches([len(requests[i][0]) + len(requests[i][1]) + 1 for i in longer], vocab_size):
-            chosen = [longer[k] for k in indices]
-            ids = _padded([[SOS, *requests[i][0], *requests[i][1]] for i in chosen]).to(device)
-            with torch.autocast("cuda", enabled=amp and device.type == "cuda"):
-                logits = net(ids[:, :-1])
-            picked = logits.float().log_softmax(dim=-1).gather(2, ids[:, 1:].unsqueeze(2)).squeeze(2)
-            positions = torch.arange(ids.shape[1] - 1, device=device)
-            begins = torch.tensor([len(requests[i][0]) for i in chosen], device=device)
-            ends = begins + torch.tensor([len(requests[i][1]) for i in chosen], device=device)
-            scored = (positions[None, :] >= begins[:, None]) & (positions[None, :] < ends[:, None])
-            sums = picked.masked_fill(~scored, 0.0).double().sum(dim=1).cpu().tolist()
-            for i, value in zip(chosen, sums, strict=True):
-                out[i] = value
-    return out
-
-
 def per_token_perplexity(logprobs: Sequence[float], sentences: Sequence[Sequence[int]]) -> float:
     """Per-token perplexity: exp of minus the summed log-probability over words plus one `</s>` per sentence."""
     tokens = sum(len(s) + 1 for s in sentences)
@@ -285,8 +147,8 @@ def per_token_perplexity(logprobs: Sequence[float], sentences: Sequence[Sequence
 class NeuralLanguageModel(NeuralModel):
     """A word-level LM trained on the suite's train sentences, scoring whole sentences for the harness.
 
-    Subclasses set `name`, `settings_class` (an `LmSettings` with the network's sizes) and
-    `net_class`. After `fit`, `logprob` scores sentences and `statistics` reports the dev
+    Subclasses set `name` and `settings_class` (an `LmSettings` with the network's sizes) and build
+    their network (`build_net`). After `fit`, `logprob` scores sentences and `statistics` reports the dev
     perplexity of the kept epoch. A suite whose train split is empty (`agreement-gulordava`)
     leaves the model untrained, and `logprob` then raises `NotApplicable`, so the run is `n/a`
     with the reason, never a row of chance-level numbers; `--set train_on=SUITE` trains on
@@ -295,8 +157,6 @@ class NeuralLanguageModel(NeuralModel):
 
     protocols: ClassVar[tuple[str, ...]] = ("minimal-pair", "forced-choice", "region-surprisal")
     settings_class: ClassVar[type[LmSettings]] = LmSettings
-    net_class: ClassVar[Callable[..., LanguageModelNet]]
-    """The network, built from (settings, vocabulary size)."""
 
     def __init__(self, budget: str = "cpu-small", **overrides: Any) -> None:
         super().__init__(budget, **overrides)
@@ -314,8 +174,10 @@ class NeuralLanguageModel(NeuralModel):
         return settings, citation
 
     def build_net(self, settings: Any, vocabulary: Vocabulary) -> LanguageModelNet:
-        """The untrained network; a subclass that needs more than the vocabulary size overrides it."""
-        return self.net_class(settings, len(vocabulary))
+        """The untrained network, from the run's settings and vocabulary. Each subclass imports its
+        `nets` module here, where a run trains: PyTorch is no part of what the registry loads to key
+        and label the model's runs."""
+        raise NotImplementedError(f"{type(self).__name__} must build its network")
 
     def _training_splits(
         self, train: Split, dev: Split | None, settings: LmSettings, seed: int
@@ -396,13 +258,20 @@ class NeuralLanguageModel(NeuralModel):
         """Adam on token-level cross-entropy (`loss`: mean or sum per batch) over length-bucketed batches of
         whole sentences, in the shared loop, the learning rate decayed on a dev plateau where `lr_decay` says;
         the parameters of the evaluation with the lowest dev perplexity are kept (the last without dev)."""
+        import torch
+        import torch.nn.functional as F
+
+        from structbench.baselines.neural.batching import length_buckets
+        from structbench.baselines.neural.fit import Figures, Schedule, Selector, criterion_of, fit
+        from structbench.baselines.neural.lm.scoring import framed, padded, sequence_logprobs
+
         device = self.device
         schedule = Schedule.of(settings, device)
         rng = np.random.default_rng(seed)
         lengths = [len(s) + 2 for s in train]
 
         def step(indices: list[int], update: Callable[[torch.Tensor], None]) -> tuple[float, int]:
-            ids = _padded([framed(train[i]) for i in indices]).to(device)
+            ids = padded([framed(train[i]) for i in indices]).to(device)
             targets = ids[:, 1:]
             with torch.autocast("cuda", enabled=schedule.amp):
                 logits = net(ids[:, :-1])
@@ -441,6 +310,8 @@ class NeuralLanguageModel(NeuralModel):
     def logprob(self, sequences: list[list[str]]) -> list[float]:
         """Natural-log probability of each sequence's words and `</s>` given `<s>`; words outside
         the training vocabulary count as `<unk>`. `NotApplicable` when the model was never trained."""
+        from structbench.baselines.neural.lm.scoring import sequence_logprobs
+
         if self.net is None:
             raise NotApplicable(self.untrained_reason)
         ids = [self.vocabulary.encode(sequence) for sequence in sequences]
@@ -451,6 +322,8 @@ class NeuralLanguageModel(NeuralModel):
         """Natural-log probability of each continuation's words given `<s>` and its context, with no
         `</s>` (`continuation_logprobs`); words outside the training vocabulary count as `<unk>`.
         `NotApplicable` when the model was never trained."""
+        from structbench.baselines.neural.lm.scoring import continuation_logprobs
+
         if self.net is None:
             raise NotApplicable(self.untrained_reason)
         encoded = [(self.vocabulary.encode(context), self.vocabulary.encode(words)) for context, words in requests]
@@ -461,6 +334,8 @@ class NeuralLanguageModel(NeuralModel):
         """Each region's summed -log2 p of its words, each given `<s>` and the sentence's words before it,
         with no `</s>` (`word_logprobs`); words outside the training vocabulary count as `<unk>`.
         `NotApplicable` when the model was never trained."""
+        from structbench.baselines.neural.lm.scoring import word_logprobs
+
         if self.net is None:
             raise NotApplicable(self.untrained_reason)
         ids = [self.vocabulary.encode([word for region in regions for word in region]) for regions in sentences]
@@ -492,7 +367,11 @@ class LstmLanguageModel(NeuralLanguageModel):
 
     name = "lstm-lm"
     settings_class = LstmLmSettings
-    net_class = LstmLm
+
+    def build_net(self, settings: Any, vocabulary: Vocabulary) -> LanguageModelNet:
+        from structbench.baselines.neural.lm.nets import LstmLm
+
+        return LstmLm(settings, len(vocabulary))
 
 
 class FanLanguageModel(NeuralLanguageModel):
@@ -501,4 +380,8 @@ class FanLanguageModel(NeuralLanguageModel):
 
     name = "fan-lm"
     settings_class = FanLmSettings
-    net_class = FanLm
+
+    def build_net(self, settings: Any, vocabulary: Vocabulary) -> LanguageModelNet:
+        from structbench.baselines.neural.lm.nets import FanLm
+
+        return FanLm(settings, len(vocabulary))

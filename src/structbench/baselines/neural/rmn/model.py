@@ -1,9 +1,19 @@
-"""The registered `rmn`: the Recurrent Memory Network (`nets.py`) trained and scored as a word-level LM."""
+"""The registered `rmn`: the Recurrent Memory Network (`nets.py`) trained and scored as a word-level LM.
+
+Its network is imported in `build_net`, where a run trains, and its architecture comes from the
+torch-free `settings.py`, so that the registry loads the class without PyTorch.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from structbench.baselines.neural.lm.model import LmSettings, NeuralLanguageModel
-from structbench.baselines.neural.rmn.nets import RecurrentMemoryNetwork, RmnArchitecture
+from structbench.baselines.neural.rmn.settings import RmnArchitecture
+
+if TYPE_CHECKING:
+    from structbench.baselines.neural.lm.nets import LanguageModelNet
+    from structbench.baselines.neural.vocab import Vocabulary
 
 
 class RmnSettings(LmSettings, RmnArchitecture):
@@ -15,4 +25,8 @@ class Rmn(NeuralLanguageModel):
 
     name = "rmn"
     settings_class = RmnSettings
-    net_class = RecurrentMemoryNetwork
+
+    def build_net(self, settings: Any, vocabulary: Vocabulary) -> LanguageModelNet:
+        from structbench.baselines.neural.rmn.nets import RecurrentMemoryNetwork
+
+        return RecurrentMemoryNetwork(settings, len(vocabulary))
