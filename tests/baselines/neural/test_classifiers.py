@@ -24,17 +24,19 @@ from structbench.baselines.neural.classifier.model import (
 )
 from structbench.baselines.neural.classifier.nets import (
     BowLogicNet,
+    FanLogicNet,
+    FanNumberNet,
+    LstmLogicNet,
+    LstmNumberNet,
+    PairNet,
+)
+from structbench.baselines.neural.classifier.settings import (
     BowLogicSettings,
     ClassifierSettings,
-    FanLogicNet,
     FanLogicSettings,
-    FanNumberNet,
     FanNumberSettings,
-    LstmLogicNet,
     LstmLogicSettings,
-    LstmNumberNet,
     NumberSettings,
-    PairNet,
 )
 from structbench.baselines.neural.settings import BUDGETS, load_recipe, resolve_settings
 from structbench.errors import UserError

@@ -16,15 +16,13 @@ from structbench import registry
 from structbench.analysis.rescore import rescore
 from structbench.baselines.neural.nhmm.model import NeuralHmm, NhmmSettings, padded
 from structbench.baselines.neural.nhmm.nets import (
-    EmissionKind,
     NeuralHmmNet,
-    NhmmArchitecture,
     Potentials,
-    TransitionKind,
     forward_log_likelihood,
     log_matmul,
     viterbi,
 )
+from structbench.baselines.neural.nhmm.settings import EmissionKind, NhmmArchitecture, TransitionKind
 from structbench.errors import UserError
 from structbench.runs.key import ModelKey
 from structbench.runs.request import ModelRequest, model_label

@@ -12,50 +12,48 @@ Model selection sees the dev split only: the epoch with the best dev accuracy ov
 dev split (for the logic suites that is Tran's pooled validation accuracy, every operator
 count together) is kept, and `statistics()` reports that accuracy with the run.
 
-Training runs in the loop every neural baseline shares (`fit.py`): Adam with gradient
-clipping, length-bucketed batches, optional mixed precision on CUDA, the same selection rules,
-patience and `stop_at`. Subclasses name their settings and network
-(`nets.py`); `pair = True` models read `premise <sep> hypothesis`.
+Training runs in the loop every neural baseline shares (`fit.py`, driven from `training.py`): Adam
+with gradient clipping, length-bucketed batches, optional mixed precision on CUDA, the same
+selection rules, patience and `stop_at`. Subclasses name their settings (`settings.py`) and build
+their network (`build_net`, from `nets.py`); `pair = True` models read `premise <sep> hypothesis`.
+
+Like every registered neural baseline, this module imports PyTorch where a run trains or answers,
+never with the classes: the processes that only key, label and check runs (`run`'s own, `report`,
+a store's normalisation) load them through the registry and must not pay a second or more for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 
 from structbench.baselines.neural import checkpoint
-from structbench.baselines.neural.classifier.batching import UNSEEN, ClassifierBatch, Encoded, batches
-from structbench.baselines.neural.classifier.nets import (
-    BowLogicNet,
+from structbench.baselines.neural.classifier.settings import (
     BowLogicSettings,
-    ClassifierNet,
     ClassifierSettings,
-    FanLogicNet,
     FanLogicSettings,
-    FanNumberNet,
     FanNumberSettings,
-    LstmLogicNet,
     LstmLogicSettings,
-    LstmNumberNet,
     NumberSettings,
 )
-from structbench.baselines.neural.fit import Figures, History, Schedule, Selector, fit
 from structbench.baselines.neural.model import NeuralModel
 from structbench.baselines.neural.vocab import Vocabulary
 from structbench.errors import NotApplicable, UserError
 from structbench.progress import run_bar
 from structbench.specs import Example, Split
 
+if TYPE_CHECKING:
+    import torch
+
+    from structbench.baselines.neural.classifier.batching import Encoded
+    from structbench.baselines.neural.classifier.nets import ClassifierNet
+
 SEP = "<sep>"
 """The token between premise and hypothesis in the logic suites' inputs."""
 TRANSDUCTION_ONLY = ("teacher_forcing", "guidance", "max_length")
 """Shared settings that only a decoder reads; a classifier refuses them rather than ignore them."""
-PREDICT_BATCH = 256
-"""Examples per forward pass when evaluating on dev and classifying."""
 
 
 def evenly_spaced(items: Sequence[Any], limit: int | None) -> list[Any]:
@@ -65,66 +63,11 @@ def evenly_spaced(items: Sequence[Any], limit: int | None) -> list[Any]:
     return [items[(i * len(items)) // limit] for i in range(limit)]
 
 
-def evaluate(net: ClassifierNet, dev: Sequence[Encoded], device: torch.device, amp: bool) -> tuple[float, float]:
-    """Mean cross-entropy and label accuracy of `net` on `dev`."""
-    net.eval()
-    loss, correct = 0.0, 0
-    with torch.inference_mode():
-        for batch in batches(dev, PREDICT_BATCH, None):
-            batch = batch.to(device)
-            with torch.autocast("cuda", enabled=amp):
-                logits = net(batch.segments).float()
-            loss += float(F.cross_entropy(logits, batch.labels, reduction="sum", ignore_index=UNSEEN))
-            correct += int((logits.argmax(dim=-1) == batch.labels).sum())
-    return loss / max(len(dev), 1), correct / max(len(dev), 1)
-
-
-def train_classifier(
-    net: ClassifierNet,
-    settings: ClassifierSettings,
-    device: torch.device,
-    train: Sequence[Encoded],
-    dev: Sequence[Encoded],
-    *,
-    seed: int,
-    description: str = "train",
-    progress: bool | None = None,
-) -> History:
-    """Cross-entropy on (input, label) in the shared loop, selecting on label accuracy on `dev`."""
-    net = net.to(device)
-    rng = np.random.default_rng(seed)
-    schedule = Schedule.of(settings, device)
-
-    def step(batch: ClassifierBatch, update: Callable[[torch.Tensor], None]) -> tuple[float, int]:
-        batch = batch.to(device)
-        with torch.autocast("cuda", enabled=schedule.amp):
-            loss = F.cross_entropy(net(batch.segments).float(), batch.labels)
-        update(loss)
-        return float(loss.detach()), len(batch.order)
-
-    def figures(train_loss: float) -> Figures:
-        dev_loss, dev_accuracy = evaluate(net, dev, device, schedule.amp) if dev else (None, None)
-        return {"train_loss": train_loss, "dev_loss": dev_loss, "dev_accuracy": dev_accuracy}
-
-    return fit(
-        net,
-        schedule,
-        Selector.of(settings, bool(dev)),
-        batches=lambda: batches(train, settings.batch_size, rng),
-        step=step,
-        evaluate=figures,
-        description=description,
-        progress=progress,
-    )
-
-
 class NeuralClassifier(NeuralModel):
     """A trainable classifier whose network and settings come from a subclass and its recipes."""
 
     protocols: ClassVar[tuple[str, ...]] = ("classification",)
     settings_class: ClassVar[type[ClassifierSettings]] = ClassifierSettings
-    net_class: ClassVar[Callable[..., ClassifierNet]]
-    """The network, built from (settings, vocabulary size, number of labels)."""
     pair: ClassVar[bool] = False
     """True for models that encode the premise and the hypothesis of `premise <sep> hypothesis` separately."""
     unkeyed_settings: ClassVar[frozenset[str]] = frozenset({"device", *TRANSDUCTION_ONLY})
@@ -141,6 +84,12 @@ class NeuralClassifier(NeuralModel):
         self.net: ClassifierNet | None = None
         self.vocabulary = Vocabulary([])
         self.labels: list[str] = []
+
+    def build_net(self, settings: Any, vocabulary_size: int, labels: int) -> ClassifierNet:
+        """The untrained network for this run, from its settings, the vocabulary's size and the number of
+        labels. Each subclass imports its network from `nets.py` here, where a run trains: PyTorch is no
+        part of what the registry loads to key and label the model's runs."""
+        raise NotImplementedError(f"{type(self).__name__} must build its network")
 
     def segments(self, tokens: Sequence[str], where: str) -> tuple[list[str], ...]:
         """The token lists the network reads: the whole input, or (premise, hypothesis) split at `<sep>`.
@@ -165,6 +114,9 @@ class NeuralClassifier(NeuralModel):
         return tuple(self.vocabulary.encode(part) for part in self.segments(tokens, where)), label
 
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
+        from structbench.baselines.neural.classifier.batching import UNSEEN
+        from structbench.baselines.neural.classifier.training import train_classifier
+
         settings, self.citation = self.resolve(train.suite)
         self.settings = settings
         self.begin(settings, seed)
@@ -173,7 +125,7 @@ class NeuralClassifier(NeuralModel):
         self.vocabulary = Vocabulary.build(
             part for e in examples for part in self.segments(e.input, f"example {e.id} of {train.suite}")
         )
-        self.net = self.net_class(settings, len(self.vocabulary), len(self.labels))
+        self.net = self.build_net(settings, len(self.vocabulary), len(self.labels))
         path = checkpoint.checkpoint_path(train.suite, train.draw, self.name, self.described(settings), seed)
         if self.reload_trained(path, self.net, seed, vocabulary=self.vocabulary.tokens, labels=self.labels) is not None:
             return
@@ -210,6 +162,11 @@ class NeuralClassifier(NeuralModel):
 
     def scores(self, inputs: Sequence[Sequence[str]]) -> torch.Tensor:
         """[N, n_labels] the network's label scores for `inputs`, in their order (on the CPU)."""
+        import torch
+
+        from structbench.baselines.neural.classifier.batching import UNSEEN, batches
+        from structbench.baselines.neural.classifier.training import PREDICT_BATCH
+
         if self.net is None:
             raise NotApplicable(f"{self.name} must be trained first, and this suite has no train split.")
         rows = [self.encode(tokens, UNSEEN, f"input {i}") for i, tokens in enumerate(inputs)]
@@ -223,6 +180,8 @@ class NeuralClassifier(NeuralModel):
 
     def classify(self, inputs: list[list[str]], labels: list[str]) -> list[str]:
         """The highest-scoring label for each input among those of `labels` that training saw."""
+        import torch
+
         allowed = [i for i, label in enumerate(self.labels) if label in labels]
         if not allowed:
             raise NotApplicable(
@@ -249,7 +208,11 @@ class LstmNumber(NeuralClassifier):
 
     name = "lstm-number"
     settings_class = NumberSettings
-    net_class = LstmNumberNet
+
+    def build_net(self, settings: Any, vocabulary_size: int, labels: int) -> ClassifierNet:
+        from structbench.baselines.neural.classifier.nets import LstmNumberNet
+
+        return LstmNumberNet(settings, vocabulary_size, labels)
 
 
 class FanNumber(NeuralClassifier):
@@ -257,7 +220,11 @@ class FanNumber(NeuralClassifier):
 
     name = "fan-number"
     settings_class = FanNumberSettings
-    net_class = FanNumberNet
+
+    def build_net(self, settings: Any, vocabulary_size: int, labels: int) -> ClassifierNet:
+        from structbench.baselines.neural.classifier.nets import FanNumberNet
+
+        return FanNumberNet(settings, vocabulary_size, labels)
 
 
 class LstmLogic(NeuralClassifier):
@@ -265,8 +232,12 @@ class LstmLogic(NeuralClassifier):
 
     name = "lstm-logic"
     settings_class = LstmLogicSettings
-    net_class = LstmLogicNet
     pair = True
+
+    def build_net(self, settings: Any, vocabulary_size: int, labels: int) -> ClassifierNet:
+        from structbench.baselines.neural.classifier.nets import LstmLogicNet
+
+        return LstmLogicNet(settings, vocabulary_size, labels)
 
 
 class FanLogic(NeuralClassifier):
@@ -274,8 +245,12 @@ class FanLogic(NeuralClassifier):
 
     name = "fan-logic"
     settings_class = FanLogicSettings
-    net_class = FanLogicNet
     pair = True
+
+    def build_net(self, settings: Any, vocabulary_size: int, labels: int) -> ClassifierNet:
+        from structbench.baselines.neural.classifier.nets import FanLogicNet
+
+        return FanLogicNet(settings, vocabulary_size, labels)
 
 
 class BowLogic(NeuralClassifier):
@@ -283,5 +258,9 @@ class BowLogic(NeuralClassifier):
 
     name = "bow-logic"
     settings_class = BowLogicSettings
-    net_class = BowLogicNet
     pair = True
+
+    def build_net(self, settings: Any, vocabulary_size: int, labels: int) -> ClassifierNet:
+        from structbench.baselines.neural.classifier.nets import BowLogicNet
+
+        return BowLogicNet(settings, vocabulary_size, labels)

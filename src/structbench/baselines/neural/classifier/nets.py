@@ -38,34 +38,20 @@ states none; the code's uniform(-0.1, 0.1) is not copied).
 
 from __future__ import annotations
 
-from typing import Literal, Self
-
 import torch
 import torch.nn.functional as F
-from pydantic import PositiveInt, model_validator
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from structbench.baselines.neural.settings import Fraction, TrainSettings
+from structbench.baselines.neural.classifier.settings import (
+    BowLogicSettings,
+    FanLogicSettings,
+    FanNumberSettings,
+    LstmLogicSettings,
+    NumberSettings,
+)
 from structbench.baselines.neural.transformer.nets import sinusoids
 from structbench.baselines.neural.vocab import PAD
-
-Pooling = Literal["sum", "mean", "max"]
-
-
-class ClassifierSettings(TrainSettings):
-    """The shared training settings, as a classifier reads them.
-
-    `teacher_forcing`, `guidance` and `max_length` belong to decoders and are refused; the
-    selection rules, `stop_at`, `patience` and `eval_every` mean what they mean for every
-    neural baseline, with accuracy being label accuracy."""
-
-    dev_limit: PositiveInt | None = 2000
-    """Evaluate on at most this many dev examples, evenly spaced through the frozen dev split (a
-    dev split ordered by condition, as the logic suites' is by operator count, stays pooled)."""
-    train_limit: PositiveInt | None = None
-    """Train on at most this many training examples, a random subset drawn with the run's seed
-    (a compute budget, never a paper setting); None trains on all."""
 
 
 class ClassifierNet(nn.Module):
@@ -79,76 +65,6 @@ class ClassifierNet(nn.Module):
 def real_lengths(ids: torch.Tensor) -> torch.Tensor:
     """[B] number of real (non-padding) tokens of each row of a right-padded [B, T] id tensor."""
     return ids.ne(PAD).sum(dim=1)
-
-
-class NumberSettings(ClassifierSettings):
-    """Architecture of the number-prediction LSTM (§5.5.2)."""
-
-    d_model: PositiveInt = 128
-    """Width of word embeddings and hidden states (the thesis's d)."""
-    layers: PositiveInt = 4
-    """Stacked layers."""
-    dropout: Fraction = 0.2
-    """Dropout on the embeddings and between layers."""
-
-
-class FanNumberSettings(NumberSettings):
-    """Architecture of the number-prediction FAN (§5.2, §5.5.2)."""
-
-    heads: PositiveInt = 2
-    """Attention heads per layer (d_h = d / heads)."""
-    feedforward: PositiveInt = 256
-    """Inner width d_f of the feed-forward sub-layers (the thesis sets d_f = 2d)."""
-
-    @model_validator(mode="after")
-    def heads_divide_width(self) -> Self:
-        if self.d_model % self.heads:
-            raise ValueError(f"d_model ({self.d_model}) must be a multiple of heads ({self.heads})")
-        return self
-
-
-class LogicSettings(ClassifierSettings):
-    """What every logic classifier shares: the word width and the 3-layer ReLU classifier."""
-
-    d_model: PositiveInt = 128
-    """Width of word embeddings and of the encoder's states (the thesis's d)."""
-    mlp_hidden: PositiveInt = 128
-    """Units of each of the two ReLU hidden layers of the classifier over [premise; hypothesis]."""
-
-
-class LstmLogicSettings(LogicSettings):
-    """The LSTM sentence encoder (§5.6.2)."""
-
-    layers: PositiveInt = 2
-    """Stacked LSTM layers, each with a skip connection around it."""
-    dropout: Fraction = 0.0
-    """Dropout on the embeddings and on each layer's output before the skip connection is added."""
-
-
-class FanLogicSettings(LogicSettings):
-    """The FAN sentence encoder with two-query self-attention pooling (§5.6.2)."""
-
-    layers: PositiveInt = 2
-    """Transformer encoder layers."""
-    heads: PositiveInt = 2
-    """Attention heads per layer."""
-    feedforward: PositiveInt = 256
-    """Inner width d_f of the feed-forward sub-layers."""
-    dropout: Fraction = 0.2
-    """Dropout on the embeddings and in every sub-layer."""
-
-    @model_validator(mode="after")
-    def heads_divide_width(self) -> Self:
-        if self.d_model % self.heads:
-            raise ValueError(f"d_model ({self.d_model}) must be a multiple of heads ({self.heads})")
-        return self
-
-
-class BowLogicSettings(LogicSettings):
-    """The bag-of-words control (§5.6.1)."""
-
-    pooling: Pooling = "sum"
-    """How a sentence's word embeddings become one vector: their sum, mean or element-wise max."""
 
 
 class Positions(nn.Module):

@@ -1,3 +1,3 @@
-"""Tran's neural HMM for unsupervised tag induction: `nets.py` holds the emission and transition
-networks and exact inference, `model.py` the registered `nhmm`.
+"""Tran's neural HMM for unsupervised tag induction: `settings.py` holds its architecture, `nets.py`
+the emission and transition networks and exact inference, `model.py` the registered `nhmm`.
 """

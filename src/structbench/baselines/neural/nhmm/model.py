@@ -54,28 +54,36 @@ Deviations and what the thesis leaves open:
 - Results on the `pos-ud-ewt-*` suites (50k tokens) are not comparable with Table 6.2 (full
   WSJ, about 1.2M tokens), and the `cpu-small` budget is smaller than the thesis's, see the
   recipe's notes.
+
+Like every registered neural baseline, this module imports PyTorch where a run trains or answers,
+never with the class (its architecture is in `settings.py`, apart from `nets.py`): the processes
+that only key, label and check runs (`run`'s own, `report`, a store's normalisation) load it
+through the registry and must not pay a second or more for it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import torch
 from pydantic import PositiveFloat, PositiveInt
 
 from structbench.baselines.neural import checkpoint
-from structbench.baselines.neural.batching import length_buckets
-from structbench.baselines.neural.fit import Figures, History, Schedule, Selector, fit
 from structbench.baselines.neural.model import NeuralModel
-from structbench.baselines.neural.nhmm.nets import NeuralHmmNet, NhmmArchitecture, forward_log_likelihood, viterbi
+from structbench.baselines.neural.nhmm.settings import NhmmArchitecture
 from structbench.convergence import Criterion
 from structbench.devices import DeviceName
 from structbench.errors import NotApplicable
 from structbench.progress import run_bar
 from structbench.specs import Split
+
+if TYPE_CHECKING:
+    import torch
+
+    from structbench.baselines.neural.fit import Figures, History
+    from structbench.baselines.neural.nhmm.nets import NeuralHmmNet
 
 __all__ = ["NeuralHmm", "NhmmSettings", "padded"]
 
@@ -110,6 +118,8 @@ class NhmmSettings(NhmmArchitecture):
 
 def padded(rows: Sequence[Sequence[int]], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """[B, T] word ids right-padded with 0, and [B] lengths."""
+    import torch
+
     lengths = [len(row) for row in rows]
     out = np.zeros((len(rows), max(lengths)), dtype=np.int64)
     for i, row in enumerate(rows):
@@ -153,6 +163,8 @@ class NeuralHmm(NeuralModel):
     def induce(self, sentences: list[list[str]], n_clusters: int) -> list[list[int]]:
         """Train on the training sentences (and the new ones among `sentences`) with K = `n_clusters`,
         then tag `sentences` with their Viterbi paths."""
+        from structbench.baselines.neural.nhmm.nets import NeuralHmmNet
+
         settings = self.settings
         if settings is None:
             raise NotApplicable(f"{self.name} trains on a suite's train split, and this suite has none.")
@@ -183,6 +195,10 @@ class NeuralHmm(NeuralModel):
         """Direct marginal likelihood in the shared loop: per batch, Adam steps on its mean negative
         log-likelihood per word until it changes by less than `tolerance` relatively or `inner_loops`
         steps were taken. Every epoch is recorded (its per-word NLL and updates); the last is kept."""
+        from structbench.baselines.neural.batching import length_buckets
+        from structbench.baselines.neural.fit import Schedule, Selector, fit
+        from structbench.baselines.neural.nhmm.nets import forward_log_likelihood
+
         rng = np.random.default_rng(self.seed)
         lengths = [len(s) for s in train]
 
@@ -216,6 +232,11 @@ class NeuralHmm(NeuralModel):
 
     def _decode(self, net: NeuralHmmNet, sentences: list[list[int]]) -> list[list[int]]:
         """Viterbi paths of `sentences` (empty ones stay empty); also sets `nll_per_word`."""
+        import torch
+
+        from structbench.baselines.neural.batching import length_buckets
+        from structbench.baselines.neural.nhmm.nets import forward_log_likelihood, viterbi
+
         net.eval()
         out: list[list[int]] = [[] for _ in sentences]
         order = [i for i in length_buckets([len(s) for s in sentences], DECODE_BATCH, None)]
