@@ -18,7 +18,7 @@ import torch
 
 from structbench import registry
 from structbench.adapters.hf.causal import HfCausalLm
-from structbench.adapters.hf.common import FusedGeluTanh
+from structbench.adapters.hf.gelu import FusedGeluTanh
 from structbench.adapters.hf.seq2seq import HfSeq2Seq
 from structbench.cli import main
 from structbench.data import freeze

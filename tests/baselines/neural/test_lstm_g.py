@@ -14,7 +14,8 @@ import torch.nn.functional as F
 
 from structbench import registry
 from structbench.baselines.neural.lstm_g.model import LstmBptt, LstmG, LstmGModel
-from structbench.baselines.neural.lstm_g.nets import Architecture, LocalLearner, LstmNetwork, Rule
+from structbench.baselines.neural.lstm_g.nets import LocalLearner, LstmNetwork
+from structbench.baselines.neural.lstm_g.settings import Architecture, Rule
 from structbench.runs.runner import Runner
 from structbench.specs import Example, ModelSpec, Split
 from structbench.store import run_statistics

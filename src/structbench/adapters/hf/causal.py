@@ -3,6 +3,9 @@
 Any checkpoint `AutoModelForCausalLM` loads (GPT-2, Pythia, Llama, ...), from a local folder or
 the local Hugging Face cache, never from the network (`structbench.adapters.hf.common`). It serves every
 protocol a language model can answer without training; the class docstring says how each is asked.
+
+PyTorch and transformers are imported where the model is built or answers, never with the class: the
+registry loads it to key, label and check runs in processes that never score.
 """
 
 from __future__ import annotations
@@ -13,10 +16,9 @@ import heapq
 import math
 import sys
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import torch
 from pydantic import NonNegativeInt, PositiveInt
 
 from structbench.adapters.hf.common import (
@@ -26,7 +28,6 @@ from structbench.adapters.hf.common import (
     check_template,
     checkpoint_fingerprint,
     fill,
-    fuse_tanh_gelu,
     left_padded,
     load_pretrained,
     load_tokenizer,
@@ -36,11 +37,13 @@ from structbench.adapters.hf.common import (
     resolve_checkpoint,
     sum_target_logprobs,
 )
-from structbench.adapters.hf.prefixes import ancestor_mask, prefix_trees
 from structbench.devices import DeviceName, resolve_device
 from structbench.errors import NotApplicable, UserError
 from structbench.protocols import REGION_RULE, shared_contexts
 from structbench.specs import Example, Split
+
+if TYPE_CHECKING:
+    import torch
 
 TRANSDUCTION_PROMPT = "Input: {input}\nOutput:"
 CLASSIFICATION_PROMPT = "{input}\nAnswer:"
@@ -137,7 +140,7 @@ class HfCausalLm(HfModel):
     `shots` (0), `max_new_tokens` (256), `transduction_prompt`, `classification_prompt`,
     `share_prefixes` (true; `false` reads every sequence whole), `fuse_gelu` (true: GPT-2's tanh-approximate
     GELU, written in transformers as eight tensor operations, computed by torch's fused kernel of the
-    same function, `structbench.adapters.hf.common.fuse_tanh_gelu`; `false` keeps the checkpoint's modules). A
+    same function, `structbench.adapters.hf.gelu.fuse_tanh_gelu`; `false` keeps the checkpoint's modules). A
     template given on the command line as a JSON string may hold real newlines:
     `--set 'transduction_prompt="Q: {input}\\nA:"'`.
     """
@@ -188,6 +191,8 @@ class HfCausalLm(HfModel):
             hint="for an encoder-decoder (T5, BART) use --model hf-seq2seq",
         )
         if fuse_gelu:
+            from structbench.adapters.hf.gelu import fuse_tanh_gelu
+
             fuse_tanh_gelu(self.model)
         start = self.tokenizer.bos_token_id
         if start is None:
@@ -281,6 +286,8 @@ class HfCausalLm(HfModel):
     def _score_whole(self, rows: Sequence[Sequence[int]], begins: Sequence[int], scores: list[float]) -> None:
         """Into `scores[i]`: the summed log-probability of row `i`'s tokens from position `begins[i]` on,
         each row read in full."""
+        import torch
+
         for batch in by_length([len(row) for row in rows], self.batch_size):
             ids = padded([rows[i] for i in batch], self.pad_id, self.device)
             with torch.no_grad():  # no mask: a row's own positions never attend to the padding after them
@@ -299,6 +306,10 @@ class HfCausalLm(HfModel):
         pass per batch of packed sequences, each token at its position in its row and attending to its
         row's earlier tokens only, so each distinct prefix is read once; the log-softmax is taken only
         at the positions that predict a scored token, each once."""
+        import torch
+
+        from structbench.adapters.hf.prefixes import ancestor_mask, prefix_trees
+
         capacity = max(TREE_CAPACITY, max(len(row) for row in rows))
         trees = sorted(prefix_trees(rows, begins, capacity), key=lambda tree: -len(tree.tokens))
         per_pass = max(1, round(self.batch_size * sum(map(len, rows)) / len(rows) / capacity))
@@ -332,6 +343,8 @@ class HfCausalLm(HfModel):
         first few rows that sort together (so they share prefixes): a model that ignores a custom
         attention mask or position ids would score them differently. One that does is warned about and
         reads every row whole from then on."""
+        import torch
+
         if self._trees_checked:
             return self.share_prefixes
         self._trees_checked = True
@@ -361,6 +374,8 @@ class HfCausalLm(HfModel):
     def _token_logprobs(self, rows: Sequence[Sequence[int]]) -> list[list[float]]:
         """Per row (which starts with the start token), the natural-log probability of each token after
         the first given the tokens before it: one log-softmax and gather per batch, as `_score`."""
+        import torch
+
         if rows:
             self._check_context(max(len(row) for row in rows), "a scored sequence")
         out: list[list[float]] = [[] for _ in rows]
@@ -426,6 +441,8 @@ class HfCausalLm(HfModel):
         share are read once; without it, a one-sub-word continuation (an agreement verb, mostly) is read off
         one forward pass over its context, shared by every candidate after that context, and a longer one
         is scored on its own row."""
+        import torch
+
         if self.shots:
             raise UserError(
                 f"shots={self.shots} applies to transduction and classification only; continuations are "
@@ -478,6 +495,8 @@ class HfCausalLm(HfModel):
         return [labels[int(best)] for best in scores.argmax(axis=1)]
 
     def _stop_at_newline(self) -> NewlineStop:
+        import torch
+
         if self._newline_stop is None:
             size = max(len(self.tokenizer), int(self.model.config.vocab_size))
             pieces = self.tokenizer.batch_decode([[i] for i in range(len(self.tokenizer))])
@@ -488,6 +507,8 @@ class HfCausalLm(HfModel):
 
     def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
         """Greedy continuation of the transduction prompt, up to end-of-sequence or newline, split on whitespace."""
+        import torch
+
         self.check_readable([" ".join(tokens) for tokens in inputs])
         prefix = self._shot_prefix()
         rows = [

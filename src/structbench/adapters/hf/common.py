@@ -16,9 +16,11 @@
   so retrained weights under the same path are a new run; `HfModel.label` is the leaderboard
   label, the folder's last path component plus the settings that change results.
 - `transformers` is an optional extra, imported only when a model is built: `structbench models`
-  lists the adapters without it, and building one without it says how to install it.
+  lists the adapters without it, and building one without it says how to install it. PyTorch too is
+  imported only where a model is built or answers (inside the functions here), never with the
+  adapters' classes: the registry loads them to key, label and check runs in processes that never score.
 - Scoring: `sum_target_logprobs`, the one vectorised gather of log-softmax both adapters score with;
-  `fuse_tanh_gelu`, GPT-2's activation in torch's fused kernel (the causal adapter's `fuse_gelu`).
+  `gelu.py:fuse_tanh_gelu`, GPT-2's activation in torch's fused kernel (the causal adapter's `fuse_gelu`).
 """
 
 from __future__ import annotations
@@ -32,12 +34,13 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any, ClassVar, Literal
-
-import torch
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from structbench.data.sources import sha256_file
 from structbench.errors import UserError
+
+if TYPE_CHECKING:
+    import torch
 
 Dtype = Literal["float32", "float16", "bfloat16", "auto"]
 """Weights' dtype: `auto` keeps the checkpoint's own; scores are computed in float32 whatever it is."""
@@ -140,6 +143,8 @@ def checkpoint_name(pretrained: str) -> str:
 
 def torch_dtype(name: Dtype) -> torch.dtype | str:
     """What `from_pretrained(dtype=...)` takes for a `dtype` setting."""
+    import torch
+
     return "auto" if name == "auto" else getattr(torch, name)
 
 
@@ -208,15 +213,8 @@ def load_pretrained(
     return model.to(device).eval()
 
 
-class FusedGeluTanh(torch.nn.Module):
-    """The tanh approximation of GELU in torch's fused kernel (`gelu(x, approximate="tanh")`)."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.nn.functional.gelu(x, approximate="tanh")
-
-
 PYTHON_GELU = frozenset({"gelu_new", "gelu_fast"})
-"""transformers' names of the activations `fuse_tanh_gelu` replaces, as a config.json gives them."""
+"""transformers' names of the activations `structbench.adapters.hf.gelu.fuse_tanh_gelu` replaces, as a config.json gives them."""
 
 
 def names_python_gelu(pretrained: str) -> bool:
@@ -230,22 +228,6 @@ def names_python_gelu(pretrained: str) -> bool:
     values = list(config.values()) if isinstance(config, dict) else []
     values += [v for sub in values if isinstance(sub, dict) for v in sub.values()]
     return any(isinstance(value, str) and value in PYTHON_GELU for value in values)
-
-
-def fuse_tanh_gelu(model: torch.nn.Module) -> None:
-    """Put `FusedGeluTanh` in place of every activation module of `model` that transformers builds for a
-    `PYTHON_GELU` name (`NewGELUActivation`, `FastGELUActivation`): the tanh approximation of GELU in
-    separate tensor operations.
-
-    The function is the same; only float rounding differs (within 7e-6 of a sentence's log-probability
-    on BLiMP, docs/scoring-speed.md). On one CPU thread those modules took a quarter of a small GPT-2's
-    forward pass: eight elementwise tensor operations, each a pass over memory, against one."""
-    classes = importlib.import_module("transformers.activations").ACT2CLS
-    python_written = tuple(classes[name] for name in PYTHON_GELU)
-    for parent in list(model.modules()):
-        for name, child in list(parent.named_children()):
-            if type(child) in python_written:
-                setattr(parent, name, FusedGeluTanh())
 
 
 GENERIC_TOKENIZERS = frozenset({"PreTrainedTokenizerFast", "TokenizersBackend"})
@@ -354,6 +336,8 @@ def sum_target_logprobs(logits: torch.Tensor, targets: torch.Tensor, scored: tor
     """Per row, the summed natural-log probability of `targets` (B, T) under `logits` (B, T, V) at the
     positions where `scored` (B, T, bool) is true: one log-softmax (in float32 whatever the model's
     dtype) and one gather, summed in float64."""
+    import torch
+
     logprobs = torch.log_softmax(logits.float(), dim=-1)
     picked = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
     return (picked.double() * scored).sum(dim=-1)
@@ -361,6 +345,8 @@ def sum_target_logprobs(logits: torch.Tensor, targets: torch.Tensor, scored: tor
 
 def padded(rows: Sequence[Sequence[int]], fill: int, device: torch.device) -> torch.Tensor:
     """`rows` as one (B, W) long tensor, each padded on the right with `fill` to the longest."""
+    import torch
+
     width = max(len(row) for row in rows)
     return torch.tensor([[*row, *[fill] * (width - len(row))] for row in rows], dtype=torch.long, device=device)
 
@@ -373,6 +359,8 @@ def right_padded(rows: Sequence[Sequence[int]], pad: int, device: torch.device) 
 def left_padded(rows: Sequence[Sequence[int]], pad: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """(ids, attention mask) of `rows`, padded on the left to the longest (for batched generation
     with a decoder-only model, whose new tokens must follow every prompt directly)."""
+    import torch
+
     width = max(len(row) for row in rows)
     ids = torch.full((len(rows), width), pad, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
@@ -447,6 +435,8 @@ class HfModel:
     def use_threads(self, threads: int) -> None:
         """Run torch's CPU operations on `threads` threads (the runner holds a run to them already; this
         is for a caller that drives the model itself); `close` restores the count from before."""
+        import torch
+
         self._threads_before = torch.get_num_threads()
         torch.set_num_threads(threads)
 
@@ -489,6 +479,8 @@ class HfModel:
     def close(self) -> None:
         """Let go of the weights and of cached GPU memory, give torch back its thread count (the runner
         closes each seed's model)."""
+        import torch
+
         self.model = None
         if self._threads_before is not None:
             torch.set_num_threads(self._threads_before)

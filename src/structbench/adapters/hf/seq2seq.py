@@ -3,16 +3,18 @@
 Any checkpoint `AutoModelForSeq2SeqLM` loads (T5, BART, ...), from a local folder or the local
 Hugging Face cache, never from the network (`structbench.adapters.hf.common`); optionally fine-tuned on the
 suite's train split before it is asked. The class docstring says how each protocol is asked.
+
+PyTorch and transformers are imported where the model is built, trains or answers, never with the
+class: the registry loads it to key, label and check runs in processes that never score.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import torch
 from pydantic import PositiveFloat, PositiveInt
 
 from structbench.adapters.hf.common import (
@@ -32,6 +34,9 @@ from structbench.adapters.hf.common import (
 from structbench.devices import DeviceName, resolve_device
 from structbench.errors import NotApplicable, UserError
 from structbench.specs import Example, Split
+
+if TYPE_CHECKING:
+    import torch
 
 GRADIENT_CLIP = 1.0
 """Largest global gradient norm of a fine-tuning step."""
@@ -176,6 +181,8 @@ class HfSeq2Seq(HfModel):
     ) -> list[torch.Tensor]:
         """Per pair, the summed log-probability of the target given the source, as a 0-d tensor (with
         gradients when they are enabled), in the order given."""
+        import torch
+
         sums: list[torch.Tensor] = [torch.zeros((), dtype=torch.float64)] * len(sources)
         lengths = [len(s) + len(t) for s, t in zip(sources, targets, strict=True)]
         for batch in by_length(lengths, batch_size or self.batch_size):
@@ -193,6 +200,8 @@ class HfSeq2Seq(HfModel):
         return sums
 
     def _scores(self, sources: Sequence[Sequence[int]], targets: Sequence[Sequence[int]]) -> list[float]:
+        import torch
+
         with torch.no_grad():
             return [float(value) for value in self._target_logprobs(sources, targets)]
 
@@ -213,6 +222,8 @@ class HfSeq2Seq(HfModel):
 
     def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
         """Greedy decoding for each input, split on whitespace."""
+        import torch
+
         self._ready()
         sources = self._sources(inputs)
         outputs: list[list[str]] = [[] for _ in sources]
@@ -257,12 +268,16 @@ class HfSeq2Seq(HfModel):
 
     def _mean_loss(self, sources: Sequence[Sequence[int]], targets: Sequence[Sequence[int]]) -> float:
         """Mean cross-entropy per target sub-word over all pairs, without gradients."""
+        import torch
+
         with torch.no_grad():
             total = sum(float(value) for value in self._target_logprobs(sources, targets))
         return -total / max(1, sum(len(target) for target in targets))
 
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
         """Fine-tune on `train` when `finetune` is set, keeping the epoch with the lowest dev loss."""
+        import torch
+
         if not self.finetune:
             return
         if not train.examples:
@@ -288,6 +303,8 @@ class HfSeq2Seq(HfModel):
         dev_targets: list[list[int]],
         seed: int,
     ) -> None:
+        import torch
+
         optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.lr, weight_decay=0.0)
         order = torch.Generator().manual_seed(seed)
         history: dict[str, Any] = {"train_loss": [], "dev_loss": [], "best_epoch": self.epochs}

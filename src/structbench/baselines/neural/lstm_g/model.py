@@ -45,24 +45,24 @@ criterion is checked every `check_every` sequences, so trials to criterion are m
 delayed recurrence, not ch. 4's multi-pathway network (Fig. 4.6, 320 blocks, ~60k weights). On the
 grounded suites Monner sets no criterion (§4.2.4: 3 million pairs per network), so their `paper`
 budget trains all its pairs; the criterion of their `cpu-small` budget is structbench's own.
+
+PyTorch (with `nets.py`, `fit.py` and scipy) is imported where a run trains or answers, never with the
+classes: the registry loads them to key, label and check runs in processes that never train.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-import torch
-import torch.nn.functional as F
 from pydantic import PositiveFloat, PositiveInt
 from tqdm import tqdm
 
 from structbench.baselines.neural import checkpoint
-from structbench.baselines.neural.fit import Evaluation, Figures, History, judged
-from structbench.baselines.neural.lstm_g.nets import Architecture, LocalLearner, LstmNetwork, Rule, Squash
+from structbench.baselines.neural.lstm_g.settings import Architecture, Rule, Squash
 from structbench.baselines.neural.model import NeuralModel
 from structbench.baselines.neural.settings import Fraction
 from structbench.convergence import Convergence, Criterion
@@ -70,6 +70,12 @@ from structbench.errors import NotApplicable
 from structbench.progress import run_bar
 from structbench.seeding import seed_everything
 from structbench.specs import Example, Frozen, Split
+
+if TYPE_CHECKING:
+    import torch
+
+    from structbench.baselines.neural.fit import History
+    from structbench.baselines.neural.lstm_g.nets import LstmNetwork
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -164,6 +170,8 @@ class Coding:
 
     def batch(self, trials: Sequence[tuple[IntArray, IntArray]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Padded one-hot inputs [B, T, I], targets [B, T, K] and the mask of real steps [B, T]."""
+        import torch
+
         steps = max(len(inputs) for inputs, _ in trials)
         x = torch.zeros(len(trials), steps, self.width, dtype=torch.float64)
         y = torch.zeros(len(trials), steps, len(self.outputs), dtype=torch.float64)
@@ -185,7 +193,7 @@ def one_hot(ids: IntArray, width: int) -> FloatArray:
     return dense
 
 
-Batches = list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
+Batches: TypeAlias = "list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]"
 
 
 def batches(coding: Coding, trials: Sequence[tuple[IntArray, IntArray]]) -> Batches:
@@ -195,6 +203,8 @@ def batches(coding: Coding, trials: Sequence[tuple[IntArray, IntArray]]) -> Batc
 
 def strictly_correct(net: LstmNetwork, encoded: Batches) -> float:
     """Share of the sequences (teacher-forced) on which every output unit is on its target's side of 0.5 at every step."""
+    import torch
+
     total = sum(x.shape[0] for x, _, _ in encoded)
     if not total:
         return 0.0
@@ -226,6 +236,8 @@ class LstmGModel(NeuralModel):
         raise NotImplementedError
 
     def fit(self, train: Split, dev: Split | None, *, seed: int) -> None:
+        from structbench.baselines.neural.lstm_g.nets import LstmNetwork
+
         settings, self.citation = self.resolve(train.suite)
         self.settings = settings
         self.use_threads(settings.threads)
@@ -275,6 +287,8 @@ class LstmGModel(NeuralModel):
         seed: int,
     ) -> None:
         """Train on sequences in a seed-shuffled order (cycling) until the criterion or `max_trials`."""
+        from structbench.baselines.neural.fit import Evaluation, Figures, History
+
         trials = [coding.trial(e.input, e.target) for e in train.examples]
         dev_examples = (dev.examples if dev else [])[: settings.dev_limit]
         dev_trials = batches(coding, [coding.trial(e.input, e.target) for e in dev_examples])
@@ -328,6 +342,8 @@ class LstmGModel(NeuralModel):
         """The dev criterion against the checks made (`fit.judged`), counted in training sequences, not
         epochs: learning is online. On Distracted Sequence Recall it is Monner's; in the output-phase mode
         (`grounded`) it is structbench's own, since Monner trains the grounded networks without one."""
+        from structbench.baselines.neural.fit import judged
+
         source = (
             "structbench's own stopping rule on the grounded suites: Monner 2011 §4.2.4 trains every network on "
             "3 million pairs without one; the 95% threshold is §2.7.1's, for Distracted Sequence Recall"
@@ -346,6 +362,8 @@ class LstmGModel(NeuralModel):
         return dict(self.reported)
 
     def transduce(self, inputs: list[list[str]]) -> list[list[str]]:
+        import torch
+
         if self.net is None or self.coding is None:
             raise RuntimeError(f"{self.name} must be fitted before it can transduce")
         answers: list[list[str]] = []
@@ -355,6 +373,8 @@ class LstmGModel(NeuralModel):
         return answers
 
     def _answer(self, net: LstmNetwork, coding: Coding, inputs: list[list[str]]) -> list[list[str]]:
+        import torch
+
         if coding.answer_at is not None:
             trials = [coding.trial(tokens, None) for tokens in inputs]
             x, _, mask = coding.batch(trials)
@@ -399,6 +419,8 @@ class LstmG(LstmGModel):
     settings_class = LstmGRuleSettings
 
     def learner(self, net: LstmNetwork, settings: LstmGRuleSettings) -> Callable[[IntArray, IntArray], None]:
+        from structbench.baselines.neural.lstm_g.nets import LocalLearner
+
         local = LocalLearner(net, settings.alpha, settings.rule)
         width, outputs = net.architecture.inputs, net.architecture.outputs
 
@@ -417,6 +439,9 @@ class LstmBptt(LstmGModel):
     name = "lstm-bptt"
 
     def learner(self, net: LstmNetwork, settings: LstmGSettings) -> Callable[[IntArray, IntArray], None]:
+        import torch
+        import torch.nn.functional as F
+
         parameters = list(net.parameters())
         width, outputs, alpha = net.architecture.inputs, net.architecture.outputs, settings.alpha
 

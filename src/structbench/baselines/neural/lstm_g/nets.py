@@ -10,7 +10,8 @@ uniform in [-0.1, 0.1) (§2.7.1). Optionally (`recurrent`), the "delayed recurre
 y_ω·f(s_c) feed the gate and cell layers like further inputs.
 
 `LstmNetwork` holds the weights (a torch module, so the harness can count, save and reload them)
-and runs the activation dynamics batched in torch, for evaluation, decoding and the BPTT twin.
+and runs the activation dynamics batched in torch, for evaluation, decoding and the BPTT twin. Its
+shape (`Architecture`) is in `settings.py`, which the registered classes load without PyTorch.
 `LocalLearner` runs the same dynamics on one sequence in numpy and trains online, after every step
 with a target, by one of two local rules:
 
@@ -71,54 +72,17 @@ squashing function g is the identity (§2.2).
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 import numpy.typing as npt
 import torch
-from pydantic import PositiveInt
 from scipy.special import expit
 from torch import nn
 
-from structbench.specs import Frozen
+from structbench.baselines.neural.lstm_g.settings import Architecture, Rule, Squash
 
 FloatArray = npt.NDArray[np.float64]
-Rule = Literal["lstm-g", "lstm"]
-Squash = Literal["logistic", "tanh"]
 INPUT, FORGET, OUTPUT = 0, 1, 2
 """Rows of the gate weight and peephole arrays."""
-
-
-class Architecture(Frozen):
-    """The shape of a one-layer LSTM-g network (Monner 2011, Fig. 2.2)."""
-
-    inputs: PositiveInt
-    """Input units (one per input symbol)."""
-    blocks: PositiveInt
-    """Memory blocks, each one cell with its input, forget and output gate."""
-    outputs: PositiveInt
-    """Logistic output units."""
-    peepholes: bool = True
-    """Each cell projects an ungated connection to its own three gates (§2.2, Fig. 2.1)."""
-    direct: bool = True
-    """Direct input→output connections (§2.7.1)."""
-    recurrent: bool = False
-    """Delayed recurrent connections: the previous step's gated cell outputs feed all gates and cells (§2.2)."""
-    cell_squash: Squash = "logistic"
-    """The memory cells' output squashing function f_c."""
-
-    @property
-    def sources(self) -> int:
-        """Senders into the gate and cell layers: the inputs, plus the blocks when recurrent."""
-        return self.inputs + (self.blocks if self.recurrent else 0)
-
-    def weight_count(self) -> int:
-        """Trainable weights: no biases, peepholes one per gate (Monner's count: 416 for 10-8-4 DSR)."""
-        h = self.blocks
-        count = 4 * h * self.sources + self.outputs * h
-        count += 3 * h if self.peepholes else 0
-        count += self.outputs * self.inputs if self.direct else 0
-        return count
 
 
 def squash(kind: Squash, state: torch.Tensor) -> torch.Tensor:
