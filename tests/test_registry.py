@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -10,6 +14,7 @@ import pytest
 
 from structbench import registry
 from structbench.errors import UserError
+from structbench.paths import REFERENCE_VARIABLE
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.suite import SuiteSet, member
@@ -40,6 +45,40 @@ def test_builtins_are_registered() -> None:
     assert {"lookup-tables", "lookup-tables-mt"} <= set(registry.suite_names())
     assert registry.model_factory("oracle").__name__ == "Oracle"
     assert isinstance(registry.suite("lookup-tables"), LookupTables)
+
+
+KEYED = """
+import json, sys
+from structbench import registry
+from structbench.paths import reference_bundle_dir
+from structbench.runs.key import ModelKey
+from structbench.runs.request import ModelRequest
+from structbench.specs import ModelSpec
+from structbench.store.bundle_reader import read_bundle
+
+keyed = set()
+for suite, record_json in sorted({(run.row["suite"], run.row["model_spec"]) for run in read_bundle(reference_bundle_dir()).runs}):
+    record = json.loads(record_json)
+    ModelKey.of_stored(suite, record)
+    ModelKey.of(suite, ModelRequest.of(ModelSpec(name=record["name"], params=record.get("params") or {})))
+    keyed.add(record["name"])
+for name in registry.model_names():
+    ModelRequest.of(ModelSpec(name=name))
+heavy = sorted(name for name in ("torch", "transformers", "scipy") if name in sys.modules)
+print(json.dumps({"keyed": sorted(keyed), "heavy": heavy}))
+"""
+
+
+def test_every_registered_model_is_checked_keyed_and_labelled_without_pytorch() -> None:
+    """What a process that never trains does with a model class (`run` before its worker, `report`, the
+    normalisation of a store) costs no import of PyTorch, transformers or scipy: a second or more each."""
+    packaged = {name: value for name, value in os.environ.items() if name != REFERENCE_VARIABLE}  # the bundle's runs
+    done = subprocess.run(
+        [sys.executable, "-c", KEYED], capture_output=True, text=True, check=True, timeout=300, env=packaged
+    )
+    found = json.loads(done.stdout)
+    assert found["heavy"] == [], done.stdout
+    assert {"seq2seq-gru-attn", "transformer", "lstm-lm", "rmn", "nhmm", "lstm-g", "bow-logic"} <= set(found["keyed"])
 
 
 def test_unknown_model_suggests_close_names() -> None:
