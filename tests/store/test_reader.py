@@ -9,7 +9,6 @@ from pathlib import Path
 from structbench.runs.runner import Runner
 from structbench.specs import ModelSpec
 from structbench.store import Store, StoreReader
-from structbench.store.reader import stored_model_names
 
 WRITES = {
     "record_suite",
@@ -48,20 +47,3 @@ def test_the_writes_are_the_stores_alone() -> None:
     read = {name for name, _ in inspect.getmembers(StoreReader, inspect.isfunction) if not name.startswith("_")}
     assert issubclass(Store, StoreReader)
     assert public - read == WRITES and not read & WRITES
-
-
-def test_the_model_names_of_a_store_are_read_without_opening_it_as_one(
-    runner: Runner, store_path: Path, tmp_path: Path
-) -> None:
-    """`report` reads them before it opens the stores, to import those models' classes meanwhile: a file
-    it cannot read gives no names (whoever opens it says why), and nothing is written into any file."""
-    runner.evaluate("lookup-tables", ModelSpec(name="copy"), [0])
-    runner.evaluate("lookup-tables", ModelSpec(name="random"), [0])
-    assert stored_model_names(store_path) == {"copy", "random"}  # open, its writes in the WAL file
-    runner.store.close()
-    assert stored_model_names(store_path) == {"copy", "random"}
-    empty, text = tmp_path / "empty.sqlite", tmp_path / "notes.sqlite"
-    empty.touch()
-    text.write_text("not a store")
-    assert stored_model_names(empty) == stored_model_names(text) == stored_model_names(tmp_path / "none") == set()
-    assert (empty.stat().st_size, text.read_text(), (tmp_path / "none").exists()) == (0, "not a store", False)

@@ -76,24 +76,16 @@ def trained_in_quickstart(suite_name: str) -> tuple[str, ...]:
 def cmd_report(args: argparse.Namespace) -> int:
     from structbench.reports.writers.plots import Drawing
 
-    # the report's worker forks first, before the progress display starts a thread and before any store is
-    # opened, and imports the classes of the models whose runs it will be asked about while this process
-    # reads the stores (the neural baselines' import PyTorch: more than a second)
+    # the report's worker forks first, before the progress display starts a thread and before any store is opened
     drawing = Drawing()
-    worker = drawing.worker()
+    drawing.worker()
     try:
-        from structbench.reports.builders.model_facts import import_classes
-        from structbench.reports.worker import submit
-
-        submit(worker, import_classes, [Path(args.store)])
         with report_job(quiet=args.no_progress) as job:
             if Path(args.store).is_file():
                 with Store(args.store) as own:
                     normalise_store(own, log=job.write)  # one row per run key
             reference = reference_copy(args.no_reference)
-            if reference is not None:
-                submit(worker, import_classes, [reference])
-            from structbench.reports.render import write_report  # after the worker has what it imports first
+            from structbench.reports.render import write_report
 
             with results(args.store, reference=reference) as store:
                 index = write_report(

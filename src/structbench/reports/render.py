@@ -282,8 +282,7 @@ def write_report(
     example scripts reused) and return the path of `index.html`. `suites` and `models` keep only the
     matching suite ids and model labels (shell patterns); `read` is called once the store is read
     (`report`'s progress: its first stage). `drawing` holds workers the caller started (`report` starts
-    them before it opens the stores: `structbench.reports.builders.model_facts.import_classes`); a new
-    `Drawing` otherwise. It is closed here either way.
+    them before it opens the stores); a new `Drawing` otherwise. It is closed here either way.
 
     Nothing in `out_dir` changes until the new site is complete: the filters are checked and the
     site is built first, then written into a folder beside `out_dir` and renamed into place. A
@@ -296,7 +295,7 @@ def write_report(
     drawing = drawing or Drawing()
     try:
         _check_out(folder)
-        # the worker processes start now (if they have not): they ask the model classes (importing PyTorch),
+        # the worker processes start now (if they have not): they ask the model classes,
         # check the claims (importing scipy.stats) and import matplotlib while this process builds the site
         worker = drawing.worker()
         site = build_site(store, suites=suites, models=models, title=title, worker=worker, then=drawing.warm)

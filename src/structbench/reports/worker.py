@@ -1,7 +1,7 @@
 """Work a report hands to its worker process, so that the second core has some of it.
 
 The worker processes are those that draw the plots (`structbench.reports.writers.plots.Drawing.worker`):
-forked at the report's start, they import and ask the model classes (importing PyTorch) and check the
+forked at the report's start, they ask the model classes and check the
 claims (importing scipy.stats) while the report reads the store and builds the boards, then import
 matplotlib, draw the plots and write the error browser's scripts while the report writes its pages.
 Work that comes in many parts (plots, scripts) is handed over as `Tasks`: once the report has nothing

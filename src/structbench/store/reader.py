@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Collection, Sequence
-from contextlib import closing, suppress
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, Self
@@ -22,7 +22,7 @@ from structbench.convergence import Convergence
 from structbench.errors import UserError
 from structbench.specs import SuiteSpec
 from structbench.store import published
-from structbench.store.codec import JSON, DamagedBlock, run_convergence, spec_model_name, unpack_predictions
+from structbench.store.codec import JSON, DamagedBlock, run_convergence, unpack_predictions
 from structbench.store.connection import open_database
 from structbench.store.ownership import shown_status
 from structbench.store.schema import ROW_COLUMNS
@@ -56,19 +56,6 @@ def _shown(frame: pd.DataFrame) -> pd.DataFrame:
             shown_status("running", owner, run_id) for owner, run_id in zip(owners, ids, strict=True)
         ]
     return frame
-
-
-def stored_model_names(path: Path) -> set[str]:
-    """The `name` of every stored run's model spec in the store file `path`, read without opening it as a
-    store (no schema written, no migration, no lock): a hint of which model classes a reader will ask
-    about, taken before it opens the store. Empty where the file is missing or is no readable store;
-    whoever opens it says why."""
-    try:
-        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
-            specs = [spec for (spec,) in db.execute("SELECT DISTINCT model_spec FROM runs")]
-    except (OSError, ValueError, sqlite3.Error):
-        return set()
-    return {name for spec in specs if (name := spec_model_name(spec)) is not None}
 
 
 class StoreReader:

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
-import sqlite3
-import subprocess
-import sys
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -71,30 +67,3 @@ def test_a_site_built_with_a_worker_process_shows_what_one_built_without_it_show
         with pytest.raises(BrokenProcessPool):
             dead.submit(os._exit, 1).result()
         assert _shown(build_site(runner.store, worker=dead)) == alone
-
-
-def test_the_classes_of_a_stores_models_are_imported_before_the_report_asks_them(tmp_path: Path) -> None:
-    """`report`'s worker imports them (PyTorch, for a neural baseline) while the report copies and reads
-    the stores; a file that is no store, or a model whose class is not registered, is passed over."""
-    store = tmp_path / "runs.sqlite"
-    with sqlite3.connect(store) as db:
-        db.execute("CREATE TABLE runs (model_spec TEXT)")
-        specs = [{"name": "lstm-lm"}, {"name": "not-registered"}, {"name": "tests.support:Missing"}, "[1"]
-        db.executemany("INSERT INTO runs VALUES (?)", [(json.dumps(s) if isinstance(s, dict) else s,) for s in specs])
-    db.close()
-    (tmp_path / "damaged.sqlite").write_bytes(b"SQLite format 3\x00" + b"\xff" * 200)
-    imported = subprocess.run(
-        [sys.executable, "-c", IMPORTED, str(tmp_path / "damaged.sqlite"), str(store)],
-        capture_output=True, text=True, check=True, timeout=300,
-    )  # fmt: skip
-    assert imported.stdout.split() == ["False", "True"], imported.stderr
-
-
-IMPORTED = """
-import sys
-from pathlib import Path
-from structbench.reports.builders.model_facts import import_classes
-print("torch" in sys.modules)
-import_classes([Path(path) for path in sys.argv[1:]])
-print("torch" in sys.modules)
-"""

@@ -135,8 +135,8 @@ def build_site(
     then: Callable[[], object] | None = None,
 ) -> Site:
     """The site of `store`; `suites` and `models` keep only the matching suite ids and model labels
-    (shell patterns). `worker`, where given, asks the model classes (`structbench.reports.builders.model_facts`:
-    an import of PyTorch) while this process reads the store, then checks the claims (an import of
+    (shell patterns). `worker`, where given, asks the model classes (`structbench.reports.builders.model_facts`)
+    while this process reads the store, then checks the claims (an import of
     scipy.stats) while it builds the boards. `then` is called once the claims are handed over: what the
     caller has the worker do after them (`structbench.reports.writers.plots.Drawing.warm`)."""
     stored = store.runs()

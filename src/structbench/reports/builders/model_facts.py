@@ -1,33 +1,27 @@
 """What a report asks of the registered model classes: which are ceilings (`ceiling`, the oracle), and
 what an under-trained cell's configuration lacks to reach its criterion (`budget_shortfall`).
 
-Asking imports the classes, and a neural baseline's class imports PyTorch: about 2 seconds, longer
-than anything else the report does before its boards. So the questions are made from the runs alone
-(`questions`, no model imported), and the answers (`answers`) may be computed in another process
-while the report reads the store (`structbench.reports.render.write_report` hands them to its worker
-process); both are plain data, the same wherever they are computed. `report` has that process import
-the classes even before the questions are known (`import_classes`), while it reads the stores.
+Asking imports the classes (a tenth of a second for the reference runs' models: none imports PyTorch
+until it trains). So the questions are made from the runs alone (`questions`, no model imported),
+and the answers (`answers`) may be computed in another process while the report reads the store
+(`structbench.reports.render.write_report` hands them to its worker process); both are plain data,
+the same wherever they are computed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import suppress
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from structbench import registry
 from structbench.errors import UserError
 from structbench.protocols import hook
 from structbench.store.codec import spec_model_name
-from structbench.store.reader import stored_model_names
 
 if TYPE_CHECKING:
     import pandas as pd
 
-# claims (and pandas) are imported where they are used: `report`'s worker imports this module first of all,
-# to start on `import_classes` at once, and the command's own imports hold neither
+# claims (and pandas) are imported where they are used: the command's own imports hold neither
 
 Cell = tuple[str, str, str, str]
 """(suite, version, suite_hash, model label)."""
@@ -93,17 +87,6 @@ def answers(asked: Questions) -> ModelFacts:
         shortfalls=shortfalls,
         under_trained=with_shortfalls(asked.under_trained, shortfalls),
     )
-
-
-def import_classes(stores: Sequence[Path]) -> None:
-    """Import the classes of the registered models whose runs the store files `stores` hold, ahead of
-    `answers`: importing them (PyTorch, for a neural baseline) is most of what answering costs, and the
-    report's worker does it while the report itself reads the stores. A name whose class
-    cannot be loaded is left for `answers`, which says nothing of it either."""
-    registered = set(registry.model_names())
-    for name in sorted(set().union(*map(stored_model_names, stores)) & registered):
-        with suppress(UserError):
-            registry.model_factory(name)
 
 
 def ceiling_labels(runs: pd.DataFrame, facts: ModelFacts) -> set[str]:
