@@ -1,3 +1,3 @@
-"""Thrush's LLA-LSTM: `nets.py` holds its settings and network (Lexicon and Lexicon-Adversary units),
-`model.py` the registered `lla-lstm`, `lla-lstm-noadv` and `lstm-thrush`.
+"""Thrush's LLA-LSTM: `settings.py` holds its settings, `nets.py` its network (Lexicon and
+Lexicon-Adversary units), `model.py` the registered `lla-lstm`, `lla-lstm-noadv` and `lstm-thrush`.
 """

@@ -1,3 +1,3 @@
-"""Tran's Recurrent Memory Network: `nets.py` holds its architecture and network, `model.py` the
-registered `rmn`, trained and scored as every neural LM (`structbench.baselines.neural.lm`).
+"""Tran's Recurrent Memory Network: `settings.py` holds its architecture, `nets.py` its network,
+`model.py` the registered `rmn`, trained and scored as every neural LM (`structbench.baselines.neural.lm`).
 """

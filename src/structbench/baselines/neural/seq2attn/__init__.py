@@ -1,1 +1,1 @@
-"""Korrel's Seq2Attn: `nets.py` holds its settings and network, `model.py` the registered `seq2attn`."""
+"""Korrel's Seq2Attn: `settings.py` holds its settings, `nets.py` its network, `model.py` the registered `seq2attn`."""

@@ -1,3 +1,3 @@
-"""The encoder-decoder Transformer: `nets.py` holds its settings and network (and the sinusoidal
-positions other families reuse), `model.py` the registered `transformer`.
+"""The encoder-decoder Transformer: `settings.py` holds its settings, `nets.py` its network (and the
+sinusoidal positions other families reuse), `model.py` the registered `transformer`.
 """
