@@ -120,10 +120,17 @@ def _import_path(path: str, what: str) -> Any:
         raise UserError(f"module {module_name!r} has no {attribute!r}; check the {what} path {path!r}.") from None
 
 
+@cache
+def _closest(name: str, registered: tuple[str, ...]) -> list[str]:
+    """The registered names closest to `name`: found once per name, as a report asks about a suite it
+    does not have once for each of its pages (30 such suites took difflib a quarter of a second)."""
+    return difflib.get_close_matches(name, registered, n=3, cutoff=0.5)
+
+
 def _unknown(registered: list[str], name: str, what: str) -> UserError:
     """An unknown name: the registered names closest to it (else all of them), and for a model the
     `module:Class` form a model of one's own is named by (with this module where `NAME.py` is here)."""
-    close = difflib.get_close_matches(name, registered, n=3, cutoff=0.5)
+    close = _closest(name, tuple(registered))
     hint = f"did you mean {', '.join(close)}?" if close else f"known {what}s: {', '.join(sorted(registered))}."
     listing = f"(`structbench {what}s` lists them)"
     if what != "model":
