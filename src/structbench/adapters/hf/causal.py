@@ -4,8 +4,8 @@ Any checkpoint `AutoModelForCausalLM` loads (GPT-2, Pythia, Llama, ...), from a 
 the local Hugging Face cache, never from the network (`structbench.adapters.hf.common`). It serves every
 protocol a language model can answer without training; the class docstring says how each is asked.
 
-PyTorch and transformers are imported where the model is built or answers, never with the class: the
-registry loads it to key, label and check runs in processes that never score.
+PyTorch and transformers are imported where the model is built or answers, never with the class
+(docs/architecture.md, "Model classes load without PyTorch").
 """
 
 from __future__ import annotations

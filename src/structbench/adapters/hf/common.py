@@ -18,7 +18,7 @@
 - `transformers` is an optional extra, imported only when a model is built: `structbench models`
   lists the adapters without it, and building one without it says how to install it. PyTorch too is
   imported only where a model is built or answers (inside the functions here), never with the
-  adapters' classes: the registry loads them to key, label and check runs in processes that never score.
+  adapters' classes (docs/architecture.md, "Model classes load without PyTorch").
 - Scoring: `sum_target_logprobs`, the one vectorised gather of log-softmax both adapters score with;
   `gelu.py:fuse_tanh_gelu`, GPT-2's activation in torch's fused kernel (the causal adapter's `fuse_gelu`).
 """

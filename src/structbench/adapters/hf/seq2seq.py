@@ -5,7 +5,7 @@ Hugging Face cache, never from the network (`structbench.adapters.hf.common`); o
 suite's train split before it is asked. The class docstring says how each protocol is asked.
 
 PyTorch and transformers are imported where the model is built, trains or answers, never with the
-class: the registry loads it to key, label and check runs in processes that never score.
+class (docs/architecture.md, "Model classes load without PyTorch").
 """
 
 from __future__ import annotations

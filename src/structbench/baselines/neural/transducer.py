@@ -5,9 +5,8 @@ protocol. `fit` resolves the settings from the model's recipe for the suite (bud
 unless `--set budget=paper`), builds the vocabularies from the training split only, and either
 reloads the run's checkpoint or trains and saves one. Subclasses say which settings they take and build their network.
 
-Like every registered neural baseline, it imports PyTorch where a run trains or answers, never with
-the class: the processes that only key, label and check runs (`run`'s own, `report`, a store's
-normalisation) load the class through the registry and must not pay a second or more for it.
+PyTorch is imported where a run trains or answers, never with the class (docs/architecture.md,
+"Model classes load without PyTorch").
 """
 
 from __future__ import annotations

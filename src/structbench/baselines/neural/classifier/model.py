@@ -17,9 +17,8 @@ with gradient clipping, length-bucketed batches, optional mixed precision on CUD
 selection rules, patience and `stop_at`. Subclasses name their settings (`settings.py`) and build
 their network (`build_net`, from `nets.py`); `pair = True` models read `premise <sep> hypothesis`.
 
-Like every registered neural baseline, this module imports PyTorch where a run trains or answers,
-never with the classes: the processes that only key, label and check runs (`run`'s own, `report`,
-a store's normalisation) load them through the registry and must not pay a second or more for it.
+PyTorch is imported where a run trains or answers, never with the classes (docs/architecture.md,
+"Model classes load without PyTorch").
 """
 
 from __future__ import annotations

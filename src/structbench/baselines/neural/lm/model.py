@@ -10,11 +10,9 @@ reloaded when the same run is asked again, and a run is seeded so that the same 
 same CPU gives the same numbers. Subclasses name their settings and build their network
 (`build_net`, from (settings, vocabulary), see `nets.LanguageModelNet`).
 
-Like every registered neural baseline, it imports PyTorch where a run trains or answers, never with
-the class: the network comes from `nets.py` in `build_net`, the scoring from `scoring.py` in the
-methods that score, the architectures' sizes from the torch-free `settings.py`. The processes that
-only key, label and check runs (`run`'s own, `report`, a store's normalisation) load the class
-through the registry and must not pay a second or more for it.
+PyTorch is imported where a run trains or answers, never with the class (docs/architecture.md,
+"Model classes load without PyTorch"): the network comes from `nets.py` in `build_net`, the scoring
+from `scoring.py` in the methods that score, the architectures' sizes from `settings.py`.
 
 Modelling follows Tran (2018), *Predicting and Discovering Linguistic Structure with Neural
 Networks*, PhD thesis, Universiteit van Amsterdam:

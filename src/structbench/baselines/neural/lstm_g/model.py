@@ -47,7 +47,7 @@ grounded suites Monner sets no criterion (§4.2.4: 3 million pairs per network),
 budget trains all its pairs; the criterion of their `cpu-small` budget is structbench's own.
 
 PyTorch (with `nets.py`, `fit.py` and scipy) is imported where a run trains or answers, never with the
-classes: the registry loads them to key, label and check runs in processes that never train.
+classes (docs/architecture.md, "Model classes load without PyTorch").
 """
 
 from __future__ import annotations

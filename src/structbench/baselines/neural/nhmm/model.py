@@ -55,10 +55,8 @@ Deviations and what the thesis leaves open:
   WSJ, about 1.2M tokens), and the `cpu-small` budget is smaller than the thesis's, see the
   recipe's notes.
 
-Like every registered neural baseline, this module imports PyTorch where a run trains or answers,
-never with the class (its architecture is in `settings.py`, apart from `nets.py`): the processes
-that only key, label and check runs (`run`'s own, `report`, a store's normalisation) load it
-through the registry and must not pay a second or more for it.
+PyTorch is imported where a run trains or answers, never with the class (docs/architecture.md,
+"Model classes load without PyTorch"); its architecture is in `settings.py`, apart from `nets.py`.
 """
 
 from __future__ import annotations
