@@ -13,6 +13,7 @@ computed in the report's own process instead.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor, Executor, Future
 from contextlib import suppress
@@ -29,6 +30,12 @@ def submit(worker: Executor | None, function: Callable[..., T], *arguments: obje
         return worker.submit(function, *arguments)
     except BrokenExecutor:
         return None
+
+
+def preload(module: str) -> None:
+    """Import `module` in the worker ahead of the task that needs it, while the worker has nothing else
+    to do (`report` has it import scipy.stats, the claims' tests, while it reads the stores)."""
+    importlib.import_module(module)
 
 
 def outcome(started: Future[T] | None, function: Callable[..., T], *arguments: object) -> T:
