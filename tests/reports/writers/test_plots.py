@@ -18,7 +18,7 @@ import pytest
 
 from structbench.reports.builders.plots import CurvePlot, GapPlot, Line, LinePlot, Markers
 from structbench.reports.writers import plots as plots_module
-from structbench.reports.writers.plots import Drawing, draw, shown_ticks
+from structbench.reports.writers.plots import Drawing, _label_widths, draw, shown_ticks
 
 
 def test_plots_are_svg_and_the_same_whether_drawn_here_or_in_workers(tmp_path: Path) -> None:
@@ -98,6 +98,14 @@ def test_slanted_category_labels_and_the_axis_label_under_them_stay_inside_the_p
     texts = {text.text: float(text.get("y", "0")) for text in root.iter("{http://www.w3.org/2000/svg}text")}
     # matplotlib sets the axis label below the slanted labels: it was drawn past the foot of a fixed-size plot
     assert texts["around+opposite"] < texts["construction"] < height - 2
+
+
+def test_a_label_with_a_line_break_is_measured_by_its_widest_line(recwarn: pytest.WarningsRecorder) -> None:
+    """matplotlib draws it on two lines: measured as one, the break was a missing glyph (a warning) and the
+    room kept for the labels that of both lines side by side."""
+    one, two, both = _label_widths(["bcdef", "a\nbcdef", "abcdef"])
+    assert one == two < both
+    assert not [w for w in recwarn if "missing from font" in str(w.message)]
 
 
 def test_curve_plot_draws_lines_markers_and_a_log_axis_through_zero() -> None:

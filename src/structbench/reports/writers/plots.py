@@ -107,14 +107,18 @@ TICK_GAP = 6.0
 
 
 def _label_widths(labels: list[str]) -> list[float]:
-    """Each label's width in points at the plots' font size, measured from the font (no drawing pass)."""
+    """Each label's width in points at the plots' font size, measured from the font (no drawing pass): its
+    widest line, as matplotlib draws a label with line breaks (a model label may hold one) on several lines."""
     _setup()
     from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import TextToPath
 
     font = FontProperties(size=FONT_SIZE)
     measure = TextToPath()
-    return [measure.get_text_width_height_descent(label, font, ismath=False)[0] for label in labels]
+    return [
+        max(measure.get_text_width_height_descent(line, font, ismath=False)[0] for line in label.split("\n"))
+        for label in labels
+    ]
 
 
 def shown_ticks(centres: list[float], widths: list[float]) -> list[int]:
