@@ -1,14 +1,14 @@
 """Work a report hands to its worker process, so that the second core has some of it.
 
 The worker processes are those that draw the plots (`structbench.reports.writers.plots.Drawing.worker`):
-forked at the report's start, they ask the model classes and check the
-claims (importing scipy.stats) while the report reads the store and builds the boards, then import
-matplotlib, draw the plots and write the error browser's scripts while the report writes its pages.
-Work that comes in many parts (plots, scripts) is handed over as `Tasks`: once the report has nothing
-else to do, it does the parts no worker has started itself, so that both cores finish together.
-Every such task is a module-level function of plain values, so that its result is the same wherever it
-runs: where there is no worker (one core, no `fork`) or it died (a process killed for memory), it is
-computed in the report's own process instead.
+forked at the report's start, they import scipy.stats (`preload`) and ask the model classes while the
+report reads the store, check the claims while it builds the boards, then import matplotlib, draw the
+plots and write the error browser's scripts while the report writes its pages. Work that comes in many
+parts (plots, scripts) is handed over as `Tasks`: once the report has nothing else to do, it does the
+parts no worker has started itself, so that both cores finish together. Every such task is a
+module-level function of plain values, so that its result is the same wherever it runs: where there is
+no worker (one core, no `fork`) or it died (a process killed for memory), it is computed in the
+report's own process instead.
 """
 
 from __future__ import annotations
