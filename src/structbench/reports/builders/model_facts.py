@@ -14,14 +14,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from structbench import registry
+from structbench.analysis.claims import shortfall_of, under_trained_configurations, with_shortfalls
 from structbench.errors import UserError
 from structbench.protocols import hook
 from structbench.store.codec import spec_model_name
 
 if TYPE_CHECKING:
     import pandas as pd
-
-# claims (and pandas) are imported where they are used: the command's own imports hold neither
 
 Cell = tuple[str, str, str, str]
 """(suite, version, suite_hash, model label)."""
@@ -60,8 +59,6 @@ def model_names(runs: pd.DataFrame) -> dict[str, str]:
 
 def questions(runs: pd.DataFrame) -> Questions:
     """What the report will ask of the models about `runs` (rows of `Store.runs()`)."""
-    from structbench.analysis.claims import under_trained_configurations
-
     registered = set(registry.model_names())
     return Questions(
         names=frozenset(set(model_names(runs).values()) & registered),
@@ -71,8 +68,6 @@ def questions(runs: pd.DataFrame) -> Questions:
 
 def answers(asked: Questions) -> ModelFacts:
     """Ask the model classes (importing them)."""
-    from structbench.analysis.claims import shortfall_of, with_shortfalls
-
     ceilings = set()
     for name in asked.names:
         try:

@@ -11,9 +11,9 @@ writes its pages (`structbench.reports.worker.Tasks`). The examples (input, gold
 keys the browser filters on) come from the suite's frozen split files where this structbench has them
 built: a frozen file is already gzip (`structbench.data.freeze`), so it is checked against its SHA-256
 and copied as it is, base64-encoded, and the browser inflates it with `DecompressionStream("gzip")`
-(recompressing every test split cost a first report seconds). Each is named by the file's SHA-256, so that every model's
-page shares it and a re-render into the same folder links the earlier site's into the new one. Where
-the data is not built here, the browser shows example ids and predictions only.
+(recompressing every test split cost a first report seconds). Each is named by the file's SHA-256, so
+that every model's page shares it and a re-render into the same folder links the earlier site's into
+the new one. Where the data is not built here, the browser shows example ids and predictions only.
 
 Scripts rather than JSON files, because a page opened from disk (`file://`) may not fetch
 files, while it may load scripts: each file calls `structbench.runs(...)` or

@@ -1,9 +1,8 @@
 """The settings of Tran's (2018, ch. 5) classifiers: what a classifier trains with and the sizes of its
 network, as its recipes and `--set` give them.
 
-Apart from `nets.py`, which builds the networks with PyTorch, so that the registered classes
-(`model.py`) load without PyTorch: the registry reads their settings to key, label and check runs in
-processes that never train.
+Apart from `nets.py`, which imports PyTorch, so that the registered classes (`model.py`) load
+without it (docs/architecture.md, "Model classes load without PyTorch").
 """
 
 from __future__ import annotations

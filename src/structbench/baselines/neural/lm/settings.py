@@ -1,9 +1,7 @@
 """The sizes of the word-level language-model networks (`LstmLmArchitecture`, `FanLmArchitecture`).
 
-They are apart from `nets.py`, which builds the networks from them, so that the registered
-`lstm-lm` and `fan-lm` (`structbench.baselines.neural.lm.model`), whose settings classes inherit
-them, load without PyTorch: the registry loads those classes to key, label and check runs in
-processes that never train.
+Apart from `nets.py`, which imports PyTorch, so that the registered classes (`model.py`) load
+without it (docs/architecture.md, "Model classes load without PyTorch").
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The shape of Monner's one-layer LSTM (`Architecture`) and the names of its choices (`Rule`, `Squash`).
 
-They are apart from `nets.py`, which builds and trains the network from them, so that the registered
-`lstm-g` and `lstm-bptt` (`structbench.baselines.neural.lstm_g.model`), whose settings name them, load
-without PyTorch: the registry loads those classes to key, label and check runs in processes that never
-train (`nets.py` imports PyTorch and scipy).
+Apart from `nets.py`, which imports PyTorch and scipy, so that the registered classes (`model.py`) load
+without it (docs/architecture.md, "Model classes load without PyTorch").
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The architecture of the neural HMM (`nhmm`; Tran 2018 §6.5-6.7 and §6.9): which emission and
 transition networks it has and their sizes, as its recipes and `--set` give them.
 
-Apart from `nets.py`, which builds the networks with PyTorch, so that the registered `nhmm`
-(`model.py`) loads without PyTorch: the registry reads its settings to key, label and check runs in
-processes that never train.
+Apart from `nets.py`, which imports PyTorch, so that the registered classes (`model.py`) load
+without it (docs/architecture.md, "Model classes load without PyTorch").
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The architecture of the Recurrent Memory Network (`RmnArchitecture`: its sizes and variant).
 
-It is apart from `nets.py`, which builds the network from it, so that the registered `rmn`
-(`structbench.baselines.neural.rmn.model`), whose settings class inherits it, loads without
-PyTorch: the registry loads that class to key, label and check runs in processes that never train.
+Apart from `nets.py`, which imports PyTorch, so that the registered classes (`model.py`) load
+without it (docs/architecture.md, "Model classes load without PyTorch").
 """
 
 from __future__ import annotations

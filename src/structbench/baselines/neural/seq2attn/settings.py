@@ -1,8 +1,7 @@
-"""The settings of Seq2Attn (`nets.py`), apart from the network.
+"""The settings of Seq2Attn: its architecture on top of the shared training settings.
 
-The registered classes (`model.py`) name them, and the registry loads those classes to key, label
-and check runs in processes that never train: kept here, without PyTorch, they cost those
-processes nothing (`nets.py` imports PyTorch).
+Apart from `nets.py`, which imports PyTorch, so that the registered classes (`model.py`) load
+without it (docs/architecture.md, "Model classes load without PyTorch").
 """
 
 from __future__ import annotations
